@@ -1,0 +1,5 @@
+"""Entry point for `python -m gitckpt`."""
+
+from gitckpt.cli import main
+
+main()

@@ -1,0 +1,117 @@
+"""Typed errors: each carries a message for the user and a hint saying what to do next."""
+
+from __future__ import annotations
+
+
+class GitckptError(Exception):
+    """An expected failure caused by input or state, not by a bug in gitckpt.
+
+    Front ends show `message` and `hint` and exit 1 (CLI) or return an error result (MCP).
+    `code` is a stable machine-readable name for the kind of failure.
+    """
+
+    code = "error"
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict[str, str]:
+        return {"error": self.code, "message": self.message, "hint": self.hint}
+
+
+class InvalidArgument(GitckptError):
+    code = "invalid_argument"
+
+
+class WorkspaceError(GitckptError):
+    """The workspace path cannot be used (missing, not a directory, inside .git, ...)."""
+
+    code = "workspace"
+
+
+class NotAGitWorkspace(WorkspaceError):
+    code = "not_git"
+
+
+class NoActiveTask(GitckptError):
+    code = "no_active_task"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "No active task in this workspace.",
+            'Start one with `gitckpt init "NAME" --goal "..."`, or pass --task ID '
+            "(see `gitckpt tasks`).",
+        )
+
+
+class TaskNotFound(GitckptError):
+    code = "task_not_found"
+
+    def __init__(self, task: str) -> None:
+        super().__init__(
+            f"No task named {task!r} in this store.",
+            "List the tasks with `gitckpt tasks`.",
+        )
+        self.task = task
+
+
+class TaskClosed(GitckptError):
+    code = "task_closed"
+
+    def __init__(self, task: str) -> None:
+        super().__init__(
+            f"Task {task} is closed; it is read-only.",
+            'Start a new task with `gitckpt init "NAME"`; resume and log still work on this one.',
+        )
+        self.task = task
+
+
+class TaskElsewhere(GitckptError):
+    code = "task_elsewhere"
+
+
+class StoreBusy(GitckptError):
+    code = "busy"
+
+    def __init__(self, lock_path: str, timeout: float) -> None:
+        super().__init__(
+            f"The checkpoint store is busy: another gitckpt process held its lock for {timeout:g}s.",
+            f"Retry in a moment; if no gitckpt process is running, check {lock_path}.",
+        )
+
+
+class StoreNotWritable(GitckptError):
+    code = "store_not_writable"
+
+
+class StoreCorrupt(GitckptError):
+    code = "store_corrupt"
+
+
+class SchemaTooNew(StoreCorrupt):
+    code = "schema_too_new"
+
+    def __init__(self, what: str, found: int, known: int) -> None:
+        super().__init__(
+            f"{what} uses format version {found}; this gitckpt understands up to {known}.",
+            "Upgrade gitckpt (pip install -U gitckpt); nothing was read or changed.",
+        )
+
+
+class InternalError(Exception):
+    """A broken invariant: a bug in gitckpt or its environment, never a user error (CLI exit 3)."""
+
+
+class RefMoved(GitckptError):
+    """A compare-and-swap ref update found the ref somewhere else than expected."""
+
+    code = "ref_moved"
+
+    def __init__(self, ref: str, expected: str | None, found: str | None) -> None:
+        super().__init__(
+            f"{ref} moved during the update (expected {expected or 'absent'}, found "
+            f"{found or 'absent'})",
+            "Another writer changed the timeline; retry the command.",
+        )

@@ -1,0 +1,115 @@
+"""The JSON note attached to every timeline commit (DESIGN.md section 2), and the task plan."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+
+SCHEMA = 1
+
+Kind = Literal["init", "step", "drift", "restore", "import"]
+PLAN_STATUSES = ("pending", "in_progress", "done", "blocked")
+PLAN_MARKS = {"done": "[x]", "in_progress": "[~]", "pending": "[ ]", "blocked": "[!]"}
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    item: str
+    status: str = "pending"
+
+    def __post_init__(self) -> None:
+        if not self.item.strip():
+            raise InvalidArgument("A plan item has no text.", 'Use --plan "TEXT=STATUS".')
+        if self.status not in PLAN_STATUSES:
+            raise InvalidArgument(
+                f"Unknown plan status {self.status!r} for {self.item!r}.",
+                f"Use one of: {', '.join(PLAN_STATUSES)}.",
+            )
+
+    @classmethod
+    def parse(cls, text: str) -> PlanItem:
+        """`"Logout endpoint=in_progress"` (status optional, default pending)."""
+        item, sep, status = text.rpartition("=")
+        if sep and status.strip() in PLAN_STATUSES:
+            return cls(item.strip(), status.strip())
+        if sep and re.fullmatch(r"[a-z_]+", status.strip()):
+            return cls(item.strip(), status.strip())  # raises: a word after "=" is a typo
+        return cls(text.strip())
+
+
+def merge_plan(plan: list[PlanItem], updates: list[PlanItem]) -> list[PlanItem]:
+    """Items matched by text get the new status; new ones are appended; none are dropped."""
+    merged = {p.item: p for p in plan}
+    for u in updates:
+        merged[u.item] = u
+    return list(merged.values())
+
+
+_ALWAYS = {"kind", "task", "step", "created_at", "title", "workspace"}
+
+
+@dataclass
+class Note:
+    """Everything structured about one timeline commit. Unknown keys are kept, not dropped."""
+
+    kind: Kind
+    task: str
+    step: int
+    created_at: str
+    title: str = ""
+    conclusion: str = ""
+    next: str = ""
+    description: str = ""
+    verified: list[str] = field(default_factory=list)
+    open_questions: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    plan: list[PlanItem] = field(default_factory=list)
+    closed: bool = False
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    git: dict[str, Any] | None = None
+    # Task metadata, in the step-0 note only.
+    name: str | None = None
+    goal: str | None = None
+    constraints: str | None = None
+    exclude: list[str] | None = None
+    workspace: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def dump(self) -> str:
+        data: dict[str, Any] = {"schema": SCHEMA}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or value is None or (value in ("", [], {}, False)
+                                                      and f.name not in _ALWAYS):
+                continue
+            data[f.name] = [asdict(p) for p in value] if f.name == "plan" else value
+        data.update(self.extra)
+        return json.dumps(data, ensure_ascii=False, indent=2)
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> Note:
+        """Read a note; StoreCorrupt if it is not ours, SchemaTooNew if it is from the future."""
+        try:
+            data = json.loads(text)
+            schema = data.pop("schema")
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise StoreCorrupt(f"The note of {where} is not a gitckpt note",
+                               "Run `gitckpt doctor` to check the store.") from e
+        if not isinstance(schema, int) or schema < 1:
+            raise StoreCorrupt(f"The note of {where} has a bad schema {schema!r}",
+                               "Run `gitckpt doctor` to check the store.")
+        if schema > SCHEMA:
+            raise SchemaTooNew(f"The note of {where}", schema, SCHEMA)
+        known = {f.name for f in fields(cls)} - {"extra"}
+        extra = {k: data.pop(k) for k in list(data) if k not in known}
+        try:
+            data["plan"] = [PlanItem(**p) for p in data.get("plan", [])]
+            return cls(**data, extra=extra)
+        except (TypeError, InvalidArgument) as e:
+            raise StoreCorrupt(f"The note of {where} is malformed: {e}",
+                               "Run `gitckpt doctor` to check the store.") from e

@@ -1,0 +1,100 @@
+"""Git object encoding and ids in pure Python: the shared vocabulary of both stores."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import IntEnum
+
+from gitckpt.ids import ObjectId
+
+
+class Mode(IntEnum):
+    """Tree entry modes, as git writes them."""
+
+    FILE = 0o100644
+    EXECUTABLE = 0o100755
+    SYMLINK = 0o120000
+    TREE = 0o040000
+    GITLINK = 0o160000
+
+
+@dataclass(frozen=True, order=True)
+class TreeEntry:
+    """One entry of a tree object. `name` is raw bytes: git names need not be UTF-8."""
+
+    name: bytes
+    mode: Mode
+    id: ObjectId
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The parts of a commit gitckpt reads back."""
+
+    id: ObjectId
+    tree: ObjectId
+    parents: tuple[ObjectId, ...]
+    time: int
+    message: str
+
+
+EMPTY_TREE = ObjectId("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+AUTHOR_NAME = "gitckpt"
+AUTHOR_EMAIL = "gitckpt@localhost"
+
+
+def hash_object(kind: str, body: bytes) -> ObjectId:
+    """The git id of an object: SHA-1 over `"<kind> <len>\\0" + body`."""
+    return ObjectId(hashlib.sha1(b"%s %d\0" % (kind.encode(), len(body)) + body).hexdigest())
+
+
+def _tree_sort_key(entry: TreeEntry) -> bytes:
+    # git sorts tree entries as if directory names ended with "/".
+    return entry.name + b"/" if entry.mode == Mode.TREE else entry.name
+
+
+def encode_tree(entries: list[TreeEntry]) -> bytes:
+    """The body of a tree object holding `entries` (in any order)."""
+    out = bytearray()
+    for e in sorted(entries, key=_tree_sort_key):
+        out += b"%o %s\0" % (e.mode, e.name) + bytes.fromhex(e.id)
+    return bytes(out)
+
+
+def decode_tree(body: bytes) -> list[TreeEntry]:
+    """The entries of a tree object body."""
+    entries, pos = [], 0
+    while pos < len(body):
+        space = body.index(b" ", pos)
+        nul = body.index(b"\0", space)
+        mode = Mode(int(body[pos:space], 8))
+        oid = ObjectId(body[nul + 1 : nul + 21].hex())
+        entries.append(TreeEntry(body[space + 1 : nul], mode, oid))
+        pos = nul + 21
+    return entries
+
+
+def encode_commit(tree: ObjectId, parents: list[ObjectId], time: int, message: str) -> bytes:
+    """The body of a commit by gitckpt (author and committer alike, UTC)."""
+    sig = f"{AUTHOR_NAME} <{AUTHOR_EMAIL}> {time} +0000"
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents), f"author {sig}", f"committer {sig}"]
+    return ("\n".join(lines) + "\n\n" + message).encode()
+
+
+def decode_commit(oid: ObjectId, body: bytes) -> Commit:
+    """The tree, parents, committer time and message of a commit object body."""
+    head, _, message = body.partition(b"\n\n")
+    tree, parents, time = None, [], 0
+    for line in head.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if key == b"tree":
+            tree = ObjectId(value.decode())
+        elif key == b"parent":
+            parents.append(ObjectId(value.decode()))
+        elif key == b"committer":
+            time = int(value.rsplit(b" ", 2)[1])
+    if tree is None:
+        raise ValueError(f"commit {oid} has no tree")
+    return Commit(oid, tree, tuple(parents), time, message.decode("utf-8", "replace"))

@@ -1,0 +1,113 @@
+"""What a snapshot takes: task excludes, `.ckptignore`, the sensitive list and the size limit.
+
+Git's own ignore rules are applied by the store that knows them (GitStore asks libgit2); this
+module holds the rules that are gitckpt's own and the same in every store. Every check here is by
+path or size only: a left-out file is never opened.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import pathspec
+
+from gitckpt.errors import InvalidArgument
+
+Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo"]
+
+CKPTIGNORE = ".ckptignore"
+DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
+
+_SENSITIVE_DIRS = {".ssh", ".aws", ".gnupg", ".docker", ".kube", ".env", ".envdir", ".secrets",
+                   ".tokens"}
+# A directory "named with" secret/credential/token: the word stands alone in the name (plural
+# allowed), so `api-tokens/` and `my_secrets/` are sensitive while `tokenizer/` is not.
+_SENSITIVE_DIR_WORD = re.compile(r"(?:^|[^a-z])(?:secret|credential|token)s?(?:$|[^a-z])")
+_SENSITIVE_NAMES = (
+    ".env .env.* *.env .envrc *.pem *.key *.p12 *.pfx *.p8 *.jks *.keystore *.kdbx *.ppk *.ovpn "
+    "*_rsa *_dsa *_ed25519 *_ecdsa *_key .netrc .git-credentials .npmrc .pypirc .pgpass "
+    ".htpasswd .my.cnf kubeconfig *.kubeconfig *.tfstate *.tfvars *.jwt credentials* creds* "
+    "secrets.json token.json auth.json"
+).split()
+_SENSITIVE_NAME_RE = re.compile("|".join(fnmatch.translate(p) for p in _SENSITIVE_NAMES))
+_SECRET_WORDS = ("secret", "password", "passwd", "credential", "api_key", "apikey", "token")
+_CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".config",
+                    ".properties", ".xml", ".txt", ".env", ".sh", ".sql")
+
+
+def is_sensitive(rel: str) -> bool:
+    """True for paths that look like credentials (DESIGN.md section 4); by name only."""
+    parts = rel.lower().split("/")
+    for d in parts[:-1]:
+        if d in _SENSITIVE_DIRS or _SENSITIVE_DIR_WORD.search(d):
+            return True
+    name = parts[-1]
+    if _SENSITIVE_NAME_RE.match(name):
+        return True
+    return name.endswith(_CONFIG_SUFFIXES) and any(w in name for w in _SECRET_WORDS)
+
+
+def parse_size(text: str) -> int:
+    """A byte count such as `1048576`, `512K`, `100M`, `2GiB`."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(?:i?b)?\s*", text.lower())
+    if not m:
+        raise InvalidArgument(
+            f"Not a size: {text!r}.", "Use a byte count, optionally with K, M or G (e.g. 100M)."
+        )
+    return int(m[1]) * 1024 ** " kmg".index(m[2] or " ")
+
+
+def compile_patterns(patterns: list[str], what: str) -> pathspec.PathSpec:
+    """Gitignore-style patterns, with a clear error for a pattern that does not compile."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
+    except Exception as e:  # pathspec raises several types for bad patterns
+        raise InvalidArgument(f"Bad {what} pattern: {e}.", "Patterns use .gitignore syntax.") from e
+
+
+@dataclass(frozen=True)
+class Scope:
+    """gitckpt's own scope rules for one task in one workspace."""
+
+    excludes: tuple[str, ...] = ()
+    ckptignore: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_spec", compile_patterns(
+            [*self.excludes, *self.ckptignore], "exclude"))
+
+    @classmethod
+    def load(cls, root: str, excludes: list[str] | tuple[str, ...] = ()) -> Scope:
+        """The scope for workspace `root`: task excludes, its `.ckptignore`, the env size limit."""
+        lines: list[str] = []
+        try:
+            with open(os.path.join(root, CKPTIGNORE), encoding="utf-8", errors="replace") as f:
+                lines = [ln.rstrip("\n") for ln in f]
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            pass
+        size = os.environ.get("GITCKPT_MAX_FILE_SIZE")
+        max_size = parse_size(size) if size else DEFAULT_MAX_FILE_SIZE
+        return cls(tuple(excludes), tuple(lines), max_size)
+
+    def excluded(self, rel: str) -> Reason | None:
+        """Why a path is left out by name (`excluded` or `sensitive`), or None."""
+        if is_sensitive(rel):
+            return "sensitive"
+        if self._spec.match_file(rel):  # type: ignore[attr-defined]
+            return "excluded"
+        return None
+
+    def too_large(self, size: int) -> bool:
+        return size > self.max_file_size
+
+    def fingerprint(self) -> str:
+        """Changes whenever a rule changes, so cached scan results can be re-filtered."""
+        data = json.dumps([self.excludes, self.ckptignore, self.max_file_size])
+        return hashlib.sha1(data.encode()).hexdigest()

@@ -1,0 +1,212 @@
+"""The store interface every backend implements; its docstrings are the contract the suite checks."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import filelock
+
+from gitckpt.errors import StoreBusy, StoreNotWritable
+from gitckpt.ids import ObjectId
+from gitckpt.objects import Commit, TreeEntry
+from gitckpt.scope import Reason, Scope
+
+NOTES_REF = "refs/notes/checkpoints"
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An existing file a snapshot left out; its content was never read."""
+
+    path: str
+    reason: Reason
+    size: int | None = None
+    mtime: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The tree of the whole in-scope workspace at one moment, plus what was left out."""
+
+    tree: ObjectId
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Workspace-relative paths that differ between two trees."""
+
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.deleted)
+
+    def paths(self) -> list[str]:
+        return sorted({*self.added, *self.modified, *self.deleted})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"added": list(self.added), "modified": list(self.modified),
+                "deleted": list(self.deleted)}
+
+
+@dataclass(frozen=True)
+class GitState:
+    """Where the user's repository stood (git stores only)."""
+
+    head: str | None
+    branch: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"head": self.head, "branch": self.branch}
+
+
+def lock_timeout() -> float:
+    value = os.environ.get("GITCKPT_LOCK_TIMEOUT")
+    try:
+        return float(value) if value else DEFAULT_LOCK_TIMEOUT
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT
+
+
+class Store(ABC):
+    """Where one workspace's checkpoints live: objects, refs, notes, and the live snapshot.
+
+    Reads never take the lock and may run concurrently with a writer. Every write of refs or
+    notes happens inside `with store.lock():`; objects may be written without it (they are
+    immutable and content-addressed, so writing one twice is harmless).
+    """
+
+    kind: str
+    #: The workspace root: an absolute, resolved directory.
+    root: Path
+    #: How tasks record which workspace of the store they belong to.
+    workspace: str
+    #: Private state of this workspace in this store (active task, stat cache); created on demand.
+    state_dir: Path
+    #: The lock file shared by every workspace of this store.
+    lock_path: Path
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the store's write lock, or raise StoreBusy after the timeout. Re-entrant."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            try:
+                self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreNotWritable(
+                    f"Cannot create {self.lock_path.parent}: {e.strerror}.",
+                    "gitckpt needs write access to the store; check its permissions.",
+                ) from e
+            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path))
+        timeout = lock_timeout()
+        try:
+            lock.acquire(timeout=timeout)
+        except filelock.Timeout as e:
+            raise StoreBusy(str(self.lock_path), timeout) from e
+        except OSError as e:
+            raise StoreNotWritable(
+                f"Cannot take the store lock {self.lock_path}: {e.strerror}.",
+                "gitckpt needs write access to the store; check its permissions.",
+            ) from e
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- objects: immutable, content-addressed, written idempotently -------------------------
+
+    @abstractmethod
+    def write_blob(self, data: bytes) -> ObjectId:
+        """Store `data` as a blob and return its git id; writing an existing blob is a no-op."""
+
+    @abstractmethod
+    def read_blob(self, oid: ObjectId) -> bytes:
+        """The bytes of blob `oid`; StoreCorrupt if it is missing or not a blob."""
+
+    @abstractmethod
+    def write_tree(self, entries: list[TreeEntry]) -> ObjectId:
+        """Store a tree of `entries` (any order) and return its git id."""
+
+    @abstractmethod
+    def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
+        """The entries of tree `oid` in git order; StoreCorrupt if missing or not a tree."""
+
+    @abstractmethod
+    def write_commit(self, tree: ObjectId, parents: list[ObjectId], message: str,
+                     time: int) -> ObjectId:
+        """Store a commit by `gitckpt <gitckpt@localhost>` at `time` (UTC); updates no ref."""
+
+    @abstractmethod
+    def read_commit(self, oid: ObjectId) -> Commit:
+        """Commit `oid`; StoreCorrupt if it is missing or not a commit."""
+
+    @abstractmethod
+    def has_object(self, oid: ObjectId) -> bool:
+        """True if object `oid` exists."""
+
+    # -- refs: ours only, under refs/checkpoints/ -------------------------------------------
+
+    @abstractmethod
+    def get_ref(self, name: str) -> ObjectId | None:
+        """The id `name` points at, or None if it does not exist."""
+
+    @abstractmethod
+    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
+        """All refs whose name starts with `prefix`, with their targets."""
+
+    @abstractmethod
+    def create_ref(self, name: str, oid: ObjectId) -> None:
+        """Create `name` at `oid`; RefMoved if it exists already (refs are never overwritten)."""
+
+    @abstractmethod
+    def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
+        """Point `name` at `new` only if it still points at `old` (None: does not exist).
+
+        Raises RefMoved otherwise and changes nothing. The caller holds the lock.
+        """
+
+    # -- notes: one JSON text per commit, under refs/notes/checkpoints --------------------
+
+    @abstractmethod
+    def read_note(self, oid: ObjectId) -> str | None:
+        """The note attached to commit `oid`, or None."""
+
+    @abstractmethod
+    def write_note(self, oid: ObjectId, text: str) -> None:
+        """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock."""
+
+    # -- the workspace ------------------------------------------------------------------------
+
+    @abstractmethod
+    def snapshot(self, scope: Scope, *, update_cache: bool = True) -> Snapshot:
+        """Write the tree of the in-scope workspace now and return it.
+
+        Left-out files are never read; those that exist and are sensitive, too large,
+        unreadable or unsupported nested repositories are listed in `skipped`. With
+        `update_cache=False` the stat cache is left as it is (for read-only callers, who hold no
+        lock); objects may still be written. The caller holds the lock when `update_cache`.
+        """
+
+    @abstractmethod
+    def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
+        """Paths added, modified (content, mode or type) and deleted from tree `old` to `new`."""
+
+    def git_state(self) -> GitState | None:
+        """Where the user's repository stands now; None for stores without one."""
+        return None
+
+    def repair(self) -> None:
+        """Clear what a killed writer left behind (stale lock files). The caller holds the lock."""

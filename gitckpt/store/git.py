@@ -1,0 +1,213 @@
+"""GitStore: checkpoints in the user's own repository, which is borrowed and never disturbed.
+
+Only objects, `refs/checkpoints/*` and `refs/notes/checkpoints` are written, plus our own state
+under `<git-dir>/gitckpt/`. HEAD, the index, branches, tags, stash, config and hooks are never
+written, and no git command line is run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import ObjectType, RepositoryOpenFlag
+
+from gitckpt.errors import RefMoved, StoreCorrupt, StoreNotWritable, WorkspaceError
+from gitckpt.ids import ObjectId
+from gitckpt.objects import (AUTHOR_EMAIL, AUTHOR_NAME, Commit, TreeEntry, decode_commit,
+                             decode_tree, encode_commit, encode_tree)
+from gitckpt.scope import Scope
+from gitckpt.store.base import NOTES_REF, Changes, GitState, Snapshot, Store
+from gitckpt.store.git_scan import Progress, Scanner
+
+_KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
+
+
+def open_git_store(root: Path) -> GitStore | None:
+    """The GitStore for workspace `root`, or None when `root` is not inside a git work tree."""
+    try:
+        git_dir = pygit2.discover_repository(str(root))
+    except pygit2.GitError:
+        git_dir = None
+    if git_dir is None:
+        return None
+    try:
+        repo = pygit2.Repository(git_dir, RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError as e:
+        raise WorkspaceError(f"Cannot open the git repository at {git_dir}: {e}.",
+                             "Check it with `git status`.") from e
+    if repo.is_bare or repo.workdir is None:
+        return None
+    workdir = Path(repo.workdir).resolve()
+    if root != workdir and workdir not in root.parents:
+        # `root` is inside the git directory itself (or a bare repository's).
+        raise WorkspaceError(f"{root} is inside a git directory, not a work tree.",
+                             "Run gitckpt in the project folder, not in .git.")
+    return GitStore(root, repo, workdir)
+
+
+class GitStore(Store):
+    kind = "git"
+
+    def __init__(self, root: Path, repo: pygit2.Repository, workdir: Path) -> None:
+        self.repo = repo
+        self.root = root
+        self.workdir = workdir
+        self.prefix = "" if root == workdir else root.relative_to(workdir).as_posix()
+        self.workspace = self.prefix
+        self.git_dir = Path(repo.path).resolve()
+        common = self.git_dir / "commondir"
+        self.common_dir = ((self.git_dir / common.read_text().strip()).resolve()
+                           if common.exists() else self.git_dir)
+        # One state folder per workspace (a monorepo may hold several) of this worktree.
+        key = "root" if not self.prefix else hashlib.sha1(self.prefix.encode()).hexdigest()[:12]
+        self.state_dir = self.git_dir / "gitckpt" / f"ws-{key}"
+        self.lock_path = self.common_dir / "gitckpt" / "lock"
+        self._scanner = Scanner(repo, workdir, self.prefix, self.state_dir, self.common_dir,
+                                self.git_dir / "index")
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def _write(self, kind: ObjectType, body: bytes) -> ObjectId:
+        try:
+            return ObjectId(str(self.repo.odb.write(kind, body)))
+        except pygit2.GitError as e:
+            raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
+                                   "Check the permissions of the .git folder.") from e
+
+    def _read(self, oid: ObjectId, kind: ObjectType) -> bytes:
+        try:
+            found, body = self.repo.odb.read(oid)
+        except (KeyError, ValueError, pygit2.GitError) as e:
+            raise StoreCorrupt(f"Object {oid} is missing or unreadable",
+                               "Run `git fsck` to check the repository.") from e
+        if found != kind:
+            raise StoreCorrupt(f"Object {oid} is not a {_KIND[kind]}",
+                               "Run `git fsck` to check the repository.")
+        return body
+
+    def write_blob(self, data: bytes) -> ObjectId:
+        return self._write(ObjectType.BLOB, data)
+
+    def read_blob(self, oid: ObjectId) -> bytes:
+        return self._read(oid, ObjectType.BLOB)
+
+    def write_tree(self, entries: list[TreeEntry]) -> ObjectId:
+        return self._write(ObjectType.TREE, encode_tree(entries))
+
+    def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
+        return decode_tree(self._read(oid, ObjectType.TREE))
+
+    def write_commit(self, tree: ObjectId, parents: list[ObjectId], message: str,
+                     time: int) -> ObjectId:
+        return self._write(ObjectType.COMMIT, encode_commit(tree, parents, time, message))
+
+    def read_commit(self, oid: ObjectId) -> Commit:
+        return decode_commit(oid, self._read(oid, ObjectType.COMMIT))
+
+    def has_object(self, oid: ObjectId) -> bool:
+        return oid in self.repo.odb
+
+    # -- refs --------------------------------------------------------------------------------
+
+    def get_ref(self, name: str) -> ObjectId | None:
+        try:
+            ref = self.repo.references.get(name)
+        except (pygit2.GitError, ValueError) as e:
+            raise StoreCorrupt(f"Cannot read {name}: {e}", "Run `gitckpt doctor`.") from e
+        return None if ref is None else ObjectId(str(ref.target))
+
+    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
+        out = {}
+        for ref in self.repo.references.iterator():
+            if ref.name.startswith(prefix):
+                out[ref.name] = ObjectId(str(ref.target))
+        return out
+
+    def _clear_stale_lock(self, name: str) -> None:
+        # libgit2 writes `<ref>.lock` then renames; a killed writer leaves it behind. Nobody
+        # but gitckpt writes our refs, and we hold the store lock, so it is stale.
+        (self.common_dir / f"{name}.lock").unlink(missing_ok=True)
+
+    def create_ref(self, name: str, oid: ObjectId) -> None:
+        self._clear_stale_lock(name)
+        try:
+            self.repo.references.create(name, oid, force=False)
+        except pygit2.AlreadyExistsError as e:
+            raise RefMoved(name, None, self.get_ref(name)) from e
+        except pygit2.GitError as e:
+            raise StoreNotWritable(f"Cannot write {name}: {e}.",
+                                   "Check the permissions of the .git folder.") from e
+
+    def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
+        current = self.get_ref(name)
+        if current != old:
+            raise RefMoved(name, old, current)
+        if old is None:
+            self.create_ref(name, new)
+            return
+        self._clear_stale_lock(name)
+        try:
+            self.repo.references.create(name, new, force=True)
+        except pygit2.GitError as e:
+            raise StoreNotWritable(f"Cannot write {name}: {e}.",
+                                   "Check the permissions of the .git folder.") from e
+
+    # -- notes -------------------------------------------------------------------------------
+
+    def read_note(self, oid: ObjectId) -> str | None:
+        try:
+            return self.repo.lookup_note(oid, NOTES_REF).message
+        except KeyError:
+            return None
+        except pygit2.GitError as e:
+            raise StoreCorrupt(f"Cannot read the note of {oid}: {e}",
+                               "Run `gitckpt doctor`.") from e
+
+    def write_note(self, oid: ObjectId, text: str) -> None:
+        self._clear_stale_lock(NOTES_REF)
+        sig = pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL)
+        try:
+            self.repo.create_note(text, sig, sig, oid, NOTES_REF, True)
+        except pygit2.GitError as e:
+            raise StoreNotWritable(f"Cannot write the note of {oid}: {e}.",
+                                   "Check the permissions of the .git folder.") from e
+
+    # -- the workspace -----------------------------------------------------------------------
+
+    def snapshot(self, scope: Scope, *, update_cache: bool = True,
+                 progress: Progress | None = None) -> Snapshot:
+        if update_cache:
+            try:
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreNotWritable(f"Cannot create {self.state_dir}: {e.strerror}.",
+                                       "Check the permissions of the .git folder.") from e
+        return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
+
+    def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
+        if old == new:
+            return Changes()
+        diff = self.repo.diff(self.repo[old], self.repo[new],
+                              flags=pygit2.enums.DiffOption.SKIP_BINARY_CHECK)
+        added, modified, deleted = [], [], []
+        for d in diff.deltas:
+            if d.status == pygit2.enums.DeltaStatus.ADDED:
+                added.append(os.fsdecode(d.new_file.raw_path))
+            elif d.status == pygit2.enums.DeltaStatus.DELETED:
+                deleted.append(os.fsdecode(d.old_file.raw_path))
+            else:
+                modified.append(os.fsdecode(d.new_file.raw_path))
+        return Changes(tuple(added), tuple(modified), tuple(deleted))
+
+    def git_state(self) -> GitState:
+        repo = self.repo
+        try:
+            if repo.head_is_unborn:
+                return GitState(None, None)
+            branch = None if repo.head_is_detached else repo.head.shorthand
+            return GitState(str(repo.head.target), branch)
+        except pygit2.GitError:
+            return GitState(None, None)
