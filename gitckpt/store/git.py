@@ -179,12 +179,6 @@ class GitStore(Store):
 
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None) -> Snapshot:
-        if update_cache:
-            try:
-                self.state_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise StoreNotWritable(f"Cannot create {self.state_dir}: {e.strerror}.",
-                                       "Check the permissions of the .git folder.") from e
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
 
     def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:

@@ -98,9 +98,14 @@ class Scanner:
     # -- the private index -----------------------------------------------------------------
 
     def _open_index(self, update_cache: bool) -> pygit2.Index:
-        lock = self.index_path.with_name("index.lock")
-        if update_cache and lock.exists():
-            lock.unlink()  # left by a killed writer; we hold the store lock
+        if update_cache:
+            try:
+                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+                # Left by a killed writer: the caller holds the store lock.
+                self.index_path.with_name("index.lock").unlink(missing_ok=True)
+            except OSError as e:
+                raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
+                                       "Check the permissions of the .git folder.") from e
         try:
             index = pygit2.Index(str(self.index_path))
         except pygit2.GitError:

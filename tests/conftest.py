@@ -1,0 +1,158 @@
+"""Hermetic fixtures: real git repositories in temp folders, a pinned identity, a fake HOME,
+and the borrowed-repository check (`RepoGuard`) that every test runs after every operation."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test User", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test User", "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory, monkeypatch):
+    """No test reads or writes the real home, global git config or log folder."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GITCKPT_MAX_FILE_SIZE", raising=False)
+    monkeypatch.delenv("GITCKPT_LOCK_TIMEOUT", raising=False)
+    monkeypatch.delenv("GITCKPT_LOG_DIR", raising=False)
+    for k, v in IDENTITY.items():
+        monkeypatch.setenv(k, v)
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n")
+    yield home
+
+
+def git(root: Path, *args: str, check: bool = True, **kw) -> str:
+    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                         check=False, **kw)
+    if check and out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
+    return out.stdout
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
+            timeout: float = 60) -> CliResult:
+    """Run the real CLI in a subprocess (`python -m gitckpt`)."""
+    p = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=cwd, capture_output=True,
+                       text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    return CliResult(p.returncode, p.stdout, p.stderr)
+
+
+class RepoGuard:
+    """Everything of the user's repository gitckpt must never change, and `git fsck`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.before = self.state()
+
+    def state(self) -> dict:
+        git_dir = Path(git(self.root, "rev-parse", "--absolute-git-dir").strip())
+        common = Path(git(self.root, "rev-parse", "--git-common-dir").strip())
+        common = common if common.is_absolute() else (self.root / common).resolve()
+        index = git_dir / "index"
+        st = index.stat() if index.exists() else None
+        return {
+            "index": (hashlib.sha1(index.read_bytes()).hexdigest(), st.st_mtime_ns)
+            if st else None,
+            "head": git(self.root, "rev-parse", "HEAD", check=False).strip(),
+            "symbolic": git(self.root, "symbolic-ref", "-q", "HEAD", check=False).strip(),
+            "refs": git(self.root, "for-each-ref", "--format=%(refname) %(objectname)",
+                        "refs/heads", "refs/tags", "refs/stash", "refs/remotes"),
+            "stash": git(self.root, "--no-optional-locks", "stash", "list"),
+            "config": (common / "config").read_bytes(),
+            "status": git(self.root, "--no-optional-locks", "status", "--porcelain",
+                          "--untracked-files=all"),
+            "hooks": sorted(p.name for p in (common / "hooks").iterdir())
+            if (common / "hooks").exists() else [],
+        }
+
+    def check(self, *, status_changes: bool = False) -> None:
+        """Assert nothing of the user's repository moved (and fsck is clean)."""
+        now = self.state()
+        for key, value in self.before.items():
+            if key == "status" and status_changes:
+                continue
+            assert now[key] == value, f"{key} changed"
+        fsck(self.root)
+
+    def reset(self) -> None:
+        self.before = self.state()
+
+
+def fsck(root: Path) -> None:
+    p = subprocess.run(["git", "-C", str(root), "fsck", "--strict", "--no-dangling"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for word in ("error", "missing", "broken", "bad ", "warning"):
+        assert word not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
+
+
+def make_repo(path: Path) -> Path:
+    """A repository with a first commit, a branch, a tag, a stash, and uncommitted work."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "src").mkdir()
+    (path / "src" / "app.py").write_text("print('v1')\n")
+    (path / "README.md").write_text("# project\n")
+    (path / ".gitignore").write_text("*.log\nbuild/\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first")
+    git(path, "branch", "feature")
+    git(path, "tag", "v1")
+    (path / "README.md").write_text("# project\nstashed\n")
+    git(path, "stash", "-q")
+    (path / "src" / "app.py").write_text("print('v2')\n")  # modified, unstaged
+    (path / "notes.txt").write_text("untracked\n")  # untracked
+    (path / "debug.log").write_text("ignored\n")  # ignored
+    (path / "src" / "staged.py").write_text("x = 1\n")
+    git(path, "add", "src/staged.py")  # staged
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def guard(repo) -> RepoGuard:
+    return RepoGuard(repo)
+
+
+def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:
+    """What git itself computes for the in-scope files: a temp index, `add -A`, `write-tree`."""
+    index = Path(tempfile.mkdtemp()) / "index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    try:
+        spec = [f":(exclude){e}" for e in excludes]
+        subprocess.run(["git", "-C", str(root), "add", "-A", "--", ".", *spec], env=env,
+                       check=True, capture_output=True)
+        args = ["write-tree"] + ([f"--prefix={prefix}/"] if prefix else [])
+        out = subprocess.run(["git", "-C", str(root), *args], env=env, check=True,
+                             capture_output=True, text=True)
+        return out.stdout.strip()
+    finally:
+        index.unlink(missing_ok=True)

@@ -1,0 +1,253 @@
+"""GitStore snapshots agree with git itself, leave things out as DESIGN.md section 4 says,
+and never touch the user's index."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import RepoGuard, git, git_tree, make_repo
+from gitckpt import service
+from gitckpt.scope import Scope
+from gitckpt.store import open_store
+
+
+def snap(root: Path, excludes=()):
+    store = open_store(root)
+    with store.lock():
+        return store.snapshot(Scope.load(str(store.root), list(excludes)))
+
+
+def rich_workspace(root: Path) -> None:
+    (root / "empty.txt").write_bytes(b"")
+    (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(root / "run.sh", 0o755)
+    os.symlink("src/app.py", root / "app-link")
+    (root / os.fsdecode(b"na\xefve.txt")).write_bytes(b"not utf-8 name\n")
+    (root / "deep" / "er" / "est").mkdir(parents=True)
+    (root / "deep" / "er" / "est" / "x.py").write_text("x = 1\n")
+    nested = root / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "lib.py").write_text("lib\n")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "lib")
+    (root / ".env").write_text("SECRET=marker-env-5f2c\n")
+    (root / "id_rsa").write_text("-----BEGIN marker-rsa-9d1e-----\n")
+
+
+def test_tree_equals_git_add_all(repo, guard):
+    rich_workspace(repo)
+    guard.reset()
+    assert snap(repo).tree == git_tree(repo, ".env", "id_rsa")
+    guard.check()
+
+
+def test_incremental_changes_match_git(repo, guard):
+    rich_workspace(repo)
+    snap(repo)
+    (repo / "src" / "app.py").write_text("print('v3')\n")
+    (repo / "empty.txt").unlink()
+    os.chmod(repo / "run.sh", 0o644)
+    (repo / "app-link").unlink()
+    os.symlink("README.md", repo / "app-link")
+    (repo / "deep" / "er" / "est" / "x.py").unlink()
+    (repo / "deep" / "er" / "est").rmdir()
+    (repo / "deep" / "er" / "est").write_text("file now\n")
+    (repo / "new dir").mkdir()
+    (repo / "new dir" / "n.txt").write_text("n\n")
+    (repo / "vendor" / "lib" / "lib.py").write_text("lib 2\n")
+    git(repo / "vendor" / "lib", "commit", "-q", "-am", "lib 2")  # the nested HEAD moves
+    guard.reset()
+    assert snap(repo).tree == git_tree(repo, ".env", "id_rsa")
+    guard.check()
+
+
+def test_no_change_snapshot_reads_nothing(repo):
+    rich_workspace(repo)
+    first = snap(repo)
+    store = open_store(repo)
+    opened = []
+    with store.lock():
+        again = store._scanner.snapshot(Scope.load(str(repo)), update_cache=True,
+                                        progress=opened.append)
+    assert again.tree == first.tree
+    # Only the left-out files are listed again (never read); nothing in scope is revisited.
+    assert sorted(opened) == [".env", "id_rsa"]
+
+
+def test_sensitive_content_never_reaches_the_object_database(repo, guard):
+    rich_workspace(repo)
+    (repo / ".ssh").mkdir()
+    (repo / ".ssh" / "config").write_text("Host marker-ssh-77aa\n")
+    guard.reset()
+    service.init(repo, "secrets", goal="keep secrets out")
+    service.save(repo, "step")
+    result = service.resume(repo)
+    assert "marker" not in result.text
+    objects = repo / ".git" / "objects"
+    for path in objects.rglob("*"):
+        if path.is_file() and len(path.parent.name) == 2:
+            data = zlib.decompress(path.read_bytes())
+            for marker in (b"marker-env-5f2c", b"marker-rsa-9d1e", b"marker-ssh-77aa"):
+                assert marker not in data, path
+    guard.check()
+
+
+def test_left_out_files_are_listed_with_size_and_mtime(repo, monkeypatch):
+    rich_workspace(repo)
+    monkeypatch.setenv("GITCKPT_MAX_FILE_SIZE", "1K")
+    (repo / "big.bin").write_bytes(b"x" * 5000)
+    (repo / "data").mkdir()
+    (repo / "data" / "huge.csv").write_text("a,b\n")
+    (repo / ".ckptignore").write_text("data/\n")
+    s = snap(repo, ["*.tmp"])
+    (repo / "scratch.tmp").write_text("t\n")
+    reasons = {k.path: (k.reason, k.size) for k in s.skipped}
+    assert reasons == {".env": ("sensitive", 23), "id_rsa": ("sensitive", 32),
+                       "big.bin": ("too_large", 5000)}
+    assert s.tree == git_tree(repo, ".env", "id_rsa", "big.bin", "data", "scratch.tmp")
+
+
+def test_rule_changes_drop_cached_files(repo):
+    (repo / "keep.txt").write_text("keep\n")
+    (repo / "later.out").write_text("later ignored\n")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "gen.out").write_text("generated\n")
+    snap(repo)
+    # A new .gitignore, an exclude pattern and a size limit each drop files already cached.
+    (repo / "sub" / ".gitignore").write_text("gen.out\n")
+    assert snap(repo).tree == git_tree(repo)
+    (repo / ".git" / "info" / "exclude").write_text("later.out\n")
+    assert snap(repo).tree == git_tree(repo)
+    assert snap(repo, ["keep.txt"]).tree == git_tree(repo, "keep.txt")
+    assert snap(repo).tree == git_tree(repo)
+
+
+def test_monorepo_subdirectory_workspace(repo, guard):
+    pkg = repo / "packages" / "auth"
+    (pkg / "src").mkdir(parents=True)
+    (pkg / "src" / "token.py").write_text("def sign(): ...\n")
+    (pkg / "README.md").write_text("auth\n")
+    (repo / "packages" / "other.txt").write_text("outside\n")
+    guard.reset()
+    s = snap(pkg)
+    assert s.tree == git_tree(pkg, prefix="packages/auth")
+    result = service.init(pkg, "auth work")
+    (pkg / "src" / "token.py").write_text("def sign(): return 1\n")
+    (repo / "src" / "app.py").write_text("print('outside change')\n")
+    saved = service.save(pkg, "sign returns 1")
+    assert saved.changes.modified == ("src/token.py",)
+    assert service.resume(pkg).unsaved.paths() == []
+    # The root workspace of the same repository has its own (empty) task list pointer.
+    assert service.tasks(repo).active is None
+    assert result.save.task in [t.id for t in service.tasks(repo).tasks]
+    guard.check(status_changes=True)
+
+
+def test_user_index_is_never_opened_for_writing(repo):
+    """The private index lives under .git/gitckpt and git's own index keeps bytes and mtime."""
+    index = repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    for i in range(3):
+        (repo / f"f{i}.txt").write_text(str(i))
+        snap(repo)
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    private = list((repo / ".git" / "gitckpt").glob("ws-*/index"))
+    assert len(private) == 1 and private[0].stat().st_size > 0
+
+
+def test_racy_same_size_edit_with_restored_mtime_is_caught(repo):
+    f = repo / "racy.txt"
+    f.write_text("aaaa\n")
+    first = snap(repo)
+    st = f.stat()
+    f.write_text("bbbb\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert snap(repo).tree != first.tree
+    assert snap(repo).tree == git_tree(repo)
+
+
+def test_vanishing_and_unreadable_files_during_a_scan(repo):
+    for i in range(5):
+        (repo / f"v{i}.txt").write_text(f"{i}\n")
+    store = open_store(repo)
+
+    def vanish(rel):  # the scanner reports each path just before taking it
+        if rel == "v2.txt":
+            (repo / "v2.txt").unlink()
+        if rel == "v3.txt":
+            (repo / "v3.txt").unlink()
+            (repo / "v3.txt").mkdir()  # replaced by a directory mid-scan
+    with store.lock():
+        s = store._scanner.snapshot(Scope(), update_cache=True, progress=vanish)
+    assert s.tree == git_tree(repo)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_unreadable_file_is_skipped_not_fatal(tmp_path):
+    """Runs the save as `nobody` in a forked child, so a root-owned 0600 file is unreadable."""
+    import pwd
+    import shutil
+    import tempfile
+
+    nobody = pwd.getpwnam("nobody")
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        repo = make_repo(base / "r")
+        (repo / "locked.txt").write_text("root only\n")
+        subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(base)], check=True)
+        os.chown(repo / "locked.txt", 0, 0)
+        os.chmod(repo / "locked.txt", 0o600)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: drop to nobody and save
+            code = 1
+            try:
+                import pygit2
+                pygit2.settings.search_path[pygit2.enums.ConfigLevel.GLOBAL] = str(base)
+                os.environ["HOME"] = os.environ["XDG_STATE_HOME"] = str(base)
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+                result = service.init(repo, "t")
+                os.write(write, repr([s.to_dict() for s in map(_skip, result.save.skipped)]
+                                     ).encode())
+                code = 0
+            except BaseException:
+                import traceback
+                os.write(write, traceback.format_exc().encode())
+            finally:
+                os._exit(code)
+        os.close(write)
+        _, status = os.waitpid(pid, 0)
+        out = os.read(read, 65536).decode()
+        assert os.waitstatus_to_exitcode(status) == 0, out
+        assert "'path': 'locked.txt', 'reason': 'unreadable'" in out
+    finally:
+        shutil.rmtree(base)
+
+
+def _skip(d):
+    from gitckpt.store.base import Skipped
+    return Skipped(**d)
+
+
+def test_linked_worktrees_keep_their_own_active_task_and_index(repo):
+    wt = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "feature")
+    main_guard, wt_guard = RepoGuard(repo), RepoGuard(wt)
+    a = service.init(repo, "main work").save.task
+    b = service.init(wt, "worktree work").save.task
+    assert service.tasks(repo).active == a
+    assert service.tasks(wt).active == b
+    (wt / "wt.txt").write_text("only in the worktree\n")
+    saved = service.save(wt, "worktree step")
+    assert saved.changes.added == ("wt.txt",)
+    assert service.resume(repo).unsaved.paths() == []
+    main_guard.check()
+    wt_guard.check(status_changes=True)
+    assert len(list((repo / ".git").glob("**/gitckpt/ws-root/index"))) == 2

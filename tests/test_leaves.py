@@ -1,0 +1,136 @@
+"""The pure leaves: sensitive paths, redaction, task ids, workspace paths, plans, objects."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitckpt.errors import InvalidArgument
+from gitckpt.ids import RelPath, TaskId, new_task_id, slugify
+from gitckpt.notes import PlanItem, merge_plan
+from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree, hash_object
+from gitckpt.redact import MARK, redact
+from gitckpt.scope import Scope, is_sensitive, parse_size
+
+
+@pytest.mark.parametrize("path", [
+    ".env", ".env.local", "prod.env", ".envrc", "certs/server.pem", "keys/api.key", "id_rsa",
+    "home/.ssh/config", ".aws/credentials", "deploy/my_secrets/db.txt", "api-tokens/x.md",
+    "config/secret.json", "db_password.yaml", "credentials.csv", ".netrc", ".npmrc",
+    "kubeconfig", "infra/terraform.tfstate", "app/apikey.txt", "SECRETS.JSON", "id_ed25519",
+    ".docker/config.json", "x/.kube/config", "store.kdbx", "auth.json",
+])
+def test_sensitive_paths(path):
+    assert is_sensitive(path)
+
+
+@pytest.mark.parametrize("path", [
+    "src/tokenizer.py", "docs/secrets.md", "README.md", "src/auth/token_test.py",
+    "tokenizer/vocab.txt", "src/password_reset.py", "environment.yml", "keys.py", "env/x.py",
+])
+def test_not_sensitive(path):
+    assert not is_sensitive(path)
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("export OPENAI_API_KEY=sk-abc123def456ghi789", "export OPENAI_API_KEY="),
+    ("DB_PASSWORD='hunter2 x' and more", "DB_PASSWORD="),
+    ("curl -H 'Authorization: Bearer eyJhbGciOi.abc.def'", "Authorization: Bearer "),
+    ("clone https://bob:s3cr3t@example.com/repo.git", "https://bob:"),
+    ("mytool --token abcdef123 --verbose", "mytool --token "),
+    ("used ghp_abcdefghijklmnopqrstuvwxyz0123 yesterday", "used "),
+    ("key AKIAABCDEFGHIJKLMNOP in logs", "key "),
+    ("slack xoxb-1234567890-abcdef", "slack "),
+])
+def test_redaction(text, kept):
+    out, n = redact(text)
+    assert n == 1
+    assert kept + MARK in out
+    for secret in ("sk-abc", "hunter2", "eyJhb", "s3cr3t", "abcdef123", "ghp_", "AKIAAB",
+                   "xoxb-"):
+        assert secret not in out
+
+
+def test_redaction_leaves_plain_text():
+    text = "Refactor the token signing; password reset flow unchanged; see sk-learn docs"
+    assert redact(text) == (text, 0)
+
+
+def test_slugs_and_ids():
+    assert slugify("Refactor auth: JWT sessions!") == "refactor-auth-jwt-sessions"
+    assert slugify("Café déjà vu") == "cafe-deja-vu"
+    assert slugify("重构认证模块") == ""
+    tid = new_task_id("重构认证模块")
+    assert tid.startswith("task-") and len(tid) == 9
+    long = new_task_id("word " * 40)
+    assert len(long) <= 45
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=80))
+def test_task_ids_are_valid_ref_names(name):
+    tid = new_task_id(name)
+    assert TaskId(tid) == tid
+    ref = f"refs/checkpoints/{tid}/head"
+    assert subprocess.run(["git", "check-ref-format", ref]).returncode == 0
+
+
+@pytest.mark.parametrize("bad", ["", "Upper", "-x", "x-", "a--b", "a/b", "a..b", "a b", "é"])
+def test_bad_task_ids(bad):
+    with pytest.raises(InvalidArgument):
+        TaskId(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "/abs", "a/../b", "..", "a//b", ".git/hooks/x", "x/.GIT/y",
+                                 "./a"])
+def test_bad_rel_paths(bad):
+    with pytest.raises(InvalidArgument):
+        RelPath(bad)
+
+
+def test_plan_parse_and_merge():
+    assert PlanItem.parse("Logout endpoint=in_progress") == PlanItem("Logout endpoint",
+                                                                     "in_progress")
+    assert PlanItem.parse("Set x=1 in config") == PlanItem("Set x=1 in config", "pending")
+    with pytest.raises(InvalidArgument):
+        PlanItem.parse("Logout=doing")
+    plan = merge_plan([PlanItem("a"), PlanItem("b")], [PlanItem("b", "done"), PlanItem("c")])
+    assert plan == [PlanItem("a"), PlanItem("b", "done"), PlanItem("c")]
+
+
+def test_sizes():
+    assert parse_size("100M") == 100 * 1024 * 1024
+    assert parse_size("512k") == 512 * 1024
+    assert parse_size("2GiB") == 2 * 1024 ** 3
+    assert parse_size("17") == 17
+    with pytest.raises(InvalidArgument):
+        parse_size("lots")
+
+
+def test_scope_rules(tmp_path):
+    (tmp_path / ".ckptignore").write_text("data/\n*.bin\n")
+    scope = Scope.load(str(tmp_path), ["*.tmp"])
+    assert scope.excluded("data/x.csv") == "excluded"
+    assert scope.excluded("a/b.bin") == "excluded"
+    assert scope.excluded("x.tmp") == "excluded"
+    assert scope.excluded(".env") == "sensitive"
+    assert scope.excluded("src/a.py") is None
+    with pytest.raises(InvalidArgument):
+        Scope(excludes=("[z-a]",))
+
+
+def test_objects_match_git(tmp_path):
+    assert hash_object("tree", b"") == EMPTY_TREE
+    blob = hash_object("blob", b"hello\n")
+    out = subprocess.run(["git", "hash-object", "--stdin"], input=b"hello\n",
+                         capture_output=True).stdout.decode().strip()
+    assert blob == out
+    entries = [TreeEntry(b"b", Mode.FILE, blob), TreeEntry(b"a", Mode.TREE, EMPTY_TREE),
+               TreeEntry(b"a.txt", Mode.EXECUTABLE, blob), TreeEntry(b"\xff", Mode.SYMLINK, blob)]
+    body = encode_tree(entries)
+    assert sorted(decode_tree(body)) == sorted(entries)
+    # git orders "a.txt" before the directory "a" (compared as "a/").
+    assert [e.name for e in decode_tree(body)] == [b"a.txt", b"a", b"b", b"\xff"]
