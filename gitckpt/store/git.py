@@ -41,7 +41,8 @@ def open_git_store(root: Path) -> GitStore | None:
     if repo.is_bare or repo.workdir is None:
         return None
     workdir = Path(repo.workdir).resolve()
-    if root != workdir and workdir not in root.parents:
+    gdir = Path(repo.path).resolve()
+    if (root != workdir and workdir not in root.parents) or gdir == root or gdir in root.parents:
         # `root` is inside the git directory itself (or a bare repository's).
         raise WorkspaceError(f"{root} is inside a git directory, not a work tree.",
                              "Run gitckpt in the project folder, not in .git.")

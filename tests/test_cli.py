@@ -1,0 +1,170 @@
+"""The real CLI in subprocesses: the user's session, output, --json, exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import filelock
+
+from conftest import git, run_cli
+from gitckpt import __version__, service
+
+
+def test_the_session_from_the_issue(repo, guard):
+    r = run_cli("-C", str(repo), "init", "Refactor auth", "--goal", "move sessions to JWT",
+                "--exclude", "*.log")
+    assert r.code == 0, r.err
+    assert "Started task refactor-auth-" in r.out and r.err == ""
+    task = r.out.split("Started task ")[1].split()[0]
+    guard.check()
+    (repo / "src" / "auth.py").write_text("def sign(): ...\n")
+    guard.reset()
+    r = run_cli("save", "Extract token signing", "--conclusion", "signing centralised",
+                "--next", "switch the views", "--verified",
+                "pytest tests/test_auth.py: 12 passed", "--question", "refresh tokens too?",
+                cwd=repo)
+    assert r.code == 0, r.err
+    assert r.out.startswith(f"Saved step 1 of {task} as ")
+    assert "1 added, 0 modified, 0 deleted" in r.out
+    guard.check()
+    (repo / "src" / "app.py").write_text("print('unsaved')\n")
+    guard.reset()
+    r = run_cli("resume", cwd=repo)
+    assert r.code == 0, r.err
+    for text in ("Refactor auth", "Goal: move sessions to JWT", "step 1",
+                 "Conclusion: signing centralised", "Next: switch the views",
+                 "refresh tokens too?", "M src/app.py"):
+        assert text in r.out
+    r = run_cli("log", cwd=repo)
+    assert r.code == 0 and "Extract token signing" in r.out and "init: Refactor auth" not in r.out
+    assert "  1  " in r.out and "  0  " in r.out
+    r = run_cli("tasks", cwd=repo)
+    assert r.code == 0 and f"* {task}" in r.out and "active" in r.out
+    plain = git(repo, "log", "--notes=checkpoints", f"refs/checkpoints/{task}/head")
+    assert "step 1: Extract token signing" in plain and '"conclusion": "signing centralised"' \
+        in plain
+    guard.check()
+
+
+def test_json_output_is_the_service_result(repo):
+    r = run_cli("--json", "init", "t", "--plan", "a=done", cwd=repo)
+    data = json.loads(r.out)
+    assert data["step"] == 0 and data["active"] is True and data["plan"] == [
+        {"item": "a", "status": "done"}]
+    r = run_cli("--json", "resume", cwd=repo)
+    assert json.loads(r.out) == json.loads(json.dumps(service.resume(repo).to_dict()))
+    r = run_cli("--json", "log", cwd=repo)
+    assert json.loads(r.out) == json.loads(json.dumps(service.log(repo).to_dict()))
+    r = run_cli("--json", "save", "s", cwd=repo)
+    assert json.loads(r.out)["step"] == 1
+
+
+def test_user_errors_exit_1_with_a_hint(repo, tmp_path):
+    cases = [
+        (["save", "x"], "No active task", "gitckpt init"),
+        (["resume"], "No active task", "gitckpt init"),
+        (["log", "--task", "nope-0000"], "No task named", "gitckpt tasks"),
+        (["log", "--task", "BAD ID"], "Not a valid task id", "lowercase"),
+        (["init", "t", "--exclude", "[z-a]"], "Bad --exclude pattern", ".gitignore"),
+        (["init", "t", "--plan", "x=later"], "Unknown plan status", "pending"),
+    ]
+    for args, message, hint in cases:
+        r = run_cli("-C", str(repo), *args)
+        assert r.code == 1, (args, r)
+        assert message in r.err and hint in r.err and "Traceback" not in r.err, (args, r.err)
+        assert r.out == ""
+    r = run_cli("-C", str(repo), "--json", "save", "x")
+    assert r.code == 1 and json.loads(r.out)["error"] == "no_active_task"
+
+
+def test_closed_task_refuses_saves(repo):
+    run_cli("init", "t", cwd=repo)
+    assert run_cli("save", "done", "--close", cwd=repo).code == 0
+    r = run_cli("save", "more", cwd=repo)
+    assert r.code == 1 and "closed" in r.err and "hint:" in r.err
+
+
+def test_bad_workspaces(tmp_path):
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    for where, message in [(f, "not a directory"), (tmp_path / "missing", "does not exist"),
+                           (tmp_path, "not inside a git work tree")]:
+        r = run_cli("-C", str(where), "tasks")
+        assert r.code == 1 and message in r.err and "hint:" in r.err, r
+
+
+def test_inside_dot_git_is_refused(repo):
+    r = run_cli("-C", str(repo / ".git"), "tasks")
+    assert r.code == 1 and "inside a git directory" in r.err
+
+
+def test_store_that_cannot_be_written(repo, guard):
+    (repo / ".git" / "gitckpt").write_text("in the way\n")  # a file where our folder goes
+    r = run_cli("init", "t", cwd=repo)
+    assert r.code == 1 and "Cannot" in r.err and "hint:" in r.err and "Traceback" not in r.err
+    (repo / ".git" / "gitckpt").unlink()
+    guard.check()
+
+
+def test_usage_errors_exit_2(repo):
+    assert run_cli("frobnicate", cwd=repo).code == 2
+    assert run_cli("save", cwd=repo).code == 2
+    assert run_cli("init", "t", "--bogus", cwd=repo).code == 2
+
+
+def test_version_and_help():
+    r = run_cli("--version")
+    assert r.code == 0 and __version__ in r.out
+    r = run_cli("--help")
+    assert r.code == 0 and "init" in r.out and "resume" in r.out
+
+
+def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
+    code = ("import sys, gitckpt.cli as c\n"
+            "c.service.tasks = lambda *a, **k: {}['boom']\n"
+            "c.main(['tasks'])\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
+    assert p.returncode == 3
+    assert p.stderr.count("\n") == 1 and "internal error" in p.stderr and "KeyError" in p.stderr
+    logfile = hermetic / ".state" / "gitckpt" / "gitckpt.log"
+    assert "Traceback" in logfile.read_text() and "boom" in logfile.read_text()
+
+
+def test_busy_store_and_interrupt(repo):
+    run_cli("init", "t", cwd=repo)
+    lock = filelock.FileLock(str(repo / ".git" / "gitckpt" / "lock"))
+    with lock:
+        r = run_cli("save", "blocked", cwd=repo, env={"GITCKPT_LOCK_TIMEOUT": "0.5"})
+        assert r.code == 1 and "busy" in r.err and "Retry" in r.err
+        p = subprocess.Popen([sys.executable, "-m", "gitckpt", "save", "waiting"], cwd=repo,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # let it start and block on the lock
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 130, err
+        assert "interrupted" in err
+    assert run_cli("log", cwd=repo).out.count("blocked") == 0
+
+
+def test_python_dash_m_and_logs_never_on_stdout_for_errors(repo):
+    r = run_cli("save", "x", cwd=repo)
+    assert r.out == "" and r.err
+
+
+def test_demo(tmp_path):
+    where = tmp_path / "demo"
+    r = run_cli("demo", "--dir", str(where))
+    assert r.code == 0, r.err
+    assert str(where) in r.out and "Unsaved changes since step 2" in r.out
+    assert "step 2: Add tests" in r.out and '"kind": "init"' in r.out
+    assert (where / ".git").is_dir()
+    assert "not-a-real-token" not in git(where, "log", "-p", "--notes=checkpoints",
+                                         "--glob=refs/checkpoints/*")
+    r = run_cli("demo", "--dir", str(where))
+    assert r.code == 1 and "not empty" in r.err
+    assert os.environ.get("GIT_INDEX_FILE") is None
