@@ -251,3 +251,18 @@ def test_linked_worktrees_keep_their_own_active_task_and_index(repo):
     main_guard.check()
     wt_guard.check(status_changes=True)
     assert len(list((repo / ".git").glob("**/gitckpt/ws-root/index"))) == 2
+
+
+def test_line_ending_filters_apply_as_git_add_applies_them(repo):
+    (repo / "win.txt").write_bytes(b"one\r\ntwo\r\n")
+    (repo / "raw.bin").write_bytes(b"one\r\ntwo\r\n")
+    for f in ("win.txt", "raw.bin"):  # old enough to be trusted by the stat cache
+        os.utime(repo / f, (1_700_000_000, 1_700_000_000))
+    first = snap(repo)
+    assert first.tree == git_tree(repo)  # no attributes: bytes as they are
+    (repo / ".gitattributes").write_text("*.txt text eol=lf\n")
+    assert snap(repo).tree == git_tree(repo)
+    (repo / "win2.txt").write_bytes(b"three\r\n")
+    assert snap(repo).tree == git_tree(repo)
+    blob = git(repo, "ls-tree", snap(repo).tree, "win2.txt").split()[2]
+    assert git(repo, "cat-file", "blob", blob) == "three\n"

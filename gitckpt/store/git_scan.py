@@ -3,7 +3,7 @@
 The private index lives under `<git-dir>/gitckpt/` and is opened as a standalone libgit2 index,
 never through `repo.index`, so the user's `.git/index` cannot be read or written by accident.
 libgit2 compares it with the work tree (one stat walk, git's ignore rules, nested repositories
-as single entries); only paths it reports are re-read.
+as single entries); only the paths it reports are looked at again.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import os
 import stat
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 from pygit2 import C, ffi
-from pygit2.enums import DeltaStatus, DiffOption
+from pygit2.enums import DeltaStatus, DiffOption, ObjectType, RepositoryOpenFlag
 from pygit2.errors import check_error
 
 from gitckpt.errors import InternalError, StoreNotWritable
@@ -34,7 +35,33 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
           | DiffOption.DISABLE_PATHSPEC_MATCH)
 
+#: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
 Progress = Callable[[str], None]
+
+
+@dataclass
+class _Pass:
+    """The state of one snapshot while it runs."""
+
+    index: pygit2.Index
+    scope: Scope
+    gitlinks: set[str]
+    attributes: set[str]
+    filters: bool = False
+    dirty: bool = False
+    now: int = field(default_factory=time.time_ns)
+    skipped: list[Skipped] = field(default_factory=list)
+    refilter: set[str] = field(default_factory=set)
+    renormalize: set[str] = field(default_factory=set)
+
+    def remove(self, path: str) -> None:
+        if path in self.index:
+            self.index.remove(path)
+            self.dirty = True
+
+    def skip(self, rel: str, reason, st: os.stat_result | None = None) -> None:
+        self.skipped.append(Skipped(rel, reason, st.st_size if st else None,
+                                    round(st.st_mtime, 3) if st else None))
 
 
 class Scanner:
@@ -43,9 +70,9 @@ class Scanner:
     def __init__(self, repo: pygit2.Repository, workdir: Path, prefix: str, state_dir: Path,
                  common_dir: Path, user_index: Path) -> None:
         self.repo = repo
-        self.common_dir = common_dir
         self.workdir = workdir
         self.prefix = prefix
+        self.common_dir = common_dir
         self.index_path = state_dir / "index"
         self.state_path = state_dir / "scan.json"
         if self.index_path.resolve() == user_index.resolve():
@@ -58,44 +85,38 @@ class Scanner:
         index = self._open_index(update_cache)
         state = self._read_state()
         fingerprint = self._fingerprint(scope)
-        refilter_dirs: set[str] = set()
+        p = _Pass(index, scope, set(state.get("gitlinks", [])),
+                  set(state.get("attributes", [])))
+        cached = len(index)
         if state.get("fingerprint") != fingerprint:
-            refilter_dirs.add("")
-        gitlinks = set(state.get("gitlinks", []))
-        skipped: list[Skipped] = []
-        now = time.time_ns()
-        flags = _FLAGS | (DiffOption.UPDATE_INDEX if update_cache else 0)
-        for delta in self._diff(index, flags, self.prefix).deltas:
-            status = delta.status
-            path = os.fsdecode((delta.old_file if status == DeltaStatus.DELETED
-                                else delta.new_file).raw_path).rstrip("/")
-            rel = path[len(self.prefix) + 1:] if self.prefix else path
-            if progress:
-                progress(rel)
-            if path.rsplit("/", 1)[-1] == ".gitignore":
-                refilter_dirs.add(path.rpartition("/")[0] or self.prefix)
-            if status == DeltaStatus.DELETED:
-                _remove(index, path)
-            elif status == DeltaStatus.UNREADABLE:
-                _remove(index, path)
-                skipped.append(Skipped(rel, "unreadable"))
-            else:
-                self._take(index, path, rel, scope, now, skipped, gitlinks)
-        self._check_gitlinks(index, gitlinks, skipped)
-        if refilter_dirs:
-            self._refilter(index, scope, refilter_dirs)
+            p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
+        deltas = list(self._diff(
+            index, _FLAGS | (DiffOption.UPDATE_INDEX if update_cache else 0), self.prefix).deltas)
+        p.filters = self._filters_possible(p.attributes) or any(
+            d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
+        for delta in deltas:
+            self._visit(p, delta, progress)
+        self._check_gitlinks(p)
+        if p.renormalize and cached:
+            self._renormalize(p)
+        if p.refilter and cached:  # an empty cache holds nothing the rules could drop
+            self._refilter(p)
         tree = self._tree(index)
         if update_cache:
-            self._write_index(index)
-            self._write_state({"fingerprint": fingerprint, "gitlinks": sorted(gitlinks)})
+            if p.dirty:
+                self._write_index(index)
+            new_state = {"fingerprint": fingerprint, "gitlinks": sorted(p.gitlinks),
+                         "attributes": sorted(p.attributes)}
+            if new_state != state:
+                self._write_state(new_state)
         if _stamp(self.user_index) != before:
             raise InternalError(
                 f"{self.user_index} changed during a snapshot. gitckpt never writes it, so "
                 "another git process did; retry. If it happens with no other git running, "
                 "report a bug.")
-        return Snapshot(tree, tuple(sorted(skipped, key=lambda s: s.path)))
+        return Snapshot(tree, tuple(sorted(p.skipped, key=lambda s: s.path)))
 
-    # -- the private index -----------------------------------------------------------------
+    # -- the private index and its side state ------------------------------------------------
 
     def _open_index(self, update_cache: bool) -> pygit2.Index:
         if update_cache:
@@ -110,8 +131,11 @@ class Scanner:
             index = pygit2.Index(str(self.index_path))
         except pygit2.GitError:
             # A corrupt stat cache costs a re-read, never data: start from empty.
-            self.index_path.unlink(missing_ok=True)
-            index = pygit2.Index(str(self.index_path))
+            if not update_cache:
+                index = pygit2.Index()
+            else:
+                self.index_path.unlink(missing_ok=True)
+                index = pygit2.Index(str(self.index_path))
         index._repo = self.repo  # diff_to_workdir needs the repository; ownership stays None
         return index
 
@@ -134,21 +158,33 @@ class Scanner:
         os.replace(tmp, self.state_path)
 
     def _fingerprint(self, scope: Scope) -> str:
-        """Scope rules plus the ignore files outside the work tree, to detect rule changes."""
-        parts = [scope.fingerprint()]
-        excludes = [self.common_dir / "info" / "exclude"]
+        """Scope rules plus the ignore files no scan of this workspace sees change."""
+        files = [self.common_dir / "info" / "exclude"]
         try:
-            excludes.append(Path(os.path.expanduser(self.repo.config["core.excludesFile"])))
+            files.append(Path(os.path.expanduser(self.repo.config["core.excludesFile"])))
         except KeyError:
             xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-            excludes.append(Path(xdg) / "git" / "ignore")
-        # .gitignore files above a monorepo workspace never show up in its scans.
-        above = self.prefix.split("/")[:-1] if self.prefix else []
-        excludes += [self.workdir.joinpath(*above[:i], ".gitignore") for i in range(len(above) + 1)
-                     ] if self.prefix else []
-        for p in excludes:
-            parts.append(f"{p}:{_stamp(p)}")
-        return "|".join(parts)
+            files.append(Path(xdg) / "git" / "ignore")
+        if self.prefix:  # .gitignore files above a monorepo workspace
+            above = self.prefix.split("/")[:-1]
+            files += [self.workdir.joinpath(*above[:i], ".gitignore")
+                      for i in range(len(above) + 1)]
+        return "|".join([scope.fingerprint(), *(f"{f}:{_stamp(f)}" for f in files)])
+
+    def _filters_possible(self, attributes: set[str]) -> bool:
+        """True when git's content filters (line endings, ident) could apply to some file.
+
+        Loading filters costs more than hashing a file, so they are only asked for when some
+        attributes file or core.autocrlf can call for them.
+        """
+        if attributes or os.path.exists(self.common_dir / "info" / "attributes"):
+            return True
+        config = self.repo.config
+        autocrlf = config["core.autocrlf"].lower() if "core.autocrlf" in config else "false"
+        if autocrlf not in ("false", "0", "no", "off") or "core.attributesFile" in config:
+            return True
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        return os.path.exists(os.path.join(xdg, "git", "attributes"))  # False if unreadable
 
     # -- the scan ------------------------------------------------------------------------------
 
@@ -157,103 +193,143 @@ class Scanner:
         opts = ffi.new("git_diff_options *")
         check_error(C.git_diff_options_init(opts, 1))
         opts.flags = int(flags)
-        keep = []
         if under:
-            keep.append(ffi.new("char[]", os.fsencode(under + "/")))
-            strings = ffi.new("char *[]", keep)
+            path = ffi.new("char[]", os.fsencode(under + "/"))
+            strings = ffi.new("char *[]", [path])
             opts.pathspec.strings = strings
             opts.pathspec.count = 1
-            keep.append(strings)
         out = ffi.new("git_diff **")
         check_error(C.git_diff_index_to_workdir(out, self.repo._repo, index._index, opts))
         return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), self.repo)
 
-    def _take(self, index: pygit2.Index, path: str, rel: str, scope: Scope, now: int,
-              skipped: list[Skipped], gitlinks: set[str]) -> None:
+    def _visit(self, p: _Pass, delta: pygit2.DiffDelta, progress: Progress | None) -> None:
+        status = delta.status
+        side = delta.old_file if status == DeltaStatus.DELETED else delta.new_file
+        path = os.fsdecode(side.raw_path).rstrip("/")
+        rel = path[len(self.prefix) + 1:] if self.prefix else path
+        if progress:
+            progress(rel)
+        name = path.rsplit("/", 1)[-1]
+        if name == ".gitignore":
+            p.refilter.add(path.rpartition("/")[0])
+        if status == DeltaStatus.DELETED:
+            p.remove(path)
+            p.attributes.discard(path)
+        elif status == DeltaStatus.UNREADABLE:
+            p.remove(path)
+            p.skip(rel, "unreadable")
+        else:
+            self._take(p, path, rel)
+        if name == ".gitattributes":
+            if status != DeltaStatus.DELETED and path in p.index:
+                p.attributes.add(path)
+            p.renormalize.add(path.rpartition("/")[0])
+
+    def _take(self, p: _Pass, path: str, rel: str) -> None:
         """Put the current state of `path` into the index, or leave it out and say why."""
         full = os.path.join(self.workdir, path)
-        reason = scope.excluded(rel)
+        reason = p.scope.excluded(rel)
+        st = _lstat(full) if reason != "excluded" else None
         if reason:
-            _remove(index, path)
-            if reason == "sensitive":
-                st = _lstat(full)
-                if st:
-                    skipped.append(Skipped(rel, reason, st.st_size, round(st.st_mtime, 3)))
-            return
-        st = _lstat(full)
-        if st is None:
-            _remove(index, path)
+            p.remove(path)
+            if reason == "sensitive" and st:
+                p.skip(rel, reason, st)
+        elif st is None:
+            p.remove(path)
         elif stat.S_ISDIR(st.st_mode):
-            self._take_nested(index, path, rel, skipped, gitlinks)
+            self._take_nested(p, path, rel)
         elif not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            _remove(index, path)  # fifos, sockets, devices: not content
-        elif stat.S_ISREG(st.st_mode) and scope.too_large(st.st_size):
-            _remove(index, path)
-            skipped.append(Skipped(rel, "too_large", st.st_size, round(st.st_mtime, 3)))
+            p.remove(path)  # fifos, sockets, devices: not content
+        elif stat.S_ISREG(st.st_mode) and p.scope.too_large(st.st_size):
+            p.remove(path)
+            p.skip(rel, "too_large", st)
         else:
             try:
-                oid = self.repo.create_blob_fromworkdir(path)
+                oid = self._blob(path, full, st, p.filters)
             except (pygit2.GitError, OSError):
-                _remove(index, path)
+                p.remove(path)
                 if _lstat(full) is not None:
-                    skipped.append(Skipped(rel, "unreadable", st.st_size, round(st.st_mtime, 3)))
+                    p.skip(rel, "unreadable", st)
                 return
             if stat.S_ISLNK(st.st_mode):
                 mode = Mode.SYMLINK
             else:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE
-            _add(index, path, str(oid), mode, st, racy=now - st.st_mtime_ns < RACY_NS)
+            _add(p.index, path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
+            p.dirty = True
 
-    def _take_nested(self, index: pygit2.Index, path: str, rel: str, skipped: list[Skipped],
-                     gitlinks: set[str]) -> None:
+    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool) -> pygit2.Oid:
+        """The blob of a file or link; written only when the object database lacks it.
+
+        Hashing first avoids creating a temp file per already-known object, which dominates a
+        first save in an existing repository.
+        """
+        odb = self.repo.odb
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(os.fsencode(full))
+            oid = pygit2.hash(target)
+            return oid if oid in odb else self.repo.create_blob(target)
+        oid = self.repo.hashfile(path) if filters else pygit2.hashfile(full)
+        return oid if oid in odb else self.repo.create_blob_fromworkdir(path)
+
+    def _take_nested(self, p: _Pass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
         head = _nested_head(os.path.join(self.workdir, path))
         if head is None:
-            _remove(index, path)
-            gitlinks.discard(path)
-            skipped.append(Skipped(rel, "nested_repo"))
+            p.remove(path)
+            p.gitlinks.discard(path)
+            p.skip(rel, "nested_repo")
             return
-        _add(index, path, head, Mode.GITLINK, None, racy=False)
-        gitlinks.add(path)
+        _add(p.index, path, head, Mode.GITLINK, None, racy=False)
+        p.gitlinks.add(path)
+        p.dirty = True
 
-    def _check_gitlinks(self, index: pygit2.Index, gitlinks: set[str],
-                        skipped: list[Skipped]) -> None:
+    def _check_gitlinks(self, p: _Pass) -> None:
         """Nested repositories whose HEAD moved or that vanished (libgit2 skips gitlinks)."""
-        for path in sorted(gitlinks):
+        for path in sorted(p.gitlinks):
             head = _nested_head(os.path.join(self.workdir, path))
-            current = index[path].id if path in index else None
+            current = p.index[path].id if path in p.index else None
             if head is None:
-                _remove(index, path)
-                gitlinks.discard(path)
+                p.remove(path)
+                p.gitlinks.discard(path)
             elif current is None or str(current) != head:
-                _add(index, path, head, Mode.GITLINK, None, racy=False)
+                _add(p.index, path, head, Mode.GITLINK, None, racy=False)
+                p.dirty = True
 
-    def _refilter(self, index: pygit2.Index, scope: Scope, dirs: set[str]) -> None:
-        """Drop cached entries that changed rules now leave out, in the work-tree dirs `dirs`.
+    def _renormalize(self, p: _Pass) -> None:
+        """Re-hash cached files under dirs whose .gitattributes changed, as a fresh `git add`
+        would filter them (line endings) differently now."""
+        unders = tuple(d + "/" if d else "" for d in p.renormalize)
+        for entry in list(p.index):
+            if entry.path.startswith(unders) and entry.mode in (Mode.FILE, Mode.EXECUTABLE):
+                path = entry.path
+                self._take(p, path, path[len(self.prefix) + 1:] if self.prefix else path)
+
+    def _refilter(self, p: _Pass) -> None:
+        """Drop cached entries that changed rules now leave out, under the dirs `p.refilter`.
 
         libgit2 lists what git would add under each dir (an untracked scan against an empty
         index); cached entries it does not list are ignored now.
         """
-        everything = any(d == self.prefix or not d for d in dirs)
-        roots = [self.prefix] if everything else sorted(dirs)
-        for d in roots:
+        everything = any(d == self.prefix or not d for d in p.refilter)
+        for d in [self.prefix] if everything else sorted(p.refilter):
             empty = pygit2.Index()
             empty._repo = self.repo
             listed = {os.fsdecode(delta.new_file.raw_path).rstrip("/")
                       for delta in self._diff(empty, _FLAGS, d).deltas}
             under = d + "/" if d else ""
-            for entry in list(index):
+            for entry in list(p.index):
                 path = entry.path
                 if not path.startswith(under):
                     continue
                 rel = path[len(self.prefix) + 1:] if self.prefix else path
-                gone = path not in listed or scope.excluded(rel)
+                gone = path not in listed or p.scope.excluded(rel)
                 if not gone and everything and entry.mode != Mode.GITLINK:
                     st = _lstat(os.path.join(self.workdir, path))
                     gone = (st is not None and stat.S_ISREG(st.st_mode)
-                            and scope.too_large(st.st_size))
+                            and p.scope.too_large(st.st_size))
                 if gone:
-                    _remove(index, path)
+                    p.remove(path)
 
     def _tree(self, index: pygit2.Index) -> ObjectId:
         root = index.write_tree(self.repo)
@@ -262,7 +338,7 @@ class Scanner:
         try:
             return ObjectId(str(self.repo[root][self.prefix].id))
         except KeyError:
-            self.repo.odb.write(pygit2.enums.ObjectType.TREE, b"")
+            self.repo.odb.write(ObjectType.TREE, b"")
             return EMPTY_TREE
 
 
@@ -283,15 +359,10 @@ def _lstat(path: str) -> os.stat_result | None:
 
 def _nested_head(path: str) -> str | None:
     try:
-        nested = pygit2.Repository(path, pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        nested = pygit2.Repository(path, RepositoryOpenFlag.NO_SEARCH)
         return None if nested.head_is_unborn else str(nested.head.target)
     except (pygit2.GitError, KeyError, ValueError):
         return None
-
-
-def _remove(index: pygit2.Index, path: str) -> None:
-    if path in index:
-        index.remove(path)
 
 
 def _add(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,

@@ -1,0 +1,164 @@
+"""gitckpt benchmarks: saves and resume against git's own plumbing, on synthetic workspaces.
+
+Usage: python bench/bench.py [--sizes 1000,10000,100000] [--repeat 5] [--out FILE]
+
+Each workspace has N files of 4 KiB average, 50 per directory, inside a git repository with a
+first commit. Every figure is the median of --repeat runs, in milliseconds. "git" is the same
+save done by git's plumbing with a warm private index:
+    GIT_INDEX_FILE=<private> git add -A; git write-tree; git commit-tree; git update-ref
+gitckpt's save includes its snapshot, commit, JSON note and refs; "cli" is the same save through
+the `gitckpt` command (process start-up and imports included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gitckpt import service  # noqa: E402
+
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+ENV.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
+           GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
+           GIT_CONFIG_NOSYSTEM="1")
+
+
+def git(root: Path, *args: str, env: dict | None = None) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], env=env or ENV, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def make_workspace(root: Path, n: int, seed: int = 1) -> list[Path]:
+    """N text files of 1-7 KiB (4 KiB average), 50 per directory, committed once."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    files = []
+    for i in range(n):
+        d = root / f"d{i // 2500:03d}" / f"s{(i // 50) % 50:02d}"
+        if i % 50 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        f = d / f"f{i:06d}.txt"
+        size = rng.randint(1024, 7168)
+        line = f"{i:08d} " + "".join(rng.choices("abcdefghijklmnopqrstuvwxyz ", k=63)) + "\n"
+        f.write_text(line * (size // len(line) + 1))
+        files.append(f)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return files
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def touch_files(files: list[Path], k: int, tag: str) -> None:
+    for f in files[:k]:
+        with open(f, "a") as fh:
+            fh.write(f"edit {tag}\n")
+
+
+def bench_git(root: Path, files: list[Path], repeat: int) -> dict[str, float]:
+    """git's plumbing doing the same saves, with its own warm private index."""
+    index = root / ".git" / "bench-index"
+    env = {**ENV, "GIT_INDEX_FILE": str(index)}
+    parent = git(root, "rev-parse", "HEAD")
+
+    def save() -> None:
+        nonlocal parent
+        subprocess.run(["git", "-C", str(root), "add", "-A"], env=env, check=True)
+        tree = git(root, "write-tree", env=env)
+        parent = git(root, "commit-tree", tree, "-p", parent, "-m", "bench", env=env)
+        git(root, "update-ref", "refs/bench/head", parent, env=env)
+
+    first = median_ms([timed(save) for _ in range(1)]) if not index.exists() else 0.0
+    nochange = median_ms([timed(save) for _ in range(repeat)])
+    ten = []
+    for r in range(repeat):
+        touch_files(files, 10, f"git{r}")
+        ten.append(timed(save))
+    index.unlink(missing_ok=True)
+    git(root, "update-ref", "-d", "refs/bench/head")
+    return {"first": first, "nochange": nochange, "ten": median_ms(ten)}
+
+
+def bench_gitckpt(root: Path, files: list[Path], repeat: int, first_repeat: int
+                  ) -> dict[str, float]:
+    state = root / ".git" / "gitckpt"
+    first = []
+    for _ in range(first_repeat):
+        shutil.rmtree(state, ignore_errors=True)  # a cold stat cache: everything is re-read
+        first.append(timed(lambda: service.init(root, "bench")))
+    counter = iter(range(10**9))
+    nochange = [timed(lambda: service.save(root, f"nochange {next(counter)}"))
+                for _ in range(repeat)]
+    ten = []
+    for r in range(repeat):
+        touch_files(files, 10, f"ckpt{r}")
+        ten.append(timed(lambda: service.save(root, f"ten {next(counter)}")))
+    cli = []
+    for _ in range(repeat):
+        cli.append(timed(lambda: subprocess.run(
+            [sys.executable, "-m", "gitckpt", "-C", str(root), "save",
+             f"cli {next(counter)}"], check=True, capture_output=True)))
+    resume = [timed(lambda: service.resume(root)) for _ in range(repeat)]
+    return {"first": median_ms(first), "nochange": median_ms(nochange), "ten": median_ms(ten),
+            "cli": median_ms(cli), "resume": median_ms(resume)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", default=None, help="also write the markdown table here")
+    ap.add_argument("--dir", default=None, help="where to build workspaces (default: temp)")
+    args = ap.parse_args()
+    base = Path(args.dir or tempfile.mkdtemp(prefix="gitckpt-bench-"))
+    rows = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        root = base / f"ws-{n}"
+        shutil.rmtree(root, ignore_errors=True)
+        t = time.perf_counter()
+        files = make_workspace(root, n)
+        print(f"[{n} files] workspace built in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+        g = bench_git(root, files, args.repeat)
+        c = bench_gitckpt(root, files, args.repeat, first_repeat=1 if n >= 100_000 else 3)
+        rows.append((n, g, c))
+        print(f"[{n} files] git {g} gitckpt {c}", file=sys.stderr)
+        shutil.rmtree(root, ignore_errors=True)
+    lines = [
+        "| files | first save | git first | no-change save | git | ratio | 10-file save | git "
+        "| ratio | save via CLI | resume |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, g, c in rows:
+        lines.append(
+            f"| {n:,} | {c['first']:.0f} ms | {g['first']:.0f} ms | {c['nochange']:.0f} ms "
+            f"| {g['nochange']:.0f} ms | {c['nochange'] / g['nochange']:.2f} | {c['ten']:.0f} ms "
+            f"| {g['ten']:.0f} ms | {c['ten'] / g['ten']:.2f} | {c['cli']:.0f} ms "
+            f"| {c['resume']:.0f} ms |")
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
