@@ -3,6 +3,7 @@ and never touch the user's index."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import zlib
@@ -266,3 +267,25 @@ def test_line_ending_filters_apply_as_git_add_applies_them(repo):
     assert snap(repo).tree == git_tree(repo)
     blob = git(repo, "ls-tree", snap(repo).tree, "win2.txt").split()[2]
     assert git(repo, "cat-file", "blob", blob) == "three\n"
+
+
+def test_too_new_files_are_rechecked_then_trusted(repo, monkeypatch):
+    from gitckpt.store import git_scan
+
+    (repo / "fresh.txt").write_text("fresh\n")
+    monkeypatch.setattr(git_scan, "RACY_NS", 10**18)  # everything counts as just modified
+    first = snap(repo)
+    state = json.loads(next((repo / ".git" / "gitckpt").glob("ws-*/scan.json")).read_text())
+    assert "fresh.txt" in state["racy"]
+    monkeypatch.setattr(git_scan, "RACY_NS", 0)  # time has passed
+    seen = []
+    store = open_store(repo)
+    with store.lock():
+        again = store._scanner.snapshot(Scope(), update_cache=True, progress=seen.append)
+    assert again.tree == first.tree
+    state = json.loads(next((repo / ".git" / "gitckpt").glob("ws-*/scan.json")).read_text())
+    assert state["racy"] == []
+    with store.lock():
+        seen.clear()
+        store._scanner.snapshot(Scope(), update_cache=True, progress=seen.append)
+    assert seen == []  # trusted now: nothing is looked at again

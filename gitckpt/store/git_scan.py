@@ -28,7 +28,10 @@ from gitckpt.scope import Scope
 from gitckpt.store.base import Skipped, Snapshot
 
 # A file modified this recently may change again within the file system's timestamp
-# granularity without its stat changing; its cache entry is smudged so the next scan re-reads it.
+# granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
+# re-reads it, and the next scan re-takes it with its real stat once it is old enough.
+# (libgit2's own UPDATE_INDEX refresh is not used: with a standalone index it would update the
+# repository's index in memory instead.)
 RACY_NS = 2_000_000_000
 _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
@@ -47,6 +50,7 @@ class _Pass:
     scope: Scope
     gitlinks: set[str]
     attributes: set[str]
+    racy: set[str]  # entries smudged because their file was too new to trust
     filters: bool = False
     dirty: bool = False
     now: int = field(default_factory=time.time_ns)
@@ -55,6 +59,7 @@ class _Pass:
     renormalize: set[str] = field(default_factory=set)
 
     def remove(self, path: str) -> None:
+        self.racy.discard(path)
         if path in self.index:
             self.index.remove(path)
             self.dirty = True
@@ -86,16 +91,21 @@ class Scanner:
         state = self._read_state()
         fingerprint = self._fingerprint(scope)
         p = _Pass(index, scope, set(state.get("gitlinks", [])),
-                  set(state.get("attributes", [])))
+                  set(state.get("attributes", [])), set(state.get("racy", [])))
         cached = len(index)
         if state.get("fingerprint") != fingerprint:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
-        deltas = list(self._diff(
-            index, _FLAGS | (DiffOption.UPDATE_INDEX if update_cache else 0), self.prefix).deltas)
+        deltas = list(self._diff(index, _FLAGS, self.prefix).deltas)
         p.filters = self._filters_possible(p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
+        recheck = set(p.racy)
         for delta in deltas:
-            self._visit(p, delta, progress)
+            recheck.discard(self._visit(p, delta, progress))
+        for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
+            if path in index:
+                self._take(p, path, path[len(self.prefix) + 1:] if self.prefix else path)
+            else:
+                p.racy.discard(path)
         self._check_gitlinks(p)
         if p.renormalize and cached:
             self._renormalize(p)
@@ -106,7 +116,7 @@ class Scanner:
             if p.dirty:
                 self._write_index(index)
             new_state = {"fingerprint": fingerprint, "gitlinks": sorted(p.gitlinks),
-                         "attributes": sorted(p.attributes)}
+                         "attributes": sorted(p.attributes), "racy": sorted(p.racy)}
             if new_state != state:
                 self._write_state(new_state)
         if _stamp(self.user_index) != before:
@@ -202,7 +212,8 @@ class Scanner:
         check_error(C.git_diff_index_to_workdir(out, self.repo._repo, index._index, opts))
         return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), self.repo)
 
-    def _visit(self, p: _Pass, delta: pygit2.DiffDelta, progress: Progress | None) -> None:
+    def _visit(self, p: _Pass, delta: pygit2.DiffDelta, progress: Progress | None) -> str:
+        """Bring the index up to date for one reported path; returns the path."""
         status = delta.status
         side = delta.old_file if status == DeltaStatus.DELETED else delta.new_file
         path = os.fsdecode(side.raw_path).rstrip("/")
@@ -224,6 +235,7 @@ class Scanner:
             if status != DeltaStatus.DELETED and path in p.index:
                 p.attributes.add(path)
             p.renormalize.add(path.rpartition("/")[0])
+        return path
 
     def _take(self, p: _Pass, path: str, rel: str) -> None:
         """Put the current state of `path` into the index, or leave it out and say why."""
@@ -255,7 +267,9 @@ class Scanner:
                 mode = Mode.SYMLINK
             else:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE
-            _add(p.index, path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
+            racy = p.now - st.st_mtime_ns < RACY_NS
+            (p.racy.add if racy else p.racy.discard)(path)
+            _add(p.index, path, str(oid), mode, st, racy=racy)
             p.dirty = True
 
     def _blob(self, path: str, full: str, st: os.stat_result, filters: bool) -> pygit2.Oid:
