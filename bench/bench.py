@@ -74,52 +74,58 @@ def touch_files(files: list[Path], k: int, tag: str) -> None:
             fh.write(f"edit {tag}\n")
 
 
-def bench_git(root: Path, files: list[Path], repeat: int) -> dict[str, float]:
-    """git's plumbing doing the same saves, with its own warm private index."""
-    index = root / ".git" / "bench-index"
-    env = {**ENV, "GIT_INDEX_FILE": str(index)}
-    parent = git(root, "rev-parse", "HEAD")
+class GitPlumbing:
+    """git's plumbing doing the same save as gitckpt, with its own warm private index."""
 
-    def save() -> None:
-        nonlocal parent
-        subprocess.run(["git", "-C", str(root), "add", "-A"], env=env, check=True)
-        tree = git(root, "write-tree", env=env)
-        parent = git(root, "commit-tree", tree, "-p", parent, "-m", "bench", env=env)
-        git(root, "update-ref", "refs/bench/head", parent, env=env)
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.index = root / ".git" / "bench-index"
+        self.env = {**ENV, "GIT_INDEX_FILE": str(self.index)}
+        self.parent = git(root, "rev-parse", "HEAD")
 
-    first = median_ms([timed(save) for _ in range(1)]) if not index.exists() else 0.0
-    nochange = median_ms([timed(save) for _ in range(repeat)])
-    ten = []
+    def save(self) -> None:
+        subprocess.run(["git", "-C", str(self.root), "add", "-A"], env=self.env, check=True)
+        tree = git(self.root, "write-tree", env=self.env)
+        self.parent = git(self.root, "commit-tree", tree, "-p", self.parent, "-m", "bench",
+                          env=self.env)
+        git(self.root, "update-ref", "refs/bench/head", self.parent, env=self.env)
+
+    def close(self) -> None:
+        self.index.unlink(missing_ok=True)
+        git(self.root, "update-ref", "-d", "refs/bench/head")
+
+
+def bench_pair(root: Path, files: list[Path], repeat: int, first_repeat: int
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """gitckpt and git timed alternately, run by run, so both see the same machine."""
+    g = GitPlumbing(root)
+    state = root / ".git" / "gitckpt"
+    counter = iter(range(10**9))
+    gf, cf = [], []
+    for _ in range(first_repeat):  # cold caches: everything is hashed
+        g.index.unlink(missing_ok=True)
+        gf.append(timed(g.save))
+        shutil.rmtree(state, ignore_errors=True)
+        cf.append(timed(lambda: service.init(root, "bench")))
+    gn, cn, gt, ct, cli, resume = [], [], [], [], [], []
+    for r in range(repeat):
+        gn.append(timed(g.save))
+        cn.append(timed(lambda: service.save(root, f"nochange {next(counter)}")))
     for r in range(repeat):
         touch_files(files, 10, f"git{r}")
-        ten.append(timed(save))
-    index.unlink(missing_ok=True)
-    git(root, "update-ref", "-d", "refs/bench/head")
-    return {"first": first, "nochange": nochange, "ten": median_ms(ten)}
-
-
-def bench_gitckpt(root: Path, files: list[Path], repeat: int, first_repeat: int
-                  ) -> dict[str, float]:
-    state = root / ".git" / "gitckpt"
-    first = []
-    for _ in range(first_repeat):
-        shutil.rmtree(state, ignore_errors=True)  # a cold stat cache: everything is re-read
-        first.append(timed(lambda: service.init(root, "bench")))
-    counter = iter(range(10**9))
-    nochange = [timed(lambda: service.save(root, f"nochange {next(counter)}"))
-                for _ in range(repeat)]
-    ten = []
-    for r in range(repeat):
+        gt.append(timed(g.save))
         touch_files(files, 10, f"ckpt{r}")
-        ten.append(timed(lambda: service.save(root, f"ten {next(counter)}")))
-    cli = []
+        ct.append(timed(lambda: service.save(root, f"ten {next(counter)}")))
     for _ in range(repeat):
         cli.append(timed(lambda: subprocess.run(
             [sys.executable, "-m", "gitckpt", "-C", str(root), "save",
              f"cli {next(counter)}"], check=True, capture_output=True)))
-    resume = [timed(lambda: service.resume(root)) for _ in range(repeat)]
-    return {"first": median_ms(first), "nochange": median_ms(nochange), "ten": median_ms(ten),
+        resume.append(timed(lambda: service.resume(root)))
+    g.close()
+    git_ms = {"first": median_ms(gf), "nochange": median_ms(gn), "ten": median_ms(gt)}
+    ours = {"first": median_ms(cf), "nochange": median_ms(cn), "ten": median_ms(ct),
             "cli": median_ms(cli), "resume": median_ms(resume)}
+    return git_ms, ours
 
 
 def main() -> None:
@@ -137,8 +143,8 @@ def main() -> None:
         t = time.perf_counter()
         files = make_workspace(root, n)
         print(f"[{n} files] workspace built in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-        g = bench_git(root, files, args.repeat)
-        c = bench_gitckpt(root, files, args.repeat, first_repeat=1 if n >= 100_000 else 3)
+        time.sleep(2.5)  # older than any racy-timestamp window: a settled workspace
+        g, c = bench_pair(root, files, args.repeat, first_repeat=1 if n >= 100_000 else 3)
         rows.append((n, g, c))
         print(f"[{n} files] git {g} gitckpt {c}", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
