@@ -108,7 +108,7 @@ def bench_pair(root: Path, files: list[Path], repeat: int, first_repeat: int
         shutil.rmtree(state, ignore_errors=True)
         cf.append(timed(lambda: service.init(root, "bench")))
     gn, cn, gt, ct, cli, resume = [], [], [], [], [], []
-    for r in range(repeat):
+    for _ in range(repeat):
         gn.append(timed(g.save))
         cn.append(timed(lambda: service.save(root, f"nochange {next(counter)}")))
     for r in range(repeat):

@@ -73,7 +73,8 @@ def run_demo(where: str | None = None) -> DemoResult:
                  next="add tests for empty names", plan=["Capitalise names=done",
                                                          "Add tests=in_progress"])
     (root / "test_greet.py").write_text(
-        'from greet import greet\n\n\ndef test_greet():\n    assert greet("ada") == "Hello, Ada!"\n')
+        "from greet import greet\n\n\ndef test_greet():\n"
+        '    assert greet("ada") == "Hello, Ada!"\n')
     service.save(root, "Add tests", conclusion="one test covers the happy path",
                  next="document usage in README.md", verified=["pytest: 1 passed"],
                  open_questions=["What should greet('') return?"], plan=["Add tests=done"])

@@ -77,7 +77,8 @@ class StoreBusy(GitckptError):
 
     def __init__(self, lock_path: str, timeout: float) -> None:
         super().__init__(
-            f"The checkpoint store is busy: another gitckpt process held its lock for {timeout:g}s.",
+            f"The checkpoint store is busy: another gitckpt process held its lock for "
+            f"{timeout:g}s.",
             f"Retry in a moment; if no gitckpt process is running, check {lock_path}.",
         )
 

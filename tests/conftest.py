@@ -133,8 +133,17 @@ def make_repo(path: Path) -> Path:
 
 
 @pytest.fixture
-def repo(tmp_path) -> Path:
-    return make_repo(tmp_path / "repo")
+def repo(tmp_path, request) -> Path:
+    """A repository that, after the test, must still have its HEAD, index (bytes and mtime),
+    branches, tags, stash, config and hooks, and pass `git fsck --strict`. Tests that run git
+    commands on it themselves are marked `user_git` and only get the fsck."""
+    path = make_repo(tmp_path / "repo")
+    guard = RepoGuard(path)
+    yield path
+    if request.node.get_closest_marker("user_git") is None:
+        guard.check(status_changes=True)
+    else:
+        fsck(path)
 
 
 @pytest.fixture

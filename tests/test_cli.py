@@ -168,3 +168,13 @@ def test_demo(tmp_path):
     r = run_cli("demo", "--dir", str(where))
     assert r.code == 1 and "not empty" in r.err
     assert os.environ.get("GIT_INDEX_FILE") is None
+
+
+def test_a_note_from_a_newer_gitckpt_is_refused_cleanly(repo):
+    run_cli("init", "t", cwd=repo)
+    task = service.tasks(repo).active
+    git(repo, "notes", "--ref=checkpoints", "add", "-f", "-m", '{"schema": 99, "kind": "init"}',
+        f"refs/checkpoints/{task}/head")
+    for args in (["resume"], ["log"], ["save", "x"], ["tasks"]):
+        r = run_cli(*args, cwd=repo)
+        assert r.code == 1 and "format version 99" in r.err and "Upgrade" in r.err, (args, r)

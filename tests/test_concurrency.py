@@ -37,7 +37,7 @@ def check_timeline(repo: Path, task: str) -> list[dict]:
     refs = dict(line.split() for line in git(
         repo, "for-each-ref", "--format=%(refname) %(objectname)",
         f"refs/checkpoints/{task}/steps").splitlines())
-    for commit, n in zip(commits, notes):
+    for commit, n in zip(commits, notes, strict=True):
         assert refs.get(f"refs/checkpoints/{task}/steps/{n['step']}", commit) == commit
     # No steps/<n> ref points outside the timeline.
     assert set(refs.values()) <= set(commits)

@@ -181,6 +181,7 @@ def test_a_newer_note_schema_is_refused(repo):
     assert "Upgrade gitckpt" in e.value.hint
 
 
+@pytest.mark.user_git
 def test_resume_reports_unsaved_paths_and_git_moves(repo):
     service.init(repo, "t", goal="g")
     service.save(repo, "s1", conclusion="c1", next="do the next thing",

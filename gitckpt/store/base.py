@@ -1,4 +1,4 @@
-"""The store interface every backend implements; its docstrings are the contract the suite checks."""
+"""The store interface every backend implements; its docstrings are the checked contract."""
 
 from __future__ import annotations
 
@@ -207,6 +207,3 @@ class Store(ABC):
     def git_state(self) -> GitState | None:
         """Where the user's repository stands now; None for stores without one."""
         return None
-
-    def repair(self) -> None:
-        """Clear what a killed writer left behind (stale lock files). The caller holds the lock."""

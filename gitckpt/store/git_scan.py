@@ -17,15 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
-from pygit2 import C, ffi
-from pygit2.enums import DeltaStatus, DiffOption, ObjectType, RepositoryOpenFlag
-from pygit2.errors import check_error
+from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
 from gitckpt.errors import InternalError, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import EMPTY_TREE, Mode
 from gitckpt.scope import Scope
 from gitckpt.store.base import Skipped, Snapshot
+from gitckpt.store.git_index import add_entry, index_diff, nested_head
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -95,7 +94,7 @@ class Scanner:
         cached = len(index)
         if state.get("fingerprint") != fingerprint:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
-        deltas = list(self._diff(index, _FLAGS, self.prefix).deltas)
+        deltas = list(index_diff(self.repo, index, _FLAGS, self.prefix).deltas)
         p.filters = self._filters_possible(p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
         recheck = set(p.racy)
@@ -154,7 +153,8 @@ class Scanner:
             index.write()
         except pygit2.GitError as e:
             raise StoreNotWritable(f"Cannot write the stat cache {self.index_path}: {e}.",
-                                   "Check the permissions of the repository's .git folder.")
+                                   "Check the permissions of the repository's .git folder."
+                                   ) from e
 
     def _read_state(self) -> dict:
         try:
@@ -197,20 +197,6 @@ class Scanner:
         return os.path.exists(os.path.join(xdg, "git", "attributes"))  # False if unreadable
 
     # -- the scan ------------------------------------------------------------------------------
-
-    def _diff(self, index: pygit2.Index, flags: int, under: str) -> pygit2.Diff:
-        """libgit2's index-to-work-tree diff, limited to work-tree directory `under`."""
-        opts = ffi.new("git_diff_options *")
-        check_error(C.git_diff_options_init(opts, 1))
-        opts.flags = int(flags)
-        if under:
-            path = ffi.new("char[]", os.fsencode(under + "/"))
-            strings = ffi.new("char *[]", [path])
-            opts.pathspec.strings = strings
-            opts.pathspec.count = 1
-        out = ffi.new("git_diff **")
-        check_error(C.git_diff_index_to_workdir(out, self.repo._repo, index._index, opts))
-        return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), self.repo)
 
     def _visit(self, p: _Pass, delta: pygit2.DiffDelta, progress: Progress | None) -> str:
         """Bring the index up to date for one reported path; returns the path."""
@@ -269,7 +255,7 @@ class Scanner:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE
             racy = p.now - st.st_mtime_ns < RACY_NS
             (p.racy.add if racy else p.racy.discard)(path)
-            _add(p.index, path, str(oid), mode, st, racy=racy)
+            add_entry(p.index, path, str(oid), mode, st, racy=racy)
             p.dirty = True
 
     def _blob(self, path: str, full: str, st: os.stat_result, filters: bool) -> pygit2.Oid:
@@ -288,26 +274,26 @@ class Scanner:
 
     def _take_nested(self, p: _Pass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
-        head = _nested_head(os.path.join(self.workdir, path))
+        head = nested_head(os.path.join(self.workdir, path))
         if head is None:
             p.remove(path)
             p.gitlinks.discard(path)
             p.skip(rel, "nested_repo")
             return
-        _add(p.index, path, head, Mode.GITLINK, None, racy=False)
+        add_entry(p.index, path, head, Mode.GITLINK, None, racy=False)
         p.gitlinks.add(path)
         p.dirty = True
 
     def _check_gitlinks(self, p: _Pass) -> None:
         """Nested repositories whose HEAD moved or that vanished (libgit2 skips gitlinks)."""
         for path in sorted(p.gitlinks):
-            head = _nested_head(os.path.join(self.workdir, path))
+            head = nested_head(os.path.join(self.workdir, path))
             current = p.index[path].id if path in p.index else None
             if head is None:
                 p.remove(path)
                 p.gitlinks.discard(path)
             elif current is None or str(current) != head:
-                _add(p.index, path, head, Mode.GITLINK, None, racy=False)
+                add_entry(p.index, path, head, Mode.GITLINK, None, racy=False)
                 p.dirty = True
 
     def _renormalize(self, p: _Pass) -> None:
@@ -330,7 +316,7 @@ class Scanner:
             empty = pygit2.Index()
             empty._repo = self.repo
             listed = {os.fsdecode(delta.new_file.raw_path).rstrip("/")
-                      for delta in self._diff(empty, _FLAGS, d).deltas}
+                      for delta in index_diff(self.repo, empty, _FLAGS, d).deltas}
             under = d + "/" if d else ""
             for entry in list(p.index):
                 path = entry.path
@@ -369,33 +355,3 @@ def _lstat(path: str) -> os.stat_result | None:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _nested_head(path: str) -> str | None:
-    try:
-        nested = pygit2.Repository(path, RepositoryOpenFlag.NO_SEARCH)
-        return None if nested.head_is_unborn else str(nested.head.target)
-    except (pygit2.GitError, KeyError, ValueError):
-        return None
-
-
-def _add(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,
-         racy: bool) -> None:
-    """Add an entry with the stat data libgit2 compares on the next scan."""
-    entry = ffi.new("git_index_entry *")
-    if st is not None:
-        entry.ctime.seconds = st.st_ctime_ns // 1_000_000_000
-        entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
-        entry.mtime.seconds = st.st_mtime_ns // 1_000_000_000
-        entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
-        entry.dev = st.st_dev & 0xFFFFFFFF
-        entry.ino = st.st_ino & 0xFFFFFFFF
-        entry.uid = st.st_uid & 0xFFFFFFFF
-        entry.gid = st.st_gid & 0xFFFFFFFF
-        # A smudged size forces the next scan to re-read a file changed too recently to trust.
-        entry.file_size = 0 if racy else st.st_size & 0xFFFFFFFF
-    entry.mode = mode
-    ffi.buffer(ffi.addressof(entry, "id"))[:] = bytes.fromhex(oid)
-    cpath = ffi.new("char[]", os.fsencode(path))
-    entry.path = cpath
-    check_error(C.git_index_add(index._index, entry))

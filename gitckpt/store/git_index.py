@@ -1,0 +1,61 @@
+"""libgit2 calls pygit2 does not wrap: a pathspec-limited index diff, index entries with stat
+data, and the HEAD of a nested repository."""
+
+from __future__ import annotations
+
+import os
+
+import pygit2
+from pygit2 import C, ffi
+from pygit2.enums import RepositoryOpenFlag
+from pygit2.errors import check_error
+
+
+def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int, under: str
+               ) -> pygit2.Diff:
+    """libgit2's index-to-work-tree diff of a standalone `index`, limited to directory `under`
+    of the work tree (literal path, no globbing)."""
+    opts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(opts, 1))
+    opts.flags = int(flags)
+    if under:
+        path = ffi.new("char[]", os.fsencode(under + "/"))
+        strings = ffi.new("char *[]", [path])
+        opts.pathspec.strings = strings
+        opts.pathspec.count = 1
+    out = ffi.new("git_diff **")
+    check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts))
+    return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
+
+
+def add_entry(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,
+              racy: bool) -> None:
+    """Add an entry with the stat data libgit2 compares on the next scan.
+
+    `racy` stores size 0 instead of the real size, so libgit2 re-reads the file next time.
+    """
+    entry = ffi.new("git_index_entry *")
+    if st is not None:
+        entry.ctime.seconds = st.st_ctime_ns // 1_000_000_000
+        entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
+        entry.mtime.seconds = st.st_mtime_ns // 1_000_000_000
+        entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
+        entry.dev = st.st_dev & 0xFFFFFFFF
+        entry.ino = st.st_ino & 0xFFFFFFFF
+        entry.uid = st.st_uid & 0xFFFFFFFF
+        entry.gid = st.st_gid & 0xFFFFFFFF
+        entry.file_size = 0 if racy else st.st_size & 0xFFFFFFFF
+    entry.mode = mode
+    ffi.buffer(ffi.addressof(entry, "id"))[:] = bytes.fromhex(oid)
+    cpath = ffi.new("char[]", os.fsencode(path))
+    entry.path = cpath
+    check_error(C.git_index_add(index._index, entry))
+
+
+def nested_head(path: str) -> str | None:
+    """The HEAD commit of the repository at `path`, or None (not a repository, or unborn)."""
+    try:
+        nested = pygit2.Repository(path, RepositoryOpenFlag.NO_SEARCH)
+        return None if nested.head_is_unborn else str(nested.head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
