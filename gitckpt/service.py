@@ -91,11 +91,15 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     steps = tl.steps(tid)
     problems: list[str] = []
     unsaved: Changes | None = None
-    try:
-        live = tl.live(info.meta)
-        unsaved = tl.store.diff_trees(info.head.tree, live.tree)
-    except GitckptError as e:
-        problems.append(f"Cannot scan the workspace: {e.message}")
+    if info.meta.workspace not in (None, tl.store.workspace):
+        problems.append(f"This task belongs to workspace {info.meta.workspace or '(root)'!r}; "
+                        "unsaved changes are shown from there only.")
+    else:
+        try:
+            live = tl.live(info.meta)
+            unsaved = tl.store.diff_trees(info.head.tree, live.tree)
+        except GitckptError as e:
+            problems.append(f"Cannot scan the workspace: {e.message}")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "

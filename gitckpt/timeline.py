@@ -283,9 +283,11 @@ class Timeline:
             snap = self.store.snapshot(Scope.load(str(self.store.root), meta.exclude or []))
             merged = merge_plan(head.note.plan, plan or [])
             prev = head.note
-            same = (not close and snap.tree == head.tree
-                    and (texts["title"], texts["conclusion"], texts["next"], lists["verified"])
-                    == (prev.title, prev.conclusion, prev.next, prev.verified))
+            # A retried save changes nothing. Besides title, conclusion, next, verified and
+            # the files, every other field must match too, so that no update is dropped.
+            same = (not close and snap.tree == head.tree and merged == prev.plan
+                    and texts == {k: getattr(prev, k) for k in texts}
+                    and lists == {k: getattr(prev, k) for k in lists})
             if same:
                 return SaveResult(tid, head.n, head.commit, head.tree, True, False, Changes(),
                                   _skipped(snap), redacted, prev.plan)

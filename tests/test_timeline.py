@@ -226,3 +226,25 @@ def test_a_killed_save_between_head_and_step_ref_is_repaired(repo):
     assert service.save(repo, "s2").step == 2
     assert f"refs/checkpoints/{task}/steps/1" in refs(repo)
     assert service.resume(repo).problems == []
+
+
+def test_a_retried_save_with_new_details_is_not_dropped(repo):
+    service.init(repo, "t")
+    service.save(repo, "A", conclusion="c")
+    assert service.save(repo, "A", conclusion="c").idempotent
+    r = service.save(repo, "A", conclusion="c", open_questions=["new question"])
+    assert not r.idempotent and r.step == 2
+    r = service.save(repo, "A", conclusion="c", open_questions=["new question"],
+                     plan=["Docs=done"])
+    assert not r.idempotent and r.step == 3
+
+
+def test_resume_of_a_task_from_another_workspace_of_the_repo(repo):
+    pkg = repo / "pkg"
+    pkg.mkdir()
+    task = service.init(pkg, "package task").save.task
+    r = service.resume(repo, task=task)
+    assert r.unsaved is None and "belongs to workspace 'pkg'" in r.problems[0]
+    from gitckpt.errors import TaskElsewhere
+    with pytest.raises(TaskElsewhere):
+        service.save(repo, "wrong place", task=task)

@@ -21,7 +21,7 @@ from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
 from gitckpt.errors import InternalError, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import EMPTY_TREE, Mode
+from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree
 from gitckpt.scope import Scope
 from gitckpt.store.base import Skipped, Snapshot
 from gitckpt.store.git_index import add_entry, index_diff, nested_head
@@ -32,6 +32,8 @@ from gitckpt.store.git_index import add_entry, index_diff, nested_head
 # (libgit2's own UPDATE_INDEX refresh is not used: with a standalone index it would update the
 # repository's index in memory instead.)
 RACY_NS = 2_000_000_000
+# Index changes kept pending (re-found by the next scan) rather than written at once.
+PENDING_MAX = 100
 _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
@@ -51,17 +53,23 @@ class _Pass:
     attributes: set[str]
     racy: set[str]  # entries smudged because their file was too new to trust
     filters: bool = False
-    dirty: bool = False
     now: int = field(default_factory=time.time_ns)
     skipped: list[Skipped] = field(default_factory=list)
     refilter: set[str] = field(default_factory=set)
     renormalize: set[str] = field(default_factory=set)
+    # Every change made to the index, by work-tree path: (mode, id), or None when removed.
+    changes: dict[str, tuple[int, str] | None] = field(default_factory=dict)
+
+    def put(self, path: str, oid: str, mode: int, st: os.stat_result | None, racy: bool) -> None:
+        (self.racy.add if racy else self.racy.discard)(path)
+        add_entry(self.index, path, oid, mode, st, racy)
+        self.changes[path] = (mode, oid)
 
     def remove(self, path: str) -> None:
         self.racy.discard(path)
         if path in self.index:
             self.index.remove(path)
-            self.dirty = True
+            self.changes[path] = None
 
     def skip(self, rel: str, reason, st: os.stat_result | None = None) -> None:
         self.skipped.append(Skipped(rel, reason, st.st_size if st else None,
@@ -86,8 +94,13 @@ class Scanner:
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
                  ) -> Snapshot:
         before = _stamp(self.user_index)
+        opened = _stamp(self.index_path)
         index = self._open_index(update_cache)
         state = self._read_state()
+        # The recorded tree is that of the index we read only if the file did not change
+        # while we read it (writers replace it by rename) and the state names that file.
+        same_file = opened is not None and _stamp(self.index_path) == opened
+        base = state.get("tree") if same_file and state.get("index") == list(opened) else None
         fingerprint = self._fingerprint(scope)
         p = _Pass(index, scope, set(state.get("gitlinks", [])),
                   set(state.get("attributes", [])), set(state.get("racy", [])))
@@ -110,14 +123,20 @@ class Scanner:
             self._renormalize(p)
         if p.refilter and cached:  # an empty cache holds nothing the rules could drop
             self._refilter(p)
-        tree = self._tree(index)
-        if update_cache:
-            if p.dirty:
-                self._write_index(index)
-            new_state = {"fingerprint": fingerprint, "gitlinks": sorted(p.gitlinks),
-                         "attributes": sorted(p.attributes), "racy": sorted(p.racy)}
-            if new_state != state:
-                self._write_state(new_state)
+        if base and base not in self.repo.odb:
+            base = None
+        tree = self._tree(index, base, p.changes)
+        new_state = {"fingerprint": fingerprint, "gitlinks": sorted(p.gitlinks),
+                     "attributes": sorted(p.attributes), "racy": sorted(p.racy),
+                     "index": state.get("index"), "tree": state.get("tree")}
+        # Writing a large index costs more than re-reading a few changed files next time, so
+        # small changes stay pending; rule changes and unknown bases are written at once.
+        if update_cache and p.changes and (base is None or len(p.changes) > PENDING_MAX
+                                           or p.refilter or p.renormalize):
+            self._write_index(index)
+            new_state.update(index=list(_stamp(self.index_path) or ()), tree=tree)
+        if update_cache and new_state != state:
+            self._write_state(new_state)
         if _stamp(self.user_index) != before:
             raise InternalError(
                 f"{self.user_index} changed during a snapshot. gitckpt never writes it, so "
@@ -253,10 +272,7 @@ class Scanner:
                 mode = Mode.SYMLINK
             else:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE
-            racy = p.now - st.st_mtime_ns < RACY_NS
-            (p.racy.add if racy else p.racy.discard)(path)
-            add_entry(p.index, path, str(oid), mode, st, racy=racy)
-            p.dirty = True
+            p.put(path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
 
     def _blob(self, path: str, full: str, st: os.stat_result, filters: bool) -> pygit2.Oid:
         """The blob of a file or link; written only when the object database lacks it.
@@ -280,9 +296,8 @@ class Scanner:
             p.gitlinks.discard(path)
             p.skip(rel, "nested_repo")
             return
-        add_entry(p.index, path, head, Mode.GITLINK, None, racy=False)
+        p.put(path, head, Mode.GITLINK, None, racy=False)
         p.gitlinks.add(path)
-        p.dirty = True
 
     def _check_gitlinks(self, p: _Pass) -> None:
         """Nested repositories whose HEAD moved or that vanished (libgit2 skips gitlinks)."""
@@ -293,8 +308,7 @@ class Scanner:
                 p.remove(path)
                 p.gitlinks.discard(path)
             elif current is None or str(current) != head:
-                add_entry(p.index, path, head, Mode.GITLINK, None, racy=False)
-                p.dirty = True
+                p.put(path, head, Mode.GITLINK, None, racy=False)
 
     def _renormalize(self, p: _Pass) -> None:
         """Re-hash cached files under dirs whose .gitattributes changed, as a fresh `git add`
@@ -331,15 +345,60 @@ class Scanner:
                 if gone:
                     p.remove(path)
 
-    def _tree(self, index: pygit2.Index) -> ObjectId:
-        root = index.write_tree(self.repo)
-        if not self.prefix:
-            return ObjectId(str(root))
-        try:
-            return ObjectId(str(self.repo[root][self.prefix].id))
-        except KeyError:
+    def _tree(self, index: pygit2.Index, base: str | None,
+              changes: dict[str, tuple[int, str] | None]) -> ObjectId:
+        """The workspace tree: `base` with `changes` applied, or the whole index written."""
+        if base is not None:
+            cut = len(self.prefix) + 1 if self.prefix else 0
+            tree = self._apply(ObjectId(base), {os.fsencode(k[cut:]): v
+                                                for k, v in changes.items()})
+        else:
+            root = index.write_tree(self.repo)
+            try:
+                tree = ObjectId(str(self.repo[root][self.prefix].id) if self.prefix
+                                else str(root))
+            except KeyError:
+                tree = EMPTY_TREE
+        if tree == EMPTY_TREE:
             self.repo.odb.write(ObjectType.TREE, b"")
+        return tree
+
+    def _apply(self, tree: ObjectId, changes: dict[bytes, tuple[int, str] | None]
+               ) -> ObjectId:
+        """Tree `tree` with `changes` (path -> (mode, id) or None) applied; only the trees on
+        the changed paths are read and written (libgit2 rewrites every tree once any is stale).
+        """
+        if not changes:
+            return tree
+        entries = {e.name: e for e in self._read_tree(tree)}
+        leaves: dict[bytes, tuple[int, str] | None] = {}
+        below: dict[bytes, dict[bytes, tuple[int, str] | None]] = {}
+        for path, change in changes.items():
+            head, sep, rest = path.partition(b"/")
+            if sep:
+                below.setdefault(head, {})[rest] = change
+            else:
+                leaves[head] = change
+        for name, sub in below.items():
+            old = entries.pop(name, None)
+            child = self._apply(old.id if old and old.mode == Mode.TREE else EMPTY_TREE, sub)
+            if child != EMPTY_TREE:
+                entries[name] = TreeEntry(name, Mode.TREE, child)
+        for name, change in leaves.items():
+            if change is not None:  # a file replacing a folder wins: both cannot exist
+                entries[name] = TreeEntry(name, Mode(change[0]), ObjectId(change[1]))
+            elif name in entries and entries[name].mode != Mode.TREE:
+                del entries[name]
+        if not entries:
             return EMPTY_TREE
+        return ObjectId(str(self.repo.odb.write(ObjectType.TREE,
+                                                encode_tree(list(entries.values())))))
+
+    def _read_tree(self, tree: ObjectId) -> list[TreeEntry]:
+        if tree == EMPTY_TREE:
+            return []
+        kind, body = self.repo.odb.read(tree)
+        return decode_tree(body)
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
