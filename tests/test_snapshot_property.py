@@ -14,11 +14,22 @@ from hypothesis import strategies as st
 from conftest import git, git_tree
 from gitckpt.scope import Scope
 from gitckpt.store import git_scan, open_store
+from gitckpt.store.base import Changes
 
 NAMES = ["a", "b", "c.txt", "d"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)
 ops = st.lists(st.tuples(st.sampled_from(["write", "delete", "chmod", "symlink", "rmtree"]),
                          paths, st.binary(max_size=8)), min_size=1, max_size=6)
+
+
+def git_changes(root: Path, old: str, new: str) -> Changes:
+    """What `git diff-tree` reports, as added/modified/deleted paths (type changes split)."""
+    out = git(root, "diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+    parts = out.split("\0")[:-1]
+    found: dict[str, list[str]] = {"A": [], "M": [], "D": []}
+    for status, path in zip(parts[::2], parts[1::2], strict=True):
+        found["M" if status == "T" else status].append(path)
+    return Changes(*(tuple(sorted(found[k])) for k in "AMD"))
 
 
 def apply(root: Path, op: str, rel: str, data: bytes) -> None:
@@ -65,6 +76,7 @@ def test_incremental_snapshots_equal_git(batches, pending_max):
         root.mkdir()
         git(root, "init", "-q")
         store = open_store(root)
+        previous = None
         for batch in batches:
             for op, rel, data in batch:
                 apply(root, op, rel, data)
@@ -72,6 +84,10 @@ def test_incremental_snapshots_equal_git(batches, pending_max):
                 snap = store.snapshot(Scope())
             assert snap.tree == git_tree(root), batch
             assert store.snapshot(Scope(), update_cache=False).tree == snap.tree
+            if previous is not None:
+                assert store.diff_trees(previous, snap.tree) == git_changes(
+                    root, previous, snap.tree)
+            previous = snap.tree
     finally:
         git_scan.PENDING_MAX = old
         shutil.rmtree(base)

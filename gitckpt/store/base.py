@@ -13,7 +13,7 @@ import filelock
 
 from gitckpt.errors import StoreBusy, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import Commit, TreeEntry
+from gitckpt.objects import Commit, Mode, TreeEntry
 from gitckpt.scope import Reason, Scope
 
 NOTES_REF = "refs/notes/checkpoints"
@@ -200,9 +200,50 @@ class Store(ABC):
         lock); objects may still be written. The caller holds the lock when `update_cache`.
         """
 
-    @abstractmethod
     def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
-        """Paths added, modified (content, mode or type) and deleted from tree `old` to `new`."""
+        """Paths added, modified (content, mode or type) and deleted from tree `old` to `new`.
+
+        Identical subtrees are skipped, so the cost follows the changes, not the tree size.
+        """
+        added: list[str] = []
+        modified: list[str] = []
+        deleted: list[str] = []
+
+        def files(tree: ObjectId, prefix: str, out: list[str]) -> None:
+            for e in self.read_tree(tree):
+                path = prefix + os.fsdecode(e.name)
+                if e.mode == Mode.TREE:
+                    files(e.id, path + "/", out)
+                else:
+                    out.append(path)
+
+        def walk(a: ObjectId, b: ObjectId, prefix: str) -> None:
+            left = {e.name: e for e in self.read_tree(a)}
+            right = {e.name: e for e in self.read_tree(b)}
+            for name in sorted(left.keys() | right.keys()):
+                x, y = left.get(name), right.get(name)
+                path = prefix + os.fsdecode(name)
+                if x is not None and y is not None and (x.id, x.mode) == (y.id, y.mode):
+                    continue
+                x_dir = x is not None and x.mode == Mode.TREE
+                y_dir = y is not None and y.mode == Mode.TREE
+                if x_dir and y_dir:
+                    walk(x.id, y.id, path + "/")
+                    continue
+                if x_dir:
+                    files(x.id, path + "/", deleted)
+                elif x is not None and (y is None or y_dir):
+                    deleted.append(path)
+                if y_dir:
+                    files(y.id, path + "/", added)
+                elif y is not None and (x is None or x_dir):
+                    added.append(path)
+                elif y is not None:
+                    modified.append(path)
+
+        if old != new:
+            walk(old, new, "")
+        return Changes(tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)))
 
     def git_state(self) -> GitState | None:
         """Where the user's repository stands now; None for stores without one."""

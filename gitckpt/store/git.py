@@ -8,7 +8,6 @@ written, and no git command line is run.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import pygit2
@@ -19,7 +18,7 @@ from gitckpt.ids import ObjectId
 from gitckpt.objects import (AUTHOR_EMAIL, AUTHOR_NAME, Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
 from gitckpt.scope import Scope
-from gitckpt.store.base import NOTES_REF, Changes, GitState, Snapshot, Store
+from gitckpt.store.base import NOTES_REF, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -181,21 +180,6 @@ class GitStore(Store):
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
-
-    def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
-        if old == new:
-            return Changes()
-        diff = self.repo.diff(self.repo[old], self.repo[new],
-                              flags=pygit2.enums.DiffOption.SKIP_BINARY_CHECK)
-        added, modified, deleted = [], [], []
-        for d in diff.deltas:
-            if d.status == pygit2.enums.DeltaStatus.ADDED:
-                added.append(os.fsdecode(d.new_file.raw_path))
-            elif d.status == pygit2.enums.DeltaStatus.DELETED:
-                deleted.append(os.fsdecode(d.old_file.raw_path))
-            else:
-                modified.append(os.fsdecode(d.new_file.raw_path))
-        return Changes(tuple(added), tuple(modified), tuple(deleted))
 
     def git_state(self) -> GitState:
         repo = self.repo
