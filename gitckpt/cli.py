@@ -51,12 +51,14 @@ def cli(ctx: click.Context, root: str, as_json: bool) -> None:
               help="Leave matching files out of snapshots (.gitignore syntax); repeatable.")
 @click.option("--plan", multiple=True, metavar="ITEM[=STATUS]",
               help="A plan item (pending, in_progress, done, blocked); repeatable.")
+@click.option("--store", default=None, metavar="DIR",
+              help="Plain folders only: keep the checkpoints in DIR (default: ./.gitckpt).")
 @pass_ctx
 def init(c: Ctx, name: str, goal: str, constraints: str, exclude: tuple[str, ...],
-         plan: tuple[str, ...]) -> None:
+         plan: tuple[str, ...], store: str | None) -> None:
     """Start a task NAME: snapshot 0, and make it the active task."""
     result = service.init(c.root, name, goal=goal, constraints=constraints,
-                          exclude=list(exclude), plan=list(plan))
+                          exclude=list(exclude), plan=list(plan), store=store)
     c.emit(result, render_init)
 
 

@@ -18,8 +18,9 @@ from gitckpt.store.base import Changes
 from gitckpt.timeline import Clock, SaveResult, StepRecord, TaskInfo, Timeline, step_ref
 
 
-def open_timeline(root: str | Path, clock: Clock = time.time) -> Timeline:
-    return Timeline(open_store(root), clock)
+def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None
+                  ) -> Timeline:
+    return Timeline(open_store(root, store=store), clock)
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,11 @@ class InitResult:
 
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
          exclude: list[str] | None = None, plan: list[str] | None = None,
-         clock: Clock = time.time) -> InitResult:
-    """Start a task: snapshot 0, make it active (the previous active task is suspended)."""
-    tl = open_timeline(root, clock)
+         store: str | None = None, clock: Clock = time.time) -> InitResult:
+    """Start a task: snapshot 0, make it active (the previous active task is suspended).
+
+    `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
+    tl = open_timeline(root, clock, store)
     items = [PlanItem.parse(p) for p in plan or []]
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)

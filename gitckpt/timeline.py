@@ -102,11 +102,12 @@ class Timeline:
     # -- reading -------------------------------------------------------------------------------
 
     def record(self, commit: ObjectId) -> StepRecord:
+        tree = self.store.read_commit(commit).tree  # first: a missing commit says so
         text = self.store.read_note(commit)
         if text is None:
             raise StoreCorrupt(f"Timeline commit {commit} has no note",
                                "Run `gitckpt doctor` to check the store.")
-        return StepRecord(commit, self.store.read_commit(commit).tree, Note.parse(text, commit))
+        return StepRecord(commit, tree, Note.parse(text, commit))
 
     def head(self, task: TaskId) -> StepRecord:
         commit = self.store.get_ref(head_ref(task))
@@ -190,9 +191,11 @@ class Timeline:
     def _set_active(self, task: TaskId) -> None:
         state = self.store.state_dir
         try:
-            state.mkdir(parents=True, exist_ok=True)
+            state.mkdir(parents=True, exist_ok=True, mode=0o700)
             tmp = state / f"active.{os.getpid()}.tmp"
-            tmp.write_text(task + "\n")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(task + "\n")
             os.replace(tmp, state / "active")
         except OSError as e:
             raise StoreNotWritable(f"Cannot write {state}: {e.strerror}.",
@@ -229,6 +232,7 @@ class Timeline:
         constraints, n3 = redact(constraints.strip())
         if not name:
             raise InvalidArgument("The task name is empty.", 'Use gitckpt init "NAME".')
+        self.store.prepare()
         with self.store.lock():
             task = new_task_id(name)
             while self.store.get_ref(head_ref(task)) is not None:

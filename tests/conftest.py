@@ -151,6 +151,58 @@ def guard(repo) -> RepoGuard:
     return RepoGuard(repo)
 
 
+def make_plain(path: Path) -> Path:
+    """A plain folder (no git) with the same kinds of files as `make_repo`."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "src").mkdir()
+    (path / "src" / "app.py").write_text("print('v2')\n")
+    (path / "src" / "staged.py").write_text("x = 1\n")
+    (path / "README.md").write_text("# project\n")
+    (path / ".gitignore").write_text("*.log\nbuild/\n")
+    (path / "notes.txt").write_text("untracked\n")
+    (path / "debug.log").write_text("ignored\n")
+    return path
+
+
+class Workspace:
+    """A workspace of either kind, with its store readable by stock git."""
+
+    def __init__(self, kind: str, root: Path) -> None:
+        self.kind = kind
+        self.root = root
+        self.git_dir = root / ".git" if kind == "git" else root / ".gitckpt"
+
+    def git(self, *args: str, check: bool = True) -> str:
+        """git against the store (the repository itself, or the plain folder's store)."""
+        return git(self.root, f"--git-dir={self.git_dir}", *args, check=check)
+
+    def fsck(self) -> None:
+        p = subprocess.run(["git", f"--git-dir={self.git_dir}", "fsck", "--strict",
+                            "--no-dangling"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stdout + p.stderr
+        bad = [ln for ln in (p.stdout + p.stderr).lower().splitlines()
+               if ln and "unborn branch" not in ln]
+        assert not bad, bad
+
+
+@pytest.fixture(params=["git", "dir"])
+def ws(request, tmp_path) -> Workspace:
+    """The same test on a git repository (GitStore) and on a plain folder (DirStore); the
+    repository must keep everything of the user's (see `repo`)."""
+    if request.param == "git":
+        root = make_repo(tmp_path / "repo")
+        guard = RepoGuard(root)
+    else:
+        root = make_plain(tmp_path / "plain")
+        guard = None
+    w = Workspace(request.param, root)
+    yield w
+    if guard is not None and request.node.get_closest_marker("user_git") is None:
+        guard.check(status_changes=True)
+    if w.git_dir.exists():
+        w.fsck()
+
+
 def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:
     """What git itself computes for the in-scope files: a temp index, `add -A`, `write-tree`."""
     index = Path(tempfile.mkdtemp()) / "index"

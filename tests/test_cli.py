@@ -92,10 +92,11 @@ def test_closed_task_refuses_saves(repo):
 def test_bad_workspaces(tmp_path):
     f = tmp_path / "file.txt"
     f.write_text("x")
-    for where, message in [(f, "not a directory"), (tmp_path / "missing", "does not exist"),
-                           (tmp_path, "not inside a git work tree")]:
+    for where, message in [(f, "not a directory"), (tmp_path / "missing", "does not exist")]:
         r = run_cli("-C", str(where), "tasks")
         assert r.code == 1 and message in r.err and "hint:" in r.err, r
+    r = run_cli("-C", str(tmp_path), "tasks")  # a plain folder: no store until init
+    assert r.code == 0 and "No tasks yet" in r.out and not (tmp_path / ".gitckpt").exists()
 
 
 def test_inside_dot_git_is_refused(repo):

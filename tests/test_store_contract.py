@@ -21,7 +21,14 @@ def git_store(root: Path) -> Store:
     return open_store(root)
 
 
-STORES = {"git": git_store}
+def dir_store(root: Path) -> Store:
+    root.mkdir()
+    store = open_store(root)
+    store.prepare()
+    return store
+
+
+STORES = {"git": git_store, "dir": dir_store}
 
 
 @pytest.fixture(params=sorted(STORES))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from gitckpt.errors import NotAGitWorkspace, WorkspaceError
+from gitckpt.errors import InvalidArgument, StoreCorrupt, WorkspaceError
+from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Store
 
 
@@ -25,15 +27,54 @@ def resolve_root(path: str | Path) -> Path:
     return resolved
 
 
-def open_store(path: str | Path) -> Store:
-    """The store of the workspace at `path`."""
+def _dir_store(root: Path, store: Path) -> Store:
+    from gitckpt.store.dir import DirStore
+
+    store = Path(os.path.abspath(store.expanduser()))
+    if store == root:
+        raise InvalidArgument(f"The store cannot be the workspace itself ({root}).",
+                              "Use a folder inside it (the default .gitckpt) or elsewhere.")
+    return DirStore(root, store)
+
+
+def _marked(root: Path) -> Store | None:
+    """The store a `.gitckpt` folder or pointer file at `root` names, if any."""
+    from gitckpt.store.dir import read_pointer
+
+    marker = root / POINTER
+    if marker.is_dir():
+        return _dir_store(root, marker)
+    if marker.is_file():
+        target = read_pointer(marker)
+        if not (target / "gitckpt" / "format").is_file():
+            raise StoreCorrupt(f"{marker} names the store {target}, which does not exist.",
+                               "Restore that folder, or delete the pointer file to start a new "
+                               "store here.")
+        return _dir_store(root, target)
+    return None
+
+
+def open_store(path: str | Path, *, store: str | None = None) -> Store:
+    """The store of the workspace at `path`.
+
+    A `.gitckpt` folder or pointer file at the workspace wins; then the git repository the
+    workspace is in; then a `.gitckpt` in a parent folder; then `store` (init --store) or
+    GITCKPT_STORE; then a new `.gitckpt` folder in the workspace.
+    """
     from gitckpt.store.git import open_git_store  # pygit2 loads only when a store is opened
 
     root = resolve_root(path)
-    store = open_git_store(root)
-    if store is None:
-        raise NotAGitWorkspace(
-            f"{root} is not inside a git work tree.",
-            "Run gitckpt inside a git repository (`git init` creates one).",
-        )
-    return store
+    if store:
+        if open_git_store(root) is not None:
+            raise InvalidArgument("--store is for plain folders.",
+                                  "In a git repository the checkpoints live in the repository.")
+        return _dir_store(root, Path(store))
+    found = _marked(root) or open_git_store(root)
+    if found is not None:
+        return found
+    for parent in root.parents:
+        found = _marked(parent)
+        if found is not None:
+            return found
+    env = os.environ.get("GITCKPT_STORE")
+    return _dir_store(root, Path(env) if env else root / POINTER)

@@ -110,7 +110,7 @@ class Store(ABC):
                     f"Cannot create {self.lock_path.parent}: {e.strerror}.",
                     "gitckpt needs write access to the store; check its permissions.",
                 ) from e
-            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path))
+            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path), mode=0o600)
         timeout = lock_timeout()
         try:
             lock.acquire(timeout=timeout)
@@ -244,6 +244,9 @@ class Store(ABC):
         if old != new:
             walk(old, new, "")
         return Changes(tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)))
+
+    def prepare(self) -> None:  # noqa: B027 (optional hook, not abstract)
+        """Create what the store needs before its first write (a no-op where it exists)."""
 
     def git_state(self) -> GitState | None:
         """Where the user's repository stands now; None for stores without one."""

@@ -1,0 +1,370 @@
+"""DirStore: the git model in a plain directory, written with the standard library only.
+
+The store is a bare git repository that stock git can read (`git --git-dir=STORE log`, `fsck`):
+loose zlib objects, refs as files, notes as a notes commit with a two-level fan-out tree. Our
+own state lives under `STORE/gitckpt/`. Objects are written as `tmp_obj_*` files (which git
+ignores), made durable together, then renamed into place before any ref points at them; refs
+are replaced by fsync-and-rename under the store lock. Files are 0600, folders 0700.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import sys
+import time as _time
+import zlib
+from pathlib import Path
+
+from gitckpt.errors import RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
+from gitckpt.ids import ObjectId
+from gitckpt.objects import (EMPTY_TREE, Commit, Mode, TreeEntry, decode_commit, decode_tree,
+                             encode_commit, encode_tree, hash_object)
+from gitckpt.scope import Scope
+from gitckpt.snapshot import POINTER, DirScanner, Progress
+from gitckpt.store.base import NOTES_REF, Snapshot, Store
+
+FORMAT = 1
+POINTER_PREFIX = "gitckpt-store: "
+
+
+def read_pointer(path: Path) -> Path:
+    """The store named by pointer file `path`."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise StoreCorrupt(f"Cannot read the store pointer {path}: {e}",
+                           "It should hold one line: gitckpt-store: /path/to/store") from e
+    if not text.startswith(POINTER_PREFIX):
+        raise StoreCorrupt(f"{path} is not a gitckpt store pointer",
+                           "It should hold one line: gitckpt-store: /path/to/store")
+    return Path(text[len(POINTER_PREFIX):])
+
+
+def _mkdir(path: Path) -> None:
+    """Create a private folder and make its entry in the parent durable."""
+    if path.is_dir():
+        return
+    _mkdir(path.parent)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Atomically replace `path`: unique temp file, fsync, rename, fsync the folder."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _syncfs(path: Path) -> bool:
+    """Flush the whole file system holding `path` (Linux); False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            return libc.syncfs(fd) == 0
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        return False
+
+
+class DirStore(Store):
+    kind = "dir"
+
+    def __init__(self, root: Path, path: Path) -> None:
+        self.root = root
+        self.path = path
+        self.workspace = str(root)
+        key = hashlib.sha1(os.fsencode(str(root))).hexdigest()[:12]
+        self.state_dir = path / "gitckpt" / f"ws-{key}"
+        self.lock_path = path / "gitckpt" / "lock"
+        self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
+        self._notes: tuple[ObjectId | None, dict[bytes, TreeEntry]] | None = None
+        if self.exists():
+            self._check_format()
+        skip = set()
+        if root in path.parents:  # a store inside the workspace is never snapshotted
+            skip.add(path.relative_to(root).as_posix())
+        self._scanner = DirScanner(root, self.state_dir / "cache", skip, self.has_object,
+                                   self._write_object)
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.path / "gitckpt" / "format").exists() or (self.path / "HEAD").exists()
+
+    def _check_format(self) -> None:
+        try:
+            found = int((self.path / "gitckpt" / "format").read_text().strip())
+        except (OSError, ValueError) as e:
+            raise StoreCorrupt(f"{self.path} is not a readable gitckpt store (no format file)",
+                               "Point GITCKPT_STORE at a gitckpt store, or move this folder "
+                               "away.") from e
+        if found > FORMAT:
+            raise SchemaTooNew(f"The store {self.path}", found, FORMAT)
+
+    def prepare(self) -> None:
+        """Lay out an empty store (idempotent): a bare repository git can read, and, when the
+        store is not the workspace's own `.gitckpt` folder, a pointer file naming it."""
+        pointer = self.root / POINTER
+        if self.path != pointer:
+            if pointer.is_dir():
+                raise StoreCorrupt(f"{pointer} is a store folder, but the store is {self.path}",
+                                   "Unset GITCKPT_STORE (or --store) to use the workspace's "
+                                   "own store.")
+            if not pointer.exists() or read_pointer(pointer) != self.path:
+                try:
+                    _write_file(pointer, f"{POINTER_PREFIX}{self.path}\n".encode())
+                except OSError as e:
+                    raise StoreNotWritable(f"Cannot write {pointer}: {e.strerror}.",
+                                           "Check the workspace's permissions.") from e
+        try:
+            for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "gitckpt"):
+                _mkdir(self.path / d)
+            for name, text in (("HEAD", "ref: refs/heads/main\n"),
+                               ("config", "[core]\n\trepositoryformatversion = 0\n"
+                                          "\tfilemode = true\n\tbare = true\n"),
+                               ("description", "gitckpt checkpoints\n"),
+                               (".gitignore", "*\n"),
+                               ("gitckpt/format", f"{FORMAT}\n")):
+                if not (self.path / name).exists():
+                    _write_file(self.path / name, text.encode())
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot create the store {self.path}: {e.strerror}.",
+                                   "Check the folder's permissions, or set GITCKPT_STORE.") from e
+
+    # -- objects -----------------------------------------------------------------------------
+
+    def _object_path(self, oid: ObjectId) -> Path:
+        return self.path / "objects" / oid[:2] / oid[2:]
+
+    def _write_object(self, kind: str, body: bytes) -> ObjectId:
+        oid = hash_object(kind, body)
+        if oid in self._pending or self._object_path(oid).exists():
+            return oid  # objects are never rewritten
+        folder = self._object_path(oid).parent
+        try:
+            _mkdir(folder)
+            tmp = folder / f"tmp_obj_{secrets.token_hex(8)}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, zlib.compress(b"%s %d\0" % (kind.encode(), len(body)) + body, 1))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot write to {self.path}: {e.strerror}.",
+                                   "Check the store folder's permissions and free space.") from e
+        self._pending[oid] = tmp
+        return oid
+
+    def flush(self) -> None:
+        """Make pending objects durable, then move them into place (before any ref names them).
+
+        A crash before the renames leaves only `tmp_obj_*` files, which git and gitckpt ignore;
+        after, every object in place is complete.
+        """
+        if not self._pending:
+            return
+        if not _syncfs(self.path):
+            for tmp in self._pending.values():
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        folders = set()
+        for oid, tmp in self._pending.items():
+            final = self._object_path(oid)
+            try:
+                os.link(tmp, final)
+            except FileExistsError:
+                pass
+            except OSError:
+                os.replace(tmp, final)  # no hard links here: rename instead
+                folders.add(final.parent)
+                continue
+            os.unlink(tmp)
+            folders.add(final.parent)
+        if not _syncfs(self.path):
+            for folder in folders:
+                _fsync_dir(folder)
+        self._pending.clear()
+
+    def _read_object(self, oid: ObjectId, kind: str) -> bytes:
+        path = self._pending.get(oid) or self._object_path(oid)
+        try:
+            raw = zlib.decompress(path.read_bytes())
+        except FileNotFoundError as e:
+            raise StoreCorrupt(f"Object {oid} is missing from {self.path}",
+                               "The store is damaged; run `gitckpt doctor`.") from e
+        except (OSError, zlib.error) as e:
+            raise StoreCorrupt(f"Object {oid} in {self.path} is corrupt ({e})",
+                               "The store is damaged; run `gitckpt doctor`.") from e
+        header, _, body = raw.partition(b"\0")
+        if hash_object(kind, body) != oid:
+            what = header.split(b" ")[0].decode(errors="replace")
+            problem = "corrupt" if what == kind else f"a {what}, not a {kind}"
+            raise StoreCorrupt(f"Object {oid} in {self.path} is {problem}",
+                               "The store is damaged; run `gitckpt doctor`.")
+        return body
+
+    def write_blob(self, data: bytes) -> ObjectId:
+        return self._write_object("blob", data)
+
+    def read_blob(self, oid: ObjectId) -> bytes:
+        return self._read_object(oid, "blob")
+
+    def write_tree(self, entries: list[TreeEntry]) -> ObjectId:
+        return self._write_object("tree", encode_tree(entries))
+
+    def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
+        return [] if oid == EMPTY_TREE and not self.has_object(oid) else decode_tree(
+            self._read_object(oid, "tree"))
+
+    def write_commit(self, tree: ObjectId, parents: list[ObjectId], message: str,
+                     time: int) -> ObjectId:
+        return self._write_object("commit", encode_commit(tree, parents, time, message))
+
+    def read_commit(self, oid: ObjectId) -> Commit:
+        return decode_commit(oid, self._read_object(oid, "commit"))
+
+    def has_object(self, oid: ObjectId) -> bool:
+        return oid in self._pending or self._object_path(oid).exists()
+
+    # -- refs ----------------------------------------------------------------------------------
+
+    def get_ref(self, name: str) -> ObjectId | None:
+        try:
+            text = (self.path / name).read_text().strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return self._packed_refs().get(name)
+        except OSError as e:
+            raise StoreCorrupt(f"Cannot read {name} in {self.path}: {e.strerror}",
+                               "Run `gitckpt doctor`.") from e
+        if len(text) != 40:
+            raise StoreCorrupt(f"{name} in {self.path} is damaged", "Run `gitckpt doctor`.")
+        return ObjectId(text)
+
+    def _packed_refs(self) -> dict[str, ObjectId]:
+        """Refs `git pack-refs` moved into packed-refs (if someone ran it on the store)."""
+        try:
+            lines = (self.path / "packed-refs").read_text().splitlines()
+        except OSError:
+            return {}
+        out = {}
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 2 and len(parts[0]) == 40 and not line.startswith("#"):
+                out[parts[1]] = ObjectId(parts[0])
+        return out
+
+    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
+        out = {k: v for k, v in self._packed_refs().items() if k.startswith(prefix)}
+        top = self.path / "refs"
+        for folder, _, files in os.walk(top):
+            for f in files:
+                if f.startswith(".") or f.endswith(".lock"):
+                    continue
+                name = Path(folder, f).relative_to(self.path).as_posix()
+                if name.startswith(prefix):
+                    oid = self.get_ref(name)
+                    if oid:
+                        out[name] = oid
+        return out
+
+    def _set_ref(self, name: str, oid: ObjectId) -> None:
+        self.flush()
+        path = self.path / name
+        try:
+            _mkdir(path.parent)
+            _write_file(path, f"{oid}\n".encode())
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot write {name} in {self.path}: {e.strerror}.",
+                                   "Check the store folder's permissions and free space.") from e
+
+    def create_ref(self, name: str, oid: ObjectId) -> None:
+        current = self.get_ref(name)
+        if current is not None:
+            raise RefMoved(name, None, current)
+        self._set_ref(name, oid)
+
+    def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
+        current = self.get_ref(name)
+        if current != old:
+            raise RefMoved(name, old, current)
+        self._set_ref(name, new)
+
+    # -- notes ---------------------------------------------------------------------------------
+
+    def _notes_root(self) -> tuple[ObjectId | None, dict[bytes, TreeEntry]]:
+        head = self.get_ref(NOTES_REF)
+        if self._notes is None or self._notes[0] != head:
+            entries = {}
+            if head is not None:
+                entries = {e.name: e for e in self.read_tree(self.read_commit(head).tree)}
+            self._notes = (head, entries)
+        return self._notes
+
+    def read_note(self, oid: ObjectId) -> str | None:
+        _, root = self._notes_root()
+        fan = root.get(oid[:2].encode())
+        if fan is not None and fan.mode == Mode.TREE:
+            for e in self.read_tree(fan.id):
+                if e.name == oid[2:].encode():
+                    return self.read_blob(e.id).decode("utf-8", "replace")
+        flat = root.get(oid.encode())  # git writes flat notes trees while they are small
+        return None if flat is None else self.read_blob(flat.id).decode("utf-8", "replace")
+
+    def write_note(self, oid: ObjectId, text: str) -> None:
+        head, root = self._notes_root()
+        blob = self.write_blob(text.encode())
+        root = dict(root)
+        root.pop(oid.encode(), None)
+        fan = root.get(oid[:2].encode())
+        leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
+        leaves[oid[2:].encode()] = TreeEntry(oid[2:].encode(), Mode.FILE, blob)
+        sub = self.write_tree(list(leaves.values()))
+        root[oid[:2].encode()] = TreeEntry(oid[:2].encode(), Mode.TREE, sub)
+        tree = self.write_tree(list(root.values()))
+        commit = self._write_object("commit", encode_commit(
+            tree, [head] if head else [], int(_time.time()), "Notes added by 'gitckpt'\n"))
+        self.cas_ref(NOTES_REF, commit, head)
+
+    # -- the workspace -----------------------------------------------------------------------
+
+    def snapshot(self, scope: Scope, *, update_cache: bool = True,
+                 progress: Progress | None = None) -> Snapshot:
+        tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
+                                               progress=progress)
+        self.flush()
+        return Snapshot(tree, tuple(skipped))
+
