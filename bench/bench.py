@@ -13,6 +13,7 @@ the `gitckpt` command (process start-up and imports included).
 from __future__ import annotations
 
 import argparse
+from functools import partial
 import os
 import random
 import shutil
@@ -38,11 +39,12 @@ def git(root: Path, *args: str, env: dict | None = None) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def make_workspace(root: Path, n: int, seed: int = 1) -> list[Path]:
+def make_workspace(root: Path, n: int, seed: int = 1, with_git: bool = True) -> list[Path]:
     """N text files of 1-7 KiB (4 KiB average), 50 per directory, committed once."""
     rng = random.Random(seed)
     root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
+    if with_git:
+        git(root, "init", "-q", "-b", "main")
     files = []
     for i in range(n):
         d = root / f"d{i // 2500:03d}" / f"s{(i // 50) % 50:02d}"
@@ -53,9 +55,70 @@ def make_workspace(root: Path, n: int, seed: int = 1) -> list[Path]:
         line = f"{i:08d} " + "".join(rng.choices("abcdefghijklmnopqrstuvwxyz ", k=63)) + "\n"
         f.write_text(line * (size // len(line) + 1))
         files.append(f)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
+    if with_git:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "first")
     return files
+
+
+def du(path: Path, skip: set[str] = frozenset()) -> int:
+    """Bytes on disk under `path` (allocated blocks), leaving out top-level names in `skip`."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        if Path(dirpath) == path:
+            dirnames[:] = [d for d in dirnames if d not in skip]
+            filenames = [f for f in filenames if f not in skip]
+        for f in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def bench_plain(root: Path, files: list[Path], repeat: int, first_repeat: int
+                ) -> dict[str, float]:
+    """DirStore on a plain folder, and the peer task-checkpoint-mcp on the same folder, run by
+    run. Both keep their stores outside the folder, so neither scans the other's."""
+    try:
+        from tc import TaskCheckpoint  # task-checkpoint-mcp, see bench/requirements.txt
+    except ImportError:
+        TaskCheckpoint = None
+        print("task-checkpoint-mcp is not installed: no peer figures "
+              "(pip install -r bench/requirements.txt)", file=sys.stderr)
+    store = root.parent / f"{root.name}-gitckpt"
+    peer_store = root.parent / f"{root.name}-peer"
+    counter = iter(range(10**9))
+    first, peer_first = [], []
+    peer = None
+    for _ in range(first_repeat):
+        shutil.rmtree(store, ignore_errors=True)
+        (root / ".gitckpt").unlink(missing_ok=True)
+        first.append(timed(lambda: service.init(root, "bench", store=str(store))))
+        if TaskCheckpoint is not None:
+            shutil.rmtree(peer_store, ignore_errors=True)
+            peer = TaskCheckpoint(str(root), store=str(peer_store))
+            peer.init(str(root), "bench", store=str(peer_store))
+            peer_first.append(timed(partial(peer.save, str(root), f"first {next(counter)}")))
+    nochange, ten, peer_nochange, peer_ten = [], [], [], []
+    for _ in range(repeat):
+        nochange.append(timed(lambda: service.save(root, f"nochange {next(counter)}")))
+        if peer is not None:
+            peer_nochange.append(timed(lambda: peer.save(str(root), f"n {next(counter)}")))
+    for r in range(repeat):
+        touch_files(files, 10, f"ckpt{r}")
+        ten.append(timed(lambda: service.save(root, f"ten {next(counter)}")))
+        if peer is not None:
+            touch_files(files, 10, f"peer{r}")
+            peer_ten.append(timed(lambda: peer.save(str(root), f"t {next(counter)}")))
+    out = {"first": median_ms(first), "nochange": median_ms(nochange), "ten": median_ms(ten),
+           "store": du(store), "workspace": du(root, {".gitckpt", ".task-checkpoint-store.json"})}
+    if peer is not None:
+        out.update(peer_first=median_ms(peer_first), peer_nochange=median_ms(peer_nochange),
+                   peer_ten=median_ms(peer_ten))
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.rmtree(peer_store, ignore_errors=True)
+    return out
 
 
 def median_ms(samples: list[float]) -> float:
@@ -136,8 +199,16 @@ def main() -> None:
     ap.add_argument("--dir", default=None, help="where to build workspaces (default: temp)")
     args = ap.parse_args()
     base = Path(args.dir or tempfile.mkdtemp(prefix="gitckpt-bench-"))
-    rows = []
+    rows, plain_rows = [], []
     for n in [int(s) for s in args.sizes.split(",")]:
+        root = base / f"plain-{n}"
+        shutil.rmtree(root, ignore_errors=True)
+        files = make_workspace(root, n, with_git=False)
+        time.sleep(2.5)
+        d = bench_plain(root, files, args.repeat, first_repeat=1 if n >= 100_000 else 3)
+        plain_rows.append((n, d))
+        print(f"[{n} files, plain] {d}", file=sys.stderr)
+        shutil.rmtree(root, ignore_errors=True)
         root = base / f"ws-{n}"
         shutil.rmtree(root, ignore_errors=True)
         t = time.perf_counter()
@@ -159,6 +230,19 @@ def main() -> None:
             f"| {g['nochange']:.0f} ms | {c['nochange'] / g['nochange']:.2f} | {c['ten']:.0f} ms "
             f"| {g['ten']:.0f} ms | {c['ten'] / g['ten']:.2f} | {c['cli']:.0f} ms "
             f"| {c['resume']:.0f} ms |")
+    lines += [
+        "",
+        "| files (plain folder) | first save | no-change save | 10-file save | store / workspace "
+        "on disk | peer first save | peer no-change | peer 10-file | peer / gitckpt, no-change |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, d in plain_rows:
+        peer = (f"{d['peer_first']:.0f} ms | {d['peer_nochange']:.0f} ms | {d['peer_ten']:.0f} ms "
+                f"| {d['peer_nochange'] / d['nochange']:.1f}x" if "peer_nochange" in d
+                else "- | - | - | -")
+        lines.append(
+            f"| {n:,} | {d['first']:.0f} ms | {d['nochange']:.0f} ms | {d['ten']:.0f} ms "
+            f"| {d['store'] / 2**20:.1f} / {d['workspace'] / 2**20:.1f} MiB | {peer} |")
     table = "\n".join(lines)
     print(table)
     if args.out:

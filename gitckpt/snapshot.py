@@ -13,6 +13,7 @@ import hashlib
 import marshal
 import os
 import stat
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,13 +22,13 @@ from pathlib import Path
 import pathspec
 
 from gitckpt.ids import ObjectId
-from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, encode_tree, hash_object
+from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.scope import Scope, is_sensitive
 from gitckpt.store.base import Skipped
 
 RACY_NS = 2_000_000_000
 POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
-CACHE_VERSION = 1
+CACHE_VERSION = 4
 
 # Dependency and build folders left out of plain-folder snapshots. A `.ckptignore` line such as
 # `!build/` brings one back; GITCKPT_BUILTIN_IGNORE=off drops the whole list.
@@ -39,12 +40,23 @@ BUILTIN_IGNORE = (
 )
 
 Progress = Callable[[str], None]
-# cache: rel path -> (mtime_ns, ctime_ns, size, ino, mode, blob id or b"" when left out)
-_Stat = tuple[int, int, int, int, int]
+_OURS = (".git", POINTER)
+_TREE, _FILE, _EXEC, _LINK, _GITLINK = (b"%o" % m for m in (Mode.TREE, Mode.FILE,
+                                                          Mode.EXECUTABLE, Mode.SYMLINK,
+                                                          Mode.GITLINK))
+# A cache entry is one bytes value (fast to load): the stat key, the blob id, a racy flag.
+_KEY = struct.Struct("<qqqQI")
 
 
-def _key(st: os.stat_result) -> _Stat:
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+def _key(st: os.stat_result) -> bytes:
+    return _KEY.pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def _stat_key(entry: os.DirEntry) -> bytes | None:
+    try:
+        return _key(entry.stat(follow_symlinks=False))
+    except OSError:
+        return None
 
 
 def builtin_ignore() -> tuple[str, ...]:
@@ -56,10 +68,27 @@ def builtin_ignore() -> tuple[str, ...]:
 class _Walk:
     scope: Scope
     rules: pathspec.PathSpec  # built-ins, then .ckptignore, then task excludes
-    old: dict[str, tuple]
-    new: dict[str, tuple] = field(default_factory=dict)
+    old_files: dict[str, bytes]  # rel -> stat key + blob id + racy flag
+    old_dirs: dict[str, tuple]  # rel dir -> (.gitignore chain, names left out, tree id, size)
+    new_files: dict[str, bytes] = field(default_factory=dict)
+    new_dirs: dict[str, tuple] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     now: int = field(default_factory=time.time_ns)
+
+
+class _GitIgnore:
+    """One .gitignore file, parsed only when a decision is not in the cache."""
+
+    def __init__(self, base: str, path: str) -> None:
+        self.base = base
+        self.path = path
+        self._spec: pathspec.PathSpec | None | bool = False
+
+    @property
+    def spec(self) -> pathspec.PathSpec | None:
+        if self._spec is False:
+            self._spec = _gitignore(self.path)
+        return self._spec  # type: ignore[return-value]
 
 
 def read_nested_head(path: str) -> str | None:
@@ -124,49 +153,60 @@ class DirScanner:
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
                  ) -> tuple[ObjectId, list[Skipped]]:
-        old = self._read_cache(scope)
+        rules_key = self._rules_key(scope)
+        cache = self._read_cache()
+        files = cache.get("files", {})
+        # Ignore decisions hold only under the same rules; content hashes hold regardless.
+        dirs = cache.get("dirs", {}) if cache.get("rules") == rules_key else {}
         rules = pathspec.GitIgnoreSpec.from_lines(
             [*builtin_ignore(), *scope.ckptignore, *scope.excludes])
-        w = _Walk(scope, rules, old)
-        tree = self._walk(w, str(self.root), "", [], progress) or EMPTY_TREE
+        w = _Walk(scope, rules, files, dirs)
+        raw = self._walk(w, str(self.root), "", [], (), progress)
+        tree = ObjectId(raw.hex()) if raw else EMPTY_TREE
         if tree == EMPTY_TREE and not self.has_object(EMPTY_TREE):
             self.write_object("tree", b"")
-        if update_cache and w.new != old:
-            self._write_cache(scope, w.new)
+        if update_cache and (w.new_files != files or w.new_dirs != dirs
+                             or cache.get("rules") != rules_key):
+            self._write_cache({"version": CACHE_VERSION, "rules": rules_key,
+                               "files": w.new_files, "dirs": w.new_dirs})
         return tree, sorted(w.skipped, key=lambda s: s.path)
 
     # -- the cache ---------------------------------------------------------------------------
 
-    def _fingerprint(self, scope: Scope) -> str:
-        return hashlib.sha1(repr((CACHE_VERSION, scope.fingerprint(), builtin_ignore())
-                                 ).encode()).hexdigest()
+    def _rules_key(self, scope: Scope) -> str:
+        return hashlib.sha1(repr((scope.fingerprint(), builtin_ignore())).encode()).hexdigest()
 
-    def _read_cache(self, scope: Scope) -> dict[str, tuple]:
+    def _read_cache(self) -> dict:
         try:
             with open(self.cache_path, "rb") as f:
                 data = marshal.load(f)
-            if data.get("fingerprint") == self._fingerprint(scope):
-                return data["entries"]
-        except (OSError, EOFError, ValueError, TypeError, AttributeError, KeyError):
+            if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+                return data
+        except (OSError, EOFError, ValueError, TypeError):
             pass  # a missing or corrupt cache costs a re-read, never data
         return {}
 
-    def _write_cache(self, scope: Scope, entries: dict[str, tuple]) -> None:
+    def _write_cache(self, data: dict) -> None:
         tmp = self.cache_path.with_name(f"{self.cache_path.name}.{os.getpid()}.tmp")
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
-                marshal.dump({"fingerprint": self._fingerprint(scope), "entries": entries}, f)
+                marshal.dump(data, f)
             os.replace(tmp, self.cache_path)
         except OSError:
             tmp.unlink(missing_ok=True)  # the cache is an optimisation; the snapshot stands
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, w: _Walk, path: str, rel: str, stack: list, progress: Progress | None
-              ) -> ObjectId | None:
-        """The tree of directory `path` (`rel` inside the workspace), or None when empty."""
+    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+              progress: Progress | None) -> bytes | None:
+        """The raw tree id of directory `path` (`rel` inside the workspace); None when empty.
+
+        `chain` names the .gitignore files that apply here (path and stat): while it and the
+        rules are unchanged, cached decisions are reused without matching, and while every
+        entry also matches the cache, the cached tree id is reused without rebuilding.
+        """
         try:
             with os.scandir(path) as it:
                 entries = list(it)
@@ -175,21 +215,38 @@ class DirScanner:
         except PermissionError:
             w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
             return None
-        names = {e.name for e in entries}
-        if ".gitignore" in names:
-            stack = [*stack, (rel, _gitignore(os.path.join(path, ".gitignore")))]
-        out: list[TreeEntry] = []
+        for e in entries:
+            if e.name == ".gitignore":
+                stack = [*stack, _GitIgnore(rel, e.path)]
+                chain = (*chain, (rel, _stat_key(e)))
+        known = w.old_dirs.get(rel)
+        trusted = known is not None and known[0] == chain
+        left_out = set(known[1]) if trusted else None
+        same = trusted  # the cached tree holds while nothing below differs from the cache
+        items: list[tuple[bytes, bytes, bytes]] = []  # (name, mode, raw id)
+        now_out: list[str] = []
+        old_files, old_dirs = w.old_files, w.old_dirs
         for entry in entries:
             name = entry.name
             child = rel + name
-            if name in (".git", POINTER) or child in self.skip:
+            if name in _OURS or child in self.skip:
                 continue  # git's and gitckpt's own folders (a nested workspace's store too)
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
+                same = False
                 continue  # vanished between listing and stat
             is_dir = stat.S_ISDIR(st.st_mode)
-            if self._ignored(w, child, is_dir, stack):
+            # Decisions are per name and kind: `build/` may ignore a folder but not a file.
+            tag = name + "/" if is_dir else name
+            if left_out is not None and (tag in left_out or (
+                    child + "/" in old_dirs if is_dir else child in old_files)):
+                ignored = tag in left_out
+            else:
+                ignored = self._ignored(w, child, is_dir, stack)
+                same = same and ignored  # a newly seen in-scope name changes the tree
+            if ignored:
+                now_out.append(tag)
                 if is_sensitive(child + "/" if is_dir else child):
                     w.skipped.append(Skipped(child, "sensitive", None if is_dir else st.st_size,
                                              round(st.st_mtime, 3)))
@@ -197,73 +254,86 @@ class DirScanner:
             if progress:
                 progress(child)
             if is_dir:
-                item = self._directory(w, entry.path, child, stack, progress)
+                item = self._directory(w, entry.path, child, stack, chain, progress)
+                if item is None or item[0] != _TREE or old_dirs.get(
+                        child + "/", (0, 0, b""))[2] != item[1]:
+                    same = False
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                item = self._file(w, entry.path, child, st)
+                key = _key(st)
+                cached = old_files.get(child)
+                if cached is not None and cached[-1] == 0 and cached[:_KEY.size] == key:
+                    raw = cached[_KEY.size:-1]
+                else:
+                    same = False
+                    raw = self._blob(w, entry.path, child, st)
+                    if raw is None:
+                        continue
+                racy = w.now - st.st_mtime_ns < RACY_NS
+                w.new_files[child] = key + raw + (b"\1" if racy else b"\0")
+                item = (_LINK if stat.S_ISLNK(st.st_mode) else
+                        _EXEC if st.st_mode & 0o100 else _FILE, raw)
             else:
-                item = None  # fifos, sockets, devices: not content
+                continue  # fifos, sockets, devices: not content
             if item is not None:
-                out.append(TreeEntry(os.fsencode(name), *item))
-        if not out:
-            return None
-        body = encode_tree(out)
-        oid = hash_object("tree", body)
-        if not self.has_object(oid):
-            self.write_object("tree", body)
-        return oid
+                items.append((os.fsencode(name), *item))
+        if same and len(items) == known[3]:
+            tree = known[2]
+        elif items:
+            items.sort(key=lambda i: i[0] + b"/" if i[1] == _TREE else i[0])
+            body = b"".join(b"%s %s\0" % (mode, name) + raw for name, mode, raw in items)
+            oid = hash_object("tree", body)
+            if not self.has_object(oid):
+                self.write_object("tree", body)
+            tree = bytes.fromhex(oid)
+        else:
+            tree = b""
+        w.new_dirs[rel] = (chain, tuple(now_out), tree, len(items))
+        return tree or None
 
-    def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list) -> bool:
+    def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list[_GitIgnore]) -> bool:
         """git's rule: the deepest .gitignore with a matching pattern decides; then ours."""
         probe = child + "/" if is_dir else child
         if is_sensitive(probe):
             return True
-        for base, spec in reversed(stack):
+        for gi in reversed(stack):
+            spec = gi.spec
             if spec is None:
                 continue
-            result = spec.check_file(probe[len(base):])
+            result = spec.check_file(probe[len(gi.base):])
             if result.include is not None:
                 if result.include:
                     return True
                 break
         return bool(w.rules.match_file(probe))
 
-    def _directory(self, w: _Walk, path: str, rel: str, stack: list,
-                   progress: Progress | None) -> tuple[Mode, ObjectId] | None:
+    def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+                   progress: Progress | None) -> tuple[bytes, bytes] | None:
         dotgit = os.path.join(path, ".git")
         if os.path.lexists(dotgit):  # a nested repository: a gitlink, as git stores it
             head = read_nested_head(dotgit)
             if head is None:
                 w.skipped.append(Skipped(rel, "nested_repo"))
                 return None
-            return Mode.GITLINK, ObjectId(head)
-        tree = self._walk(w, path, rel + "/", stack, progress)
-        return (Mode.TREE, tree) if tree else None
+            return _GITLINK, bytes.fromhex(head)
+        tree = self._walk(w, path, rel + "/", stack, chain, progress)
+        return (_TREE, tree) if tree else None
 
-    def _file(self, w: _Walk, path: str, rel: str, st: os.stat_result
-              ) -> tuple[Mode, ObjectId] | None:
+    def _blob(self, w: _Walk, path: str, rel: str, st: os.stat_result) -> bytes | None:
+        """Read, hash and store one file or link; None if it is left out or gone."""
         if stat.S_ISREG(st.st_mode) and w.scope.too_large(st.st_size):
             w.skipped.append(Skipped(rel, "too_large", st.st_size, round(st.st_mtime, 3)))
             return None
-        mode = (Mode.SYMLINK if stat.S_ISLNK(st.st_mode) else
-                Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE)
-        key = _key(st)
-        cached = w.old.get(rel)
-        if cached is not None and cached[0] == key and not cached[2]:
-            oid = cached[1]
-        else:
-            try:
-                data = os.fsencode(os.readlink(path)) if mode == Mode.SYMLINK else _read(path)
-            except FileNotFoundError:
-                return None
-            except OSError:
-                w.skipped.append(Skipped(rel, "unreadable", st.st_size, round(st.st_mtime, 3)))
-                return None
-            oid = hash_object("blob", data)
-            if not self.has_object(oid):
-                self.write_object("blob", data)
-        racy = w.now - st.st_mtime_ns < RACY_NS
-        w.new[rel] = (key, oid, racy)
-        return mode, oid
+        try:
+            data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else _read(path)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            w.skipped.append(Skipped(rel, "unreadable", st.st_size, round(st.st_mtime, 3)))
+            return None
+        oid = hash_object("blob", data)
+        if not self.has_object(oid):
+            self.write_object("blob", data)
+        return bytes.fromhex(oid)
 
 
 def _read(path: str) -> bytes:

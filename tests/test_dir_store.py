@@ -292,3 +292,28 @@ def test_dir_store_needs_only_the_standard_library(tmp_path):
             "print(tl.save('s', conclusion='c').step)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "1", p.stderr
+
+
+def test_cached_ignore_decisions_follow_rule_and_kind_changes(tmp_path):
+    """The decision cache must give what a fresh scan (and git) gives after each change."""
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    for root in (repo, plain):
+        root.mkdir()
+        (root / "out").write_text("a file named like an ignored folder\n")
+        (root / "x.log").write_text("log\n")
+        (root / "keep.txt").write_text("k\n")
+        (root / ".gitignore").write_text("out/\n")
+    git(repo, "init", "-q")
+    steps = [
+        lambda r: None,
+        lambda r: ((r / "out").unlink(), (r / "out").mkdir(), (r / "out" / "o").write_text("o")),
+        lambda r: (r / ".gitignore").write_text("*.log\n"),
+        lambda r: (r / "sub").mkdir() or (r / "sub" / ".gitignore").write_text("!x.log\n"),
+        lambda r: (r / "sub" / "x.log").write_text("re-included\n"),
+        lambda r: (r / ".ckptignore").write_text("keep.txt\n"),
+    ]
+    for step in steps:
+        step(repo)
+        step(plain)
+        excluded = ["keep.txt"] if (repo / ".ckptignore").exists() else []
+        assert tree_of(plain) == git_tree(repo, *excluded), step
