@@ -53,9 +53,14 @@ class DemoResult:
 def run_demo(where: str | None = None) -> DemoResult:
     if where:
         root = Path(where).expanduser().resolve()
-        if root.exists() and any(root.iterdir()):
-            raise InvalidArgument(f"{root} is not empty.", "Pass a new or empty folder.")
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            if root.exists() and (not root.is_dir() or any(root.iterdir())):
+                raise InvalidArgument(f"{root} is not an empty folder.",
+                                      "Pass a new or empty folder.")
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InvalidArgument(f"Cannot use {root}: {e.strerror}.",
+                                  "Pass a new folder in a writable place.") from e
     else:
         root = Path(tempfile.mkdtemp(prefix="gitckpt-demo-"))
     git(root, "init", "-q", "-b", "main")

@@ -116,3 +116,15 @@ class RefMoved(GitckptError):
             f"{found or 'absent'})",
             "Another writer changed the timeline; retry the command.",
         )
+
+
+class GitIndexChanged(GitckptError):
+    """The user's `.git/index` changed while a snapshot ran (gitckpt never writes it)."""
+
+    code = "git_index_changed"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path} changed while gitckpt was scanning; nothing was saved.",
+            "Another git command ran at the same time; retry. gitckpt never writes that file.",
+        )

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+from gitckpt.redact import clean
 
 SCHEMA = 1
 
@@ -33,6 +34,7 @@ class PlanItem:
     @classmethod
     def parse(cls, text: str) -> PlanItem:
         """`"Logout endpoint=in_progress"` (status optional, default pending)."""
+        text = clean(text, one_line=True)
         item, sep, status = text.rpartition("=")
         if sep and status.strip() in PLAN_STATUSES:
             return cls(item.strip(), status.strip())
@@ -109,7 +111,28 @@ class Note:
         extra = {k: data.pop(k) for k in list(data) if k not in known}
         try:
             data["plan"] = [PlanItem(**p) for p in data.get("plan", [])]
-            return cls(**data, extra=extra)
+            note = cls(**data, extra=extra)
+            _check_types(note)
+            return note
         except (TypeError, InvalidArgument) as e:
             raise StoreCorrupt(f"The note of {where} is malformed: {e}",
                                "Run `gitckpt doctor` to check the store.") from e
+
+
+_TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str,
+          "conclusion": str, "next": str, "description": str, "closed": bool,
+          "changes": dict, "skipped": list, "verified": list, "open_questions": list,
+          "decisions": list}
+
+
+def _check_types(note: Note) -> None:
+    """A note read from a store is input: every field must have its type (else TypeError)."""
+    for name, kind in _TYPES.items():
+        value = getattr(note, name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
+    for name in ("verified", "open_questions", "decisions"):
+        if not all(isinstance(v, str) for v in getattr(note, name)):
+            raise TypeError(f"{name} holds a non-string")
+    if note.kind not in ("init", "step", "drift", "restore", "import") or note.step < 0:
+        raise TypeError(f"kind {note.kind!r} / step {note.step} are not valid")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -98,3 +99,39 @@ def decode_commit(oid: ObjectId, body: bytes) -> Commit:
     if tree is None:
         raise ValueError(f"commit {oid} has no tree")
     return Commit(oid, tree, tuple(parents), time, message.decode("utf-8", "replace"))
+
+
+Change = tuple[int, str] | None  # (mode, id) of a path's new content, or None when removed
+
+
+def apply_changes(read_tree: Callable[[ObjectId], list[TreeEntry]],
+                  write_tree: Callable[[list[TreeEntry]], ObjectId], tree: ObjectId,
+                  changes: dict[bytes, Change]) -> ObjectId:
+    """Tree `tree` with file-level `changes` (path -> Change) applied.
+
+    Only the trees on the changed paths are read and written; folders left empty vanish,
+    and a file replacing a folder of the same name wins (both cannot exist on disk).
+    """
+    if not changes:
+        return tree
+    entries = {e.name: e for e in read_tree(tree)}
+    leaves: dict[bytes, Change] = {}
+    below: dict[bytes, dict[bytes, Change]] = {}
+    for path, change in changes.items():
+        head, sep, rest = path.partition(b"/")
+        if sep:
+            below.setdefault(head, {})[rest] = change
+        else:
+            leaves[head] = change
+    for name, sub in below.items():
+        old = entries.pop(name, None)
+        child = apply_changes(read_tree, write_tree,
+                              old.id if old and old.mode == Mode.TREE else EMPTY_TREE, sub)
+        if child != EMPTY_TREE:
+            entries[name] = TreeEntry(name, Mode.TREE, child)
+    for name, change in leaves.items():
+        if change is not None:
+            entries[name] = TreeEntry(name, Mode(change[0]), ObjectId(change[1]))
+        elif name in entries and entries[name].mode != Mode.TREE:
+            del entries[name]
+    return write_tree(list(entries.values())) if entries else EMPTY_TREE

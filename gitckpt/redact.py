@@ -1,4 +1,5 @@
-"""Secret redaction of free text (titles, conclusions, goals, ...) before it is stored."""
+"""Free text (titles, conclusions, goals, ...) made safe to store: control characters and
+undecodable bytes removed, secrets redacted."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ _PATTERNS = [
         r"|AKIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,})"
     ),
 ]
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
+
+
+def clean(text: str, *, one_line: bool = False) -> str:
+    """`text` without control characters (NUL, ANSI escapes, ...) or undecodable bytes;
+    with `one_line`, line breaks and runs of spaces become one space."""
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates from argv
+    text = _CONTROL.sub("", text.replace("\r\n", "\n"))
+    return " ".join(text.split()) if one_line else text.strip()
 
 
 def redact(text: str) -> tuple[str, int]:

@@ -17,7 +17,7 @@ from gitckpt.errors import (InvalidArgument, NoActiveTask, StoreCorrupt,
                             StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
 from gitckpt.notes import Note, PlanItem, merge_plan
-from gitckpt.redact import redact
+from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
 from gitckpt.store.base import Changes, Snapshot, Store
 
@@ -227,9 +227,9 @@ class Timeline:
         """Create a task, take snapshot 0, make it active."""
         exclude = list(exclude or [])
         compile_patterns(exclude, "--exclude")
-        name, n1 = redact(name.strip())
-        goal, n2 = redact(goal.strip())
-        constraints, n3 = redact(constraints.strip())
+        name, n1 = redact(clean(name, one_line=True))
+        goal, n2 = redact(clean(goal))
+        constraints, n3 = redact(clean(constraints))
         if not name:
             raise InvalidArgument("The task name is empty.", 'Use gitckpt init "NAME".')
         self.store.prepare()
@@ -245,7 +245,7 @@ class Timeline:
                         exclude=exclude, workspace=self.store.workspace)
             lines = [f"init: {name}", ""]
             if goal:
-                lines += [f"Goal: {goal}", ""]
+                lines += [f"Goal: {_line(goal)}", ""]
             message = "\n".join([*lines, f"Task: {task}", ""])
             commit = self._commit(task, snap.tree, None, message, note, now)
             self._set_active(task)
@@ -258,8 +258,8 @@ class Timeline:
              decisions: list[str] | None = None, plan: list[PlanItem] | None = None,
              close: bool = False, task: str | None = None) -> SaveResult:
         """Record a finished step; identical to the previous step means no new commit."""
-        texts = {"title": title.strip(), "conclusion": conclusion.strip(), "next": next.strip(),
-                 "description": description.strip()}
+        texts = {"title": clean(title, one_line=True), "conclusion": clean(conclusion),
+                 "next": clean(next), "description": clean(description)}
         lists = {"verified": verified or [], "open_questions": open_questions or [],
                  "decisions": decisions or []}
         if not texts["title"]:
@@ -269,13 +269,12 @@ class Timeline:
             texts[key], n = redact(value)
             redacted += n
         for key, items in lists.items():
-            clean = []
-            for item in items:
-                if item.strip():
-                    text, n = redact(item.strip())
-                    clean.append(text)
-                    redacted += n
-            lists[key] = clean
+            kept = []
+            for item in filter(None, map(clean, items)):
+                text, n = redact(item)
+                kept.append(text)
+                redacted += n
+            lists[key] = kept
         with self.store.lock():
             tid = self.resolve(task)
             head = self.head(tid)
@@ -289,7 +288,8 @@ class Timeline:
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.
-            same = (not close and snap.tree == head.tree and merged == prev.plan
+            same = (not close and prev.kind == "step" and snap.tree == head.tree
+                    and merged == prev.plan
                     and texts == {k: getattr(prev, k) for k in texts}
                     and lists == {k: getattr(prev, k) for k in lists})
             if same:
@@ -319,11 +319,16 @@ def _git(store: Store) -> dict | None:
     return state.to_dict() if state else None
 
 
+def _line(text: str) -> str:
+    """One line of a commit message: free text cannot forge a `Task:` line."""
+    return clean(text, one_line=True)
+
+
 def _step_message(task: TaskId, note: Note) -> str:
-    lines = [f"step {note.step}: {note.title}", ""]
-    body = [f"Conclusion: {note.conclusion}" if note.conclusion else "",
-            f"Next: {note.next}" if note.next else ""]
-    body += [f"Verified: {v}" for v in note.verified]
+    lines = [f"step {note.step}: {_line(note.title)}", ""]
+    body = [f"Conclusion: {_line(note.conclusion)}" if note.conclusion else "",
+            f"Next: {_line(note.next)}" if note.next else ""]
+    body += [f"Verified: {_line(v)}" for v in note.verified]
     body = [b for b in body if b]
     if body:
         lines += [*body, ""]

@@ -167,7 +167,7 @@ def test_demo(tmp_path):
     assert "not-a-real-token" not in git(where, "log", "-p", "--notes=checkpoints",
                                          "--glob=refs/checkpoints/*")
     r = run_cli("demo", "--dir", str(where))
-    assert r.code == 1 and "not empty" in r.err
+    assert r.code == 1 and "not an empty folder" in r.err
     assert os.environ.get("GIT_INDEX_FILE") is None
 
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 from gitckpt import service
+from gitckpt.errors import StoreBusy
 
 SAVER = """
 import sys
@@ -70,8 +71,16 @@ def test_killed_writers_leave_whole_steps(ws):
         # Reads work right after a kill (head is the commit point).
         assert service.resume(ws.root).info.id == task
         check_timeline(ws, task)
-    # The next save repairs whatever a kill left half-done and continues the numbering.
-    last = service.save(ws.root, "after the kills")
+    # The next save repairs whatever a kill left half-done and continues the numbering (a ref
+    # lock a kill left behind is waited out: it could be git's own until it is 10 s old).
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            last = service.save(ws.root, "after the kills")
+            break
+        except StoreBusy:
+            assert time.monotonic() < deadline
+            time.sleep(1)
     notes = check_timeline(ws, task)
     assert notes[0]["step"] == last.step
     refs = ws.git("for-each-ref", f"refs/checkpoints/{task}/steps").splitlines()

@@ -74,7 +74,7 @@ def test_no_change_snapshot_reads_nothing(repo):
     store = open_store(repo)
     opened = []
     with store.lock():
-        again = store._scanner.snapshot(Scope.load(str(repo)), update_cache=True,
+        again = store.snapshot(Scope.load(str(repo)), update_cache=True,
                                         progress=opened.append)
     assert again.tree == first.tree
     # Only the left-out files are listed again (never read); nothing in scope is revisited.
@@ -185,7 +185,7 @@ def test_vanishing_and_unreadable_files_during_a_scan(repo):
             (repo / "v3.txt").unlink()
             (repo / "v3.txt").mkdir()  # replaced by a directory mid-scan
     with store.lock():
-        s = store._scanner.snapshot(Scope(), update_cache=True, progress=vanish)
+        s = store.snapshot(Scope(), update_cache=True, progress=vanish)
     assert s.tree == git_tree(repo)
 
 
@@ -278,14 +278,15 @@ def test_too_new_files_are_rechecked_then_trusted(repo, monkeypatch):
     state = json.loads(next((repo / ".git" / "gitckpt").glob("ws-*/scan.json")).read_text())
     assert "fresh.txt" in state["racy"]
     monkeypatch.setattr(git_scan, "RACY_NS", 0)  # time has passed
+    monkeypatch.setattr(git_scan, "PENDING_MAX", 0)  # and the index gets written
     seen = []
     store = open_store(repo)
     with store.lock():
-        again = store._scanner.snapshot(Scope(), update_cache=True, progress=seen.append)
+        again = store.snapshot(Scope(), update_cache=True, progress=seen.append)
     assert again.tree == first.tree
     state = json.loads(next((repo / ".git" / "gitckpt").glob("ws-*/scan.json")).read_text())
     assert state["racy"] == []
     with store.lock():
         seen.clear()
-        store._scanner.snapshot(Scope(), update_cache=True, progress=seen.append)
+        store.snapshot(Scope(), update_cache=True, progress=seen.append)
     assert seen == []  # trusted now: nothing is looked at again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -75,9 +76,10 @@ class GitState:
 def lock_timeout() -> float:
     value = os.environ.get("GITCKPT_LOCK_TIMEOUT")
     try:
-        return float(value) if value else DEFAULT_LOCK_TIMEOUT
+        timeout = float(value) if value else DEFAULT_LOCK_TIMEOUT
     except ValueError:
         return DEFAULT_LOCK_TIMEOUT
+    return timeout if math.isfinite(timeout) and timeout >= 0 else DEFAULT_LOCK_TIMEOUT
 
 
 class Store(ABC):

@@ -8,12 +8,13 @@ written, and no git command line is run.
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
 
-from gitckpt.errors import RefMoved, StoreCorrupt, StoreNotWritable, WorkspaceError
+from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt, StoreNotWritable, WorkspaceError
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (AUTHOR_EMAIL, AUTHOR_NAME, Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
@@ -21,6 +22,7 @@ from gitckpt.scope import Scope
 from gitckpt.store.base import NOTES_REF, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 
+STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
 
 
@@ -31,6 +33,9 @@ def open_git_store(root: Path) -> GitStore | None:
     except pygit2.GitError:
         git_dir = None
     if git_dir is None:
+        if (root / ".git").exists() or (root / ".git").is_symlink():
+            raise WorkspaceError(f"{root / '.git'} is not a usable git repository.",
+                                 "Repair it (`git status` says what is wrong) or move it away.")
         return None
     try:
         repo = pygit2.Repository(git_dir, RepositoryOpenFlag.NO_SEARCH)
@@ -38,7 +43,8 @@ def open_git_store(root: Path) -> GitStore | None:
         raise WorkspaceError(f"Cannot open the git repository at {git_dir}: {e}.",
                              "Check it with `git status`.") from e
     if repo.is_bare or repo.workdir is None:
-        return None
+        raise WorkspaceError(f"{root} is inside the bare repository {git_dir}, which has no work "
+                             "tree.", "Run gitckpt in a checkout of it.")
     workdir = Path(repo.workdir).resolve()
     gdir = Path(repo.path).resolve()
     if (root != workdir and workdir not in root.parents) or gdir == root or gdir in root.parents:
@@ -127,9 +133,22 @@ class GitStore(Store):
         return out
 
     def _clear_stale_lock(self, name: str) -> None:
-        # libgit2 writes `<ref>.lock` then renames; a killed writer leaves it behind. Nobody
-        # but gitckpt writes our refs, and we hold the store lock, so it is stale.
-        (self.common_dir / f"{name}.lock").unlink(missing_ok=True)
+        """Remove `<ref>.lock` left by a killed writer (we hold the store lock, so no gitckpt
+        writer is live). A fresh one may be git's own (`pack-refs`, `git notes`): wait for it.
+        """
+        lock = self.common_dir / f"{name}.lock"
+        deadline = time.monotonic() + 2
+        while True:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                return
+            if age > STALE_LOCK_SECONDS:
+                lock.unlink(missing_ok=True)
+                return
+            if time.monotonic() > deadline:
+                raise StoreBusy(str(lock), 2)
+            time.sleep(0.05)
 
     def create_ref(self, name: str, oid: ObjectId) -> None:
         self._clear_stale_lock(name)

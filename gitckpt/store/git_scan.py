@@ -11,20 +11,22 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
-from gitckpt.errors import InternalError, StoreNotWritable
+from gitckpt.errors import GitIndexChanged, InternalError, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree
+from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
+                             encode_tree)
 from gitckpt.scope import Scope
-from gitckpt.store.base import Skipped, Snapshot
-from gitckpt.store.git_index import add_entry, index_diff, nested_head
+from gitckpt.store.base import Snapshot
+from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
+                                      trust_exec)
+from gitckpt.store.git_index import index_diff, nested_head
+from gitckpt.store.git_pass import ScanPass, dirs_of, lstat
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -41,39 +43,6 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
 
 #: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
 Progress = Callable[[str], None]
-
-
-@dataclass
-class _Pass:
-    """The state of one snapshot while it runs."""
-
-    index: pygit2.Index
-    scope: Scope
-    gitlinks: set[str]
-    attributes: set[str]
-    racy: set[str]  # entries smudged because their file was too new to trust
-    filters: bool = False
-    now: int = field(default_factory=time.time_ns)
-    skipped: list[Skipped] = field(default_factory=list)
-    refilter: set[str] = field(default_factory=set)
-    renormalize: set[str] = field(default_factory=set)
-    # Every change made to the index, by work-tree path: (mode, id), or None when removed.
-    changes: dict[str, tuple[int, str] | None] = field(default_factory=dict)
-
-    def put(self, path: str, oid: str, mode: int, st: os.stat_result | None, racy: bool) -> None:
-        (self.racy.add if racy else self.racy.discard)(path)
-        add_entry(self.index, path, oid, mode, st, racy)
-        self.changes[path] = (mode, oid)
-
-    def remove(self, path: str) -> None:
-        self.racy.discard(path)
-        if path in self.index:
-            self.index.remove(path)
-            self.changes[path] = None
-
-    def skip(self, rel: str, reason, st: os.stat_result | None = None) -> None:
-        self.skipped.append(Skipped(rel, reason, st.st_size if st else None,
-                                    round(st.st_mtime, 3) if st else None))
 
 
 class Scanner:
@@ -93,60 +62,90 @@ class Scanner:
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
                  ) -> Snapshot:
-        before = _stamp(self.user_index)
-        opened = _stamp(self.index_path)
-        index = self._open_index(update_cache)
-        state = self._read_state()
+        """The guard: `.git/index` must keep its stat over a whole scan. We never open it, so
+        a change means another git process; the scan is retried, then refused."""
+        for _ in range(3):
+            before = stamp(self.user_index)
+            snap = self._snapshot(scope, update_cache, progress, fresh=False)
+            if stamp(self.user_index) == before:
+                return snap
+        raise GitIndexChanged(str(self.user_index))
+
+    def _snapshot(self, scope: Scope, update_cache: bool, progress: Progress | None,
+                  fresh: bool) -> Snapshot:
+        opened = stamp(self.index_path)
+        index = self._open_index(update_cache, fresh)
+        state = {} if fresh else self._read_state()
         # The recorded tree is that of the index we read only if the file did not change
         # while we read it (writers replace it by rename) and the state names that file.
-        same_file = opened is not None and _stamp(self.index_path) == opened
+        same_file = opened is not None and stamp(self.index_path) == opened
         base = state.get("tree") if same_file and state.get("index") == list(opened) else None
-        fingerprint = self._fingerprint(scope)
-        p = _Pass(index, scope, set(state.get("gitlinks", [])),
-                  set(state.get("attributes", [])), set(state.get("racy", [])))
+        if len(index) and base is not None and base not in self.repo.odb:
+            # git gc pruned what the cache points at: its blob ids cannot be trusted either.
+            return self._snapshot(scope, update_cache, progress, fresh=True)
+        ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
+        filters = filter_key(self.repo, self.common_dir)
+        p = ScanPass(index, scope, set(state.get("gitlinks", [])),
+                  set(state.get("attributes", [])), set(state.get("racy", [])),
+                  trust_exec(self.repo))
+        old_links, old_attributes = set(p.gitlinks), set(p.attributes)
         cached = len(index)
-        if state.get("fingerprint") != fingerprint:
+        if state.get("fingerprint") != ignores:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
+        if state.get("filters") != filters:
+            p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
         deltas = list(index_diff(self.repo, index, _FLAGS, self.prefix).deltas)
-        p.filters = self._filters_possible(p.attributes) or any(
+        p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
         recheck = set(p.racy)
         for delta in deltas:
             recheck.discard(self._visit(p, delta, progress))
         for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
             if path in index:
-                self._take(p, path, path[len(self.prefix) + 1:] if self.prefix else path)
+                self._take(p, path, self._rel(path))
             else:
                 p.racy.discard(path)
         self._check_gitlinks(p)
+        self._find_new_repos(p, state.get("dirs", []))
         if p.renormalize and cached:
             self._renormalize(p)
         if p.refilter and cached:  # an empty cache holds nothing the rules could drop
             self._refilter(p)
-        if base and base not in self.repo.odb:
-            base = None
         tree = self._tree(index, base, p.changes)
-        new_state = {"fingerprint": fingerprint, "gitlinks": sorted(p.gitlinks),
-                     "attributes": sorted(p.attributes), "racy": sorted(p.racy),
-                     "index": state.get("index"), "tree": state.get("tree")}
+        if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
+            return self._snapshot(scope, update_cache, progress, fresh=True)
+        new_state = {"fingerprint": ignores, "filters": filters,
+                     "gitlinks": sorted(p.gitlinks), "attributes": sorted(p.attributes),
+                     # smudged entries stay listed until the index holding them is rewritten
+                     "racy": sorted(p.racy | set(state.get("racy", []))),
+                     "index": state.get("index"), "tree": state.get("tree"),
+                     "dirs": state.get("dirs", [])}
         # Writing a large index costs more than re-reading a few changed files next time, so
-        # small changes stay pending; rule changes and unknown bases are written at once.
-        if update_cache and p.changes and (base is None or len(p.changes) > PENDING_MAX
-                                           or p.refilter or p.renormalize):
+        # small changes stay pending. Rule changes, nested repositories and unknown bases are
+        # written at once: the side state above must describe the index file.
+        if update_cache and p.changes and (
+                base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
+                or p.gitlinks != old_links or p.attributes != old_attributes):
             self._write_index(index)
-            new_state.update(index=list(_stamp(self.index_path) or ()), tree=tree)
+            new_state.update(index=list(stamp(self.index_path) or ()), tree=tree,
+                             racy=sorted(p.racy), dirs=dirs_of(index))
         if update_cache and new_state != state:
             self._write_state(new_state)
-        if _stamp(self.user_index) != before:
-            raise InternalError(
-                f"{self.user_index} changed during a snapshot. gitckpt never writes it, so "
-                "another git process did; retry. If it happens with no other git running, "
-                "report a bug.")
         return Snapshot(tree, tuple(sorted(p.skipped, key=lambda s: s.path)))
+
+    def _rel(self, path: str) -> str:
+        return path[len(self.prefix) + 1:] if self.prefix else path
 
     # -- the private index and its side state ------------------------------------------------
 
-    def _open_index(self, update_cache: bool) -> pygit2.Index:
+    def _open_index(self, update_cache: bool, fresh: bool) -> pygit2.Index:
+        if fresh:
+            index = pygit2.Index()
+            if update_cache:
+                self.index_path.unlink(missing_ok=True)
+                index = pygit2.Index(str(self.index_path))
+            index._repo = self.repo
+            return index
         if update_cache:
             try:
                 self.index_path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,38 +185,9 @@ class Scanner:
         tmp.write_text(json.dumps(state))
         os.replace(tmp, self.state_path)
 
-    def _fingerprint(self, scope: Scope) -> str:
-        """Scope rules plus the ignore files no scan of this workspace sees change."""
-        files = [self.common_dir / "info" / "exclude"]
-        try:
-            files.append(Path(os.path.expanduser(self.repo.config["core.excludesFile"])))
-        except KeyError:
-            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-            files.append(Path(xdg) / "git" / "ignore")
-        if self.prefix:  # .gitignore files above a monorepo workspace
-            above = self.prefix.split("/")[:-1]
-            files += [self.workdir.joinpath(*above[:i], ".gitignore")
-                      for i in range(len(above) + 1)]
-        return "|".join([scope.fingerprint(), *(f"{f}:{_stamp(f)}" for f in files)])
-
-    def _filters_possible(self, attributes: set[str]) -> bool:
-        """True when git's content filters (line endings, ident) could apply to some file.
-
-        Loading filters costs more than hashing a file, so they are only asked for when some
-        attributes file or core.autocrlf can call for them.
-        """
-        if attributes or os.path.exists(self.common_dir / "info" / "attributes"):
-            return True
-        config = self.repo.config
-        autocrlf = config["core.autocrlf"].lower() if "core.autocrlf" in config else "false"
-        if autocrlf not in ("false", "0", "no", "off") or "core.attributesFile" in config:
-            return True
-        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        return os.path.exists(os.path.join(xdg, "git", "attributes"))  # False if unreadable
-
     # -- the scan ------------------------------------------------------------------------------
 
-    def _visit(self, p: _Pass, delta: pygit2.DiffDelta, progress: Progress | None) -> str:
+    def _visit(self, p: ScanPass, delta: pygit2.DiffDelta, progress: Progress | None) -> str:
         """Bring the index up to date for one reported path; returns the path."""
         status = delta.status
         side = delta.old_file if status == DeltaStatus.DELETED else delta.new_file
@@ -242,11 +212,12 @@ class Scanner:
             p.renormalize.add(path.rpartition("/")[0])
         return path
 
-    def _take(self, p: _Pass, path: str, rel: str) -> None:
+    def _take(self, p: ScanPass, path: str, rel: str) -> None:
         """Put the current state of `path` into the index, or leave it out and say why."""
         full = os.path.join(self.workdir, path)
-        reason = p.scope.excluded(rel)
-        st = _lstat(full) if reason != "excluded" else None
+        st = lstat(full)
+        reason = p.scope.excluded(rel) or (
+            st is not None and stat.S_ISDIR(st.st_mode) and p.scope.excluded(rel + "/"))
         if reason:
             p.remove(path)
             if reason == "sensitive" and st:
@@ -261,34 +232,50 @@ class Scanner:
             p.remove(path)
             p.skip(rel, "too_large", st)
         else:
-            try:
-                oid = self._blob(path, full, st, p.filters)
-            except (pygit2.GitError, OSError):
+            oid = self._blob(path, full, st, p.filters)
+            if oid is None:
                 p.remove(path)
-                if _lstat(full) is not None:
+                if lstat(full) is not None:
                     p.skip(rel, "unreadable", st)
                 return
             if stat.S_ISLNK(st.st_mode):
                 mode = Mode.SYMLINK
             else:
-                mode = Mode.EXECUTABLE if st.st_mode & 0o100 else Mode.FILE
+                mode = Mode.EXECUTABLE if st.st_mode & 0o100 and p.trust_exec else Mode.FILE
             p.put(path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
 
-    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool) -> pygit2.Oid:
-        """The blob of a file or link; written only when the object database lacks it.
+    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool
+              ) -> pygit2.Oid | None:
+        """The blob of a file or link (None if it cannot be read); written only when the
+        object database lacks it.
 
         Hashing first avoids creating a temp file per already-known object, which dominates a
-        first save in an existing repository.
+        first save in an existing repository. A failure to write is the store's problem, not
+        the file's, and is raised.
         """
         odb = self.repo.odb
-        if stat.S_ISLNK(st.st_mode):
-            target = os.readlink(os.fsencode(full))
-            oid = pygit2.hash(target)
-            return oid if oid in odb else self.repo.create_blob(target)
-        oid = self.repo.hashfile(path) if filters else pygit2.hashfile(full)
-        return oid if oid in odb else self.repo.create_blob_fromworkdir(path)
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data = os.readlink(os.fsencode(full))
+                oid = pygit2.hash(data)
+            else:
+                data = None
+                oid = self.repo.hashfile(path) if filters else pygit2.hashfile(full)
+        except (pygit2.GitError, OSError):
+            return None
+        if oid in odb:
+            return oid
+        try:
+            return self.repo.create_blob(data) if data is not None else \
+                self.repo.create_blob_fromworkdir(path)
+        except (pygit2.GitError, OSError) as e:
+            if lstat(full) is None:
+                return None  # vanished after hashing
+            raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
+                                   "Check free space and the permissions of the .git folder."
+                                   ) from e
 
-    def _take_nested(self, p: _Pass, path: str, rel: str) -> None:
+    def _take_nested(self, p: ScanPass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
         head = nested_head(os.path.join(self.workdir, path))
         if head is None:
@@ -299,27 +286,51 @@ class Scanner:
         p.put(path, head, Mode.GITLINK, None, racy=False)
         p.gitlinks.add(path)
 
-    def _check_gitlinks(self, p: _Pass) -> None:
+    def _check_gitlinks(self, p: ScanPass) -> None:
         """Nested repositories whose HEAD moved or that vanished (libgit2 skips gitlinks)."""
         for path in sorted(p.gitlinks):
             head = nested_head(os.path.join(self.workdir, path))
             current = p.index[path].id if path in p.index else None
-            if head is None:
+            if head is None:  # no longer a repository: what is there now is plain content
                 p.remove(path)
                 p.gitlinks.discard(path)
+                st = lstat(os.path.join(self.workdir, path))
+                if st is not None and stat.S_ISDIR(st.st_mode):
+                    self._take_all(p, path)
+                elif st is not None:
+                    self._take(p, path, self._rel(path))
             elif current is None or str(current) != head:
                 p.put(path, head, Mode.GITLINK, None, racy=False)
 
-    def _renormalize(self, p: _Pass) -> None:
+    def _take_all(self, p: ScanPass, under: str) -> None:
+        """Take every file git would add under work-tree folder `under`."""
+        empty = pygit2.Index()
+        empty._repo = self.repo
+        for delta in index_diff(self.repo, empty, _FLAGS, under).deltas:
+            path = os.fsdecode(delta.new_file.raw_path).rstrip("/")
+            self._take(p, path, self._rel(path))
+
+    def _find_new_repos(self, p: ScanPass, dirs: list[str]) -> None:
+        """Folders of cached files that became repositories (libgit2 reports nothing)."""
+        pending = {k.rpartition("/")[0] for k, v in p.changes.items() if v is not None}
+        for d in sorted(set(dirs) | pending):
+            if d and d not in p.gitlinks and os.path.lexists(
+                    os.path.join(self.workdir, d, ".git")):
+                under = d + "/"
+                for entry in list(p.index):
+                    if entry.path.startswith(under):
+                        p.remove(entry.path)
+                self._take(p, d, self._rel(d))
+
+    def _renormalize(self, p: ScanPass) -> None:
         """Re-hash cached files under dirs whose .gitattributes changed, as a fresh `git add`
         would filter them (line endings) differently now."""
         unders = tuple(d + "/" if d else "" for d in p.renormalize)
         for entry in list(p.index):
             if entry.path.startswith(unders) and entry.mode in (Mode.FILE, Mode.EXECUTABLE):
-                path = entry.path
-                self._take(p, path, path[len(self.prefix) + 1:] if self.prefix else path)
+                self._take(p, entry.path, self._rel(entry.path))
 
-    def _refilter(self, p: _Pass) -> None:
+    def _refilter(self, p: ScanPass) -> None:
         """Drop cached entries that changed rules now leave out, under the dirs `p.refilter`.
 
         libgit2 lists what git would add under each dir (an untracked scan against an empty
@@ -339,9 +350,11 @@ class Scanner:
                 rel = path[len(self.prefix) + 1:] if self.prefix else path
                 gone = path not in listed or p.scope.excluded(rel)
                 if not gone and everything and entry.mode != Mode.GITLINK:
-                    st = _lstat(os.path.join(self.workdir, path))
+                    st = lstat(os.path.join(self.workdir, path))
                     gone = (st is not None and stat.S_ISREG(st.st_mode)
                             and p.scope.too_large(st.st_size))
+                    if gone:
+                        p.skip(rel, "too_large", st)
                 if gone:
                     p.remove(path)
 
@@ -350,8 +363,8 @@ class Scanner:
         """The workspace tree: `base` with `changes` applied, or the whole index written."""
         if base is not None:
             cut = len(self.prefix) + 1 if self.prefix else 0
-            tree = self._apply(ObjectId(base), {os.fsencode(k[cut:]): v
-                                                for k, v in changes.items()})
+            tree = apply_changes(self._read_tree, self._write_tree, ObjectId(base),
+                                 {os.fsencode(k[cut:]): v for k, v in changes.items()})
         else:
             root = index.write_tree(self.repo)
             try:
@@ -363,54 +376,8 @@ class Scanner:
             self.repo.odb.write(ObjectType.TREE, b"")
         return tree
 
-    def _apply(self, tree: ObjectId, changes: dict[bytes, tuple[int, str] | None]
-               ) -> ObjectId:
-        """Tree `tree` with `changes` (path -> (mode, id) or None) applied; only the trees on
-        the changed paths are read and written (libgit2 rewrites every tree once any is stale).
-        """
-        if not changes:
-            return tree
-        entries = {e.name: e for e in self._read_tree(tree)}
-        leaves: dict[bytes, tuple[int, str] | None] = {}
-        below: dict[bytes, dict[bytes, tuple[int, str] | None]] = {}
-        for path, change in changes.items():
-            head, sep, rest = path.partition(b"/")
-            if sep:
-                below.setdefault(head, {})[rest] = change
-            else:
-                leaves[head] = change
-        for name, sub in below.items():
-            old = entries.pop(name, None)
-            child = self._apply(old.id if old and old.mode == Mode.TREE else EMPTY_TREE, sub)
-            if child != EMPTY_TREE:
-                entries[name] = TreeEntry(name, Mode.TREE, child)
-        for name, change in leaves.items():
-            if change is not None:  # a file replacing a folder wins: both cannot exist
-                entries[name] = TreeEntry(name, Mode(change[0]), ObjectId(change[1]))
-            elif name in entries and entries[name].mode != Mode.TREE:
-                del entries[name]
-        if not entries:
-            return EMPTY_TREE
-        return ObjectId(str(self.repo.odb.write(ObjectType.TREE,
-                                                encode_tree(list(entries.values())))))
-
     def _read_tree(self, tree: ObjectId) -> list[TreeEntry]:
-        if tree == EMPTY_TREE:
-            return []
-        kind, body = self.repo.odb.read(tree)
-        return decode_tree(body)
+        return [] if tree == EMPTY_TREE else decode_tree(self.repo.odb.read(tree)[1])
 
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
+        return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
