@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -181,14 +182,47 @@ class Store(ABC):
         """
 
     # -- notes: one JSON text per commit, under refs/notes/checkpoints --------------------
+    # Written here, on top of objects and refs, for every store: a notes commit whose tree
+    # fans out by the first two hex digits (as git does for large notes trees), so adding a
+    # note rewrites two small trees however many notes there are. Flat trees are read too.
 
-    @abstractmethod
+    def _notes_root(self) -> tuple[ObjectId | None, dict[bytes, TreeEntry]]:
+        head = self.get_ref(NOTES_REF)
+        cached = self.__dict__.get("_notes")
+        if cached is None or cached[0] != head:
+            entries = {}
+            if head is not None:
+                entries = {e.name: e for e in self.read_tree(self.read_commit(head).tree)}
+            cached = self.__dict__["_notes"] = (head, entries)
+        return cached
+
     def read_note(self, oid: ObjectId) -> str | None:
         """The note attached to commit `oid`, or None."""
+        _, root = self._notes_root()
+        fan = root.get(oid[:2].encode())
+        if fan is not None and fan.mode == Mode.TREE:
+            for e in self.read_tree(fan.id):
+                if e.name == oid[2:].encode():
+                    return self.read_blob(e.id).decode("utf-8", "replace")
+        flat = root.get(oid.encode())
+        return None if flat is None else self.read_blob(flat.id).decode("utf-8", "replace")
 
-    @abstractmethod
     def write_note(self, oid: ObjectId, text: str) -> None:
-        """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock."""
+        """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock
+        (git notes lose concurrent writes: the notes ref moves by compare-and-swap)."""
+        head, root = self._notes_root()
+        blob = self.write_blob(text.encode())
+        root = dict(root)
+        root.pop(oid.encode(), None)
+        fan = root.get(oid[:2].encode())
+        leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
+        leaves[oid[2:].encode()] = TreeEntry(oid[2:].encode(), Mode.FILE, blob)
+        root[oid[:2].encode()] = TreeEntry(oid[:2].encode(), Mode.TREE,
+                                           self.write_tree(list(leaves.values())))
+        commit = self.write_commit(self.write_tree(list(root.values())),
+                                   [head] if head else [], "Notes added by 'gitckpt'\n",
+                                   int(time.time()))
+        self.cas_ref(NOTES_REF, commit, head)
 
     # -- the workspace ------------------------------------------------------------------------
 

@@ -13,17 +13,16 @@ import hashlib
 import os
 import secrets
 import sys
-import time as _time
 import zlib
 from pathlib import Path
 
 from gitckpt.errors import RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (EMPTY_TREE, Commit, Mode, TreeEntry, decode_commit, decode_tree,
+from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit, decode_tree,
                              encode_commit, encode_tree, hash_object)
 from gitckpt.scope import Scope
 from gitckpt.snapshot import POINTER, DirScanner, Progress
-from gitckpt.store.base import NOTES_REF, Snapshot, Store
+from gitckpt.store.base import Snapshot, Store
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
@@ -108,7 +107,6 @@ class DirStore(Store):
         self.state_dir = path / "gitckpt" / f"ws-{key}"
         self.lock_path = path / "gitckpt" / "lock"
         self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
-        self._notes: tuple[ObjectId | None, dict[bytes, TreeEntry]] | None = None
         if self.exists():
             self._check_format()
         skip = set()
@@ -322,42 +320,6 @@ class DirStore(Store):
         if current != old:
             raise RefMoved(name, old, current)
         self._set_ref(name, new)
-
-    # -- notes ---------------------------------------------------------------------------------
-
-    def _notes_root(self) -> tuple[ObjectId | None, dict[bytes, TreeEntry]]:
-        head = self.get_ref(NOTES_REF)
-        if self._notes is None or self._notes[0] != head:
-            entries = {}
-            if head is not None:
-                entries = {e.name: e for e in self.read_tree(self.read_commit(head).tree)}
-            self._notes = (head, entries)
-        return self._notes
-
-    def read_note(self, oid: ObjectId) -> str | None:
-        _, root = self._notes_root()
-        fan = root.get(oid[:2].encode())
-        if fan is not None and fan.mode == Mode.TREE:
-            for e in self.read_tree(fan.id):
-                if e.name == oid[2:].encode():
-                    return self.read_blob(e.id).decode("utf-8", "replace")
-        flat = root.get(oid.encode())  # git writes flat notes trees while they are small
-        return None if flat is None else self.read_blob(flat.id).decode("utf-8", "replace")
-
-    def write_note(self, oid: ObjectId, text: str) -> None:
-        head, root = self._notes_root()
-        blob = self.write_blob(text.encode())
-        root = dict(root)
-        root.pop(oid.encode(), None)
-        fan = root.get(oid[:2].encode())
-        leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
-        leaves[oid[2:].encode()] = TreeEntry(oid[2:].encode(), Mode.FILE, blob)
-        sub = self.write_tree(list(leaves.values()))
-        root[oid[:2].encode()] = TreeEntry(oid[:2].encode(), Mode.TREE, sub)
-        tree = self.write_tree(list(root.values()))
-        commit = self._write_object("commit", encode_commit(
-            tree, [head] if head else [], int(_time.time()), "Notes added by 'gitckpt'\n"))
-        self.cas_ref(NOTES_REF, commit, head)
 
     # -- the workspace -----------------------------------------------------------------------
 

@@ -16,10 +16,10 @@ from pygit2.enums import ObjectType, RepositoryOpenFlag
 
 from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt, StoreNotWritable, WorkspaceError
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (AUTHOR_EMAIL, AUTHOR_NAME, Commit, TreeEntry, decode_commit,
+from gitckpt.objects import (Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
 from gitckpt.scope import Scope
-from gitckpt.store.base import NOTES_REF, GitState, Snapshot, Store
+from gitckpt.store.base import GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 
 STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds
@@ -172,26 +172,6 @@ class GitStore(Store):
             self.repo.references.create(name, new, force=True)
         except pygit2.GitError as e:
             raise StoreNotWritable(f"Cannot write {name}: {e}.",
-                                   "Check the permissions of the .git folder.") from e
-
-    # -- notes -------------------------------------------------------------------------------
-
-    def read_note(self, oid: ObjectId) -> str | None:
-        try:
-            return self.repo.lookup_note(oid, NOTES_REF).message
-        except KeyError:
-            return None
-        except pygit2.GitError as e:
-            raise StoreCorrupt(f"Cannot read the note of {oid}: {e}",
-                               "Run `gitckpt doctor`.") from e
-
-    def write_note(self, oid: ObjectId, text: str) -> None:
-        self._clear_stale_lock(NOTES_REF)
-        sig = pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL)
-        try:
-            self.repo.create_note(text, sig, sig, oid, NOTES_REF, True)
-        except pygit2.GitError as e:
-            raise StoreNotWritable(f"Cannot write the note of {oid}: {e}.",
                                    "Check the permissions of the .git folder.") from e
 
     # -- the workspace -----------------------------------------------------------------------
