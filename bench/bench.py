@@ -58,10 +58,8 @@ def make_workspace(root: Path, n: int, seed: int = 1, with_git: bool = True) -> 
         files.append(f)
     if with_git:
         git(root, "add", "-A")
-        # No background auto-gc (it would pack the repository while the timings run); the
-        # objects are packed once, as in any repository that has lived a while.
+        # No background auto-gc: it would pack the repository while the timings run.
         git(root, "-c", "gc.auto=0", "commit", "-q", "-m", "first")
-        git(root, "gc", "-q")
         git(root, "config", "gc.auto", "0")
     return files
 
