@@ -17,6 +17,15 @@ from gitckpt.scope import Scope
 from gitckpt.store import open_store
 
 
+@pytest.fixture(autouse=True, params=["one thread", "two threads"])
+def threads(request, monkeypatch):
+    """Every snapshot test also runs with the scan cut in two (as for large workspaces)."""
+    from gitckpt.store import git_split
+
+    if request.param == "two threads":
+        monkeypatch.setattr(git_split, "PARALLEL_MIN", 1)
+
+
 def snap(root: Path, excludes=()):
     store = open_store(root)
     with store.lock():

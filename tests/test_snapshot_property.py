@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import git, git_tree
 from gitckpt.scope import Scope
-from gitckpt.store import git_scan, open_store
+from gitckpt.store import git_scan, git_split, open_store
 from gitckpt.store.base import Changes
 
 NAMES = ["a", "b", "c.txt", "d"]
@@ -66,10 +66,11 @@ def apply(root: Path, op: str, rel: str, data: bytes) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(ops, min_size=1, max_size=4), st.sampled_from([0, 2, 100]))
-def test_incremental_snapshots_equal_git(batches, pending_max):
-    old = git_scan.PENDING_MAX
+@given(st.lists(ops, min_size=1, max_size=4), st.sampled_from([0, 2, 100]), st.booleans())
+def test_incremental_snapshots_equal_git(batches, pending_max, two_threads):
+    old, old_min = git_scan.PENDING_MAX, git_split.PARALLEL_MIN
     git_scan.PENDING_MAX = pending_max
+    git_split.PARALLEL_MIN = 1 if two_threads else 10**9  # cut even tiny workspaces in two
     base = Path(tempfile.mkdtemp())
     try:
         root = base / "ws"
@@ -89,5 +90,5 @@ def test_incremental_snapshots_equal_git(batches, pending_max):
                     root, previous, snap.tree)
             previous = snap.tree
     finally:
-        git_scan.PENDING_MAX = old
+        git_scan.PENDING_MAX, git_split.PARALLEL_MIN = old, old_min
         shutil.rmtree(base)

@@ -11,18 +11,19 @@ from pygit2.enums import RepositoryOpenFlag
 from pygit2.errors import check_error
 
 
-def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int, under: str
-               ) -> pygit2.Diff:
-    """libgit2's index-to-work-tree diff of a standalone `index`, limited to directory `under`
-    of the work tree (literal path, no globbing)."""
+def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int,
+               under: str | list[bytes]) -> pygit2.Diff:
+    """libgit2's index-to-work-tree diff of a standalone `index`, limited to the work-tree
+    folder `under` ("" for all), or to a list of literal work-tree paths (files or folders)."""
     opts = ffi.new("git_diff_options *")
     check_error(C.git_diff_options_init(opts, 1))
     opts.flags = int(flags)
-    if under:
-        path = ffi.new("char[]", os.fsencode(under + "/"))
-        strings = ffi.new("char *[]", [path])
+    paths = under if isinstance(under, list) else [os.fsencode(under + "/")] if under else []
+    if paths:
+        keep = [ffi.new("char[]", p) for p in paths]
+        strings = ffi.new("char *[]", keep)
         opts.pathspec.strings = strings
-        opts.pathspec.count = 1
+        opts.pathspec.count = len(keep)
     out = ffi.new("git_diff **")
     check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts))
     return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)

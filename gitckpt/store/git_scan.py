@@ -27,6 +27,7 @@ from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, 
                                       trust_exec)
 from gitckpt.store.git_index import index_diff, nested_head
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat
+from gitckpt.store.git_split import scan_deltas
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -94,7 +95,8 @@ class Scanner:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
         if state.get("filters") != filters:
             p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
-        deltas = list(index_diff(self.repo, index, _FLAGS, self.prefix).deltas)
+        deltas = scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
+                             self.prefix, _FLAGS)
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
         recheck = set(p.racy)

@@ -1,0 +1,132 @@
+"""Cutting a work-tree scan in two, so that libgit2 stats files on both cores at once.
+
+A scan is one lstat per file; git spreads them over threads, libgit2 does not. The workspace
+is cut into two lists of literal paths holding about half the cached entries each (counted in
+the sorted private index by binary search). Every name met at every level visited goes to
+exactly one side, so the two diffs together report exactly what one diff would.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pygit2
+from pygit2 import C, ffi
+
+from gitckpt.objects import Mode, decode_tree
+from gitckpt.store.git_config import stamp
+from gitckpt.store.git_index import index_diff
+
+PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
+_MAX_DEPTH = 6
+
+
+def _lower_bound(index: pygit2.Index, key: bytes) -> int:
+    """The position of the first index entry whose path is >= `key` (bytewise, as git sorts)."""
+    lo, hi = 0, len(index)
+    raw = index._index
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ffi.string(C.git_index_get_byindex(raw, mid).path) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _weight(index: pygit2.Index, path: bytes) -> int:
+    """How many cached entries are `path` itself or lie under `path/`."""
+    own = _lower_bound(index, path + b"\0") - _lower_bound(index, path)
+    return own + _lower_bound(index, path + b"0") - _lower_bound(index, path + b"/")
+
+
+def _children(repo: pygit2.Repository, tree: str, workdir: Path, folder: bytes
+              ) -> tuple[list[bytes], dict[bytes, str]]:
+    """Names in `folder`, on disk or in the cached tree, and the cached subtrees by name."""
+    names: set[bytes] = set()
+    subtrees: dict[bytes, str] = {}
+    for e in decode_tree(repo.odb.read(tree)[1]):
+        names.add(e.name)
+        if e.mode == Mode.TREE:
+            subtrees[e.name] = e.id
+    try:
+        with os.scandir(os.path.join(os.fsencode(workdir), folder)) as it:
+            names.update(e.name for e in it)
+    except OSError:
+        pass
+    names.discard(b".git")
+    return sorted(names), subtrees
+
+
+def _real_dir(workdir: Path, path: bytes) -> bool:
+    """A folder on disk now (not a file or link in its place): only then can its contents be
+    listed one by one instead of naming the path itself."""
+    try:
+        return stat.S_ISDIR(os.lstat(os.path.join(os.fsencode(workdir), path)).st_mode)
+    except OSError:
+        return False
+
+
+def split(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Path,
+          prefix: str) -> tuple[list[bytes], list[bytes]] | None:
+    """Two lists of literal work-tree paths that cover the workspace `prefix` between them.
+
+    `tree` is the workspace tree of exactly what `index` holds. None when no even cut exists.
+    """
+    half = len(index) // 2
+    sides: tuple[list[bytes], list[bytes]] = ([], [])
+    folder = os.fsencode(prefix)
+    left = 0  # cached entries already on the first side
+    for _ in range(_MAX_DEPTH):
+        names, subtrees = _children(repo, tree, workdir, folder)
+        base = folder + b"/" if folder else b""
+        for i, name in enumerate(names):
+            weight = _weight(index, base + name)
+            if left + weight <= half:
+                sides[0].append(base + name)
+                left += weight
+                continue
+            sides[1].extend(base + n for n in names[i + 1:])
+            if name in subtrees and weight > half // 5 and _real_dir(workdir, base + name):
+                folder, tree = base + name, subtrees[name]  # cut inside this big folder
+                break
+            sides[0 if left + weight - half < half - left else 1].append(base + name)
+            return sides if sides[0] and sides[1] else None
+        else:
+            return None
+    return None
+
+
+def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
+                opened: tuple | None, tree: str | None, workdir: Path, prefix: str, flags: int
+                ) -> list[pygit2.DiffDelta]:
+    """What changed between the cache and the work tree: one libgit2 diff, or for a large
+    workspace two halves at once (this thread on `index`, a second on its own objects, since
+    libgit2 objects are not shared between threads; cffi releases the GIL during the calls).
+
+    `opened` is the stat of the index file `index` was read from; `tree` its workspace tree.
+    """
+    sides = (split(repo, index, tree, workdir, prefix)
+             if tree is not None and len(index) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
+             else None)
+    if sides is None:
+        return list(index_diff(repo, index, flags, prefix).deltas)
+
+    def other_half() -> list[pygit2.DiffDelta] | None:
+        own_repo = pygit2.Repository(repo.path)
+        own = pygit2.Index(str(index_path))
+        if stamp(index_path) != opened:
+            return None  # the file was replaced after we read it: not the same cache
+        own._repo = own_repo
+        return list(index_diff(own_repo, own, flags, sides[1]).deltas)
+
+    with ThreadPoolExecutor(1) as pool:
+        theirs = pool.submit(other_half)
+        mine = list(index_diff(repo, index, flags, sides[0]).deltas)
+        rest = theirs.result()
+    if rest is None:
+        rest = list(index_diff(repo, index, flags, sides[1]).deltas)
+    return mine + rest
