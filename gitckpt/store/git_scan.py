@@ -87,8 +87,8 @@ class Scanner:
         ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
         filters = filter_key(self.repo, self.common_dir)
         p = ScanPass(index, scope, set(state.get("gitlinks", [])),
-                  set(state.get("attributes", [])), set(state.get("racy", [])),
-                  trust_exec(self.repo))
+                     set(state.get("attributes", [])), set(state.get("racy", [])),
+                     trust_exec(self.repo))
         old_links, old_attributes = set(p.gitlinks), set(p.attributes)
         cached = len(index)
         if state.get("fingerprint") != ignores:
