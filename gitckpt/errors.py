@@ -87,6 +87,10 @@ class StoreNotWritable(GitckptError):
     code = "store_not_writable"
 
 
+CHECK_STORE = ("Check the store with `git fsck` (plain folders: `git --git-dir=.gitckpt fsck`); "
+               "nothing was changed.")
+
+
 class StoreCorrupt(GitckptError):
     code = "store_corrupt"
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+from gitckpt.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.redact import clean
 
 SCHEMA = 1
@@ -101,10 +101,10 @@ class Note:
             schema = data.pop("schema")
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise StoreCorrupt(f"The note of {where} is not a gitckpt note",
-                               "Run `gitckpt doctor` to check the store.") from e
+                               CHECK_STORE) from e
         if not isinstance(schema, int) or schema < 1:
             raise StoreCorrupt(f"The note of {where} has a bad schema {schema!r}",
-                               "Run `gitckpt doctor` to check the store.")
+                               CHECK_STORE)
         if schema > SCHEMA:
             raise SchemaTooNew(f"The note of {where}", schema, SCHEMA)
         known = {f.name for f in fields(cls)} - {"extra"}
@@ -116,7 +116,7 @@ class Note:
             return note
         except (TypeError, InvalidArgument) as e:
             raise StoreCorrupt(f"The note of {where} is malformed: {e}",
-                               "Run `gitckpt doctor` to check the store.") from e
+                               CHECK_STORE) from e
 
 
 _TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str,

@@ -64,13 +64,21 @@ def encode_tree(entries: list[TreeEntry]) -> bytes:
     return bytes(out)
 
 
+def _mode(value: int) -> Mode:
+    """A tree entry mode; git's legacy group-writable file modes (100664) read as files."""
+    if value >> 9 == 0o100:
+        return Mode.EXECUTABLE if value & 0o100 else Mode.FILE
+    return Mode(value)  # ValueError for anything else
+
+
 def decode_tree(body: bytes) -> list[TreeEntry]:
+    """The entries of a tree object body; ValueError if it is malformed."""
     """The entries of a tree object body."""
     entries, pos = [], 0
     while pos < len(body):
         space = body.index(b" ", pos)
         nul = body.index(b"\0", space)
-        mode = Mode(int(body[pos:space], 8))
+        mode = _mode(int(body[pos:space], 8))
         oid = ObjectId(body[nul + 1 : nul + 21].hex())
         entries.append(TreeEntry(body[space + 1 : nul], mode, oid))
         pos = nul + 21

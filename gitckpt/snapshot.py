@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from gitckpt.ids import ObjectId
+from gitckpt.ignore import IgnoreFile
 from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.scope import Scope, is_sensitive
 from gitckpt.store.base import Skipped
@@ -69,7 +68,7 @@ def builtin_ignore() -> tuple[str, ...]:
 @dataclass
 class _Walk:
     scope: Scope
-    rules: pathspec.PathSpec  # built-ins, then .ckptignore, then task excludes
+    rules: IgnoreFile  # built-ins, then .ckptignore, then task excludes
     old_files: dict[str, bytes]  # rel -> stat key + blob id + racy flag
     old_dirs: dict[str, tuple]  # rel dir -> (.gitignore chain, names left out, tree id, size)
     new_files: dict[str, bytes] = field(default_factory=dict)
@@ -84,10 +83,10 @@ class _GitIgnore:
     def __init__(self, base: str, path: str) -> None:
         self.base = base
         self.path = path
-        self._spec: pathspec.PathSpec | None | bool = False
+        self._spec: IgnoreFile | None | bool = False
 
     @property
-    def spec(self) -> pathspec.PathSpec | None:
+    def spec(self) -> IgnoreFile | None:
         if self._spec is False:
             self._spec = _gitignore(self.path)
         return self._spec  # type: ignore[return-value]
@@ -146,12 +145,14 @@ class DirScanner:
 
     def __init__(self, root: Path, cache_path: Path, skip: set[str],
                  has_object: Callable[[ObjectId], bool],
-                 write_object: Callable[[str, bytes], ObjectId]) -> None:
+                 write_object: Callable[[str, bytes], ObjectId],
+                 flush: Callable[[], None]) -> None:
         self.root = root
         self.cache_path = cache_path
         self.skip = skip  # workspace-relative paths that are ours (a store inside the root)
         self.has_object = has_object
         self.write_object = write_object
+        self.flush = flush  # makes written objects durable and visible
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
                  ) -> tuple[ObjectId, list[Skipped]]:
@@ -160,13 +161,14 @@ class DirScanner:
         files = cache.get("files", {})
         # Ignore decisions hold only under the same rules; content hashes hold regardless.
         dirs = cache.get("dirs", {}) if cache.get("rules") == rules_key else {}
-        rules = pathspec.GitIgnoreSpec.from_lines(
-            [*builtin_ignore(), *scope.ckptignore, *scope.excludes])
+        rules = IgnoreFile([*builtin_ignore(), *scope.ckptignore, *scope.excludes])
         w = _Walk(scope, rules, files, dirs)
         raw = self._walk(w, str(self.root), "", [], (), progress)
         tree = ObjectId(raw.hex()) if raw else EMPTY_TREE
         if tree == EMPTY_TREE and not self.has_object(EMPTY_TREE):
             self.write_object("tree", b"")
+        # The objects first: a cache naming objects a crash lost would be trusted forever.
+        self.flush()
         if update_cache and (w.new_files != files or w.new_dirs != dirs
                              or cache.get("rules") != rules_key):
             self._write_cache({"version": CACHE_VERSION, "rules": rules_key,
@@ -229,7 +231,7 @@ class DirScanner:
             w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
             return None
         for e in entries:
-            if e.name == ".gitignore":
+            if e.name == ".gitignore" and not e.is_symlink():  # git 2.32+ skips linked ones
                 stack = [*stack, _GitIgnore(rel, e.path)]
                 chain = (*chain, (rel, _stat_key(e)))
         known = w.old_dirs.get(rel)
@@ -240,6 +242,7 @@ class DirScanner:
         now_out: list[str] = []
         old_files, old_dirs, new_files = w.old_files, w.old_dirs, w.new_files
         skip, pack, size = self.skip, _KEY.pack, _KEY.size
+        max_size = w.scope.max_file_size
         racy_after = w.now - RACY_NS
         for entry in entries:  # the hot loop: one lstat per entry, the rest from the cache
             name = entry.name
@@ -286,6 +289,10 @@ class DirScanner:
                 continue  # fifos, sockets, devices: not content
             key = pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode)
             cached = old_files.get(child)
+            if st.st_size > max_size and S_ISREG(mode):
+                same = False
+                w.skipped.append(Skipped(child, "too_large", st.st_size, round(st.st_mtime, 3)))
+                continue
             if cached is not None and cached[-1] == 0 and cached[:size] == key:
                 new_files[child] = cached
                 raw = cached[size:-1]
@@ -297,7 +304,7 @@ class DirScanner:
                 new_files[child] = key + raw + (b"\1" if st.st_mtime_ns > racy_after else b"\0")
             items.append((name, _LINK if S_ISLNK(mode) else _EXEC if mode & 0o100 else _FILE,
                           raw))
-        if same and len(items) == known[3]:
+        if same and len(items) == known[3] and self.has_object(ObjectId(known[2].hex())):
             tree = known[2]
         elif items:
             named = [(os.fsencode(name), mode, raw) for name, mode, raw in items]
@@ -322,24 +329,22 @@ class DirScanner:
 
     def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list[_GitIgnore]) -> bool:
         """git's rule: the deepest .gitignore with a matching pattern decides; then ours."""
-        probe = child + "/" if is_dir else child
-        if is_sensitive(probe):
+        if is_sensitive(child + "/" if is_dir else child):
             return True
         for gi in reversed(stack):
             spec = gi.spec
-            if spec is None:
-                continue
-            result = spec.check_file(probe[len(gi.base):])
-            if result.include is not None:
-                if result.include:
+            decided = spec.match(child[len(gi.base):], is_dir) if spec else None
+            if decided is not None:
+                if decided:
                     return True
                 break
-        return bool(w.rules.match_file(probe))
+        return bool(w.rules.match(child, is_dir))
 
     def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
                    progress: Progress | None) -> tuple[bytes, bytes] | None:
         dotgit = os.path.join(path, ".git")
-        if os.path.lexists(dotgit):  # a nested repository: a gitlink, as git stores it
+        if os.path.isfile(dotgit) or os.path.isfile(os.path.join(dotgit, "HEAD")):
+            # a nested repository: a gitlink, as git stores it
             head = read_nested_head(dotgit)
             if head is None:
                 w.skipped.append(Skipped(rel, "nested_repo"))
@@ -349,10 +354,7 @@ class DirScanner:
         return (_TREE, tree) if tree else None
 
     def _blob(self, w: _Walk, path: str, rel: str, st: os.stat_result) -> bytes | None:
-        """Read, hash and store one file or link; None if it is left out or gone."""
-        if stat.S_ISREG(st.st_mode) and w.scope.too_large(st.st_size):
-            w.skipped.append(Skipped(rel, "too_large", st.st_size, round(st.st_mtime, 3)))
-            return None
+        """Read, hash and store one file or link; None if it is gone or unreadable."""
         try:
             data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else _read(path)
         except FileNotFoundError:
@@ -367,14 +369,17 @@ class DirScanner:
 
 
 def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # never through a link swapped in
+    """A regular file's bytes: never through a link or into a fifo swapped in since the stat."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileNotFoundError(path)
         return f.read()
 
 
-def _gitignore(path: str) -> pathspec.PathSpec | None:
+def _gitignore(path: str) -> IgnoreFile | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+            return IgnoreFile.from_text(f.read())
     except (OSError, ValueError):
         return None

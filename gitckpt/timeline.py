@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from gitckpt.errors import (InvalidArgument, NoActiveTask, StoreCorrupt,
+from gitckpt.errors import (CHECK_STORE, InvalidArgument, NoActiveTask, StoreCorrupt,
                             StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
 from gitckpt.notes import Note, PlanItem, merge_plan
@@ -106,7 +106,7 @@ class Timeline:
         text = self.store.read_note(commit)
         if text is None:
             raise StoreCorrupt(f"Timeline commit {commit} has no note",
-                               "Run `gitckpt doctor` to check the store.")
+                               CHECK_STORE)
         return StepRecord(commit, tree, Note.parse(text, commit))
 
     def head(self, task: TaskId) -> StepRecord:
@@ -130,7 +130,7 @@ class Timeline:
             parents = self.store.read_commit(out[-1].commit).parents
             if not parents:
                 raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent",
-                                   "Run `gitckpt doctor` to check the store.")
+                                   CHECK_STORE)
             out.append(self.record(parents[0]))
         return out[::-1]
 
@@ -275,8 +275,8 @@ class Timeline:
                 kept.append(text)
                 redacted += n
             lists[key] = kept
+        tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
-            tid = self.resolve(task)
             head = self.head(tid)
             if head.note.closed:
                 raise TaskClosed(tid)

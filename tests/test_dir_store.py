@@ -253,7 +253,7 @@ def test_bad_stores_give_clear_errors_and_change_nothing(tmp_path):
     os.chmod(obj, 0o600)
     obj.write_bytes(data[: len(data) // 2])  # truncated
     r = run_cli("-C", str(root), "log")
-    assert r.code == 1 and "corrupt" in r.err and "doctor" in r.err, r.err
+    assert r.code == 1 and "corrupt" in r.err and "fsck" in r.err, r.err
     obj.write_bytes(data)
 
     steps = store / "refs" / "checkpoints" / task / "head"
@@ -317,3 +317,92 @@ def test_cached_ignore_decisions_follow_rule_and_kind_changes(tmp_path):
         step(plain)
         excluded = ["keep.txt"] if (repo / ".ckptignore").exists() else []
         assert tree_of(plain) == git_tree(repo, *excluded), step
+
+
+GITIGNORE_CASES = {
+    "whitelist": {".gitignore": "*\n!*/\n!*.c\n", "src/x/a.c": "", "doc/r.c": "", "top.c": "",
+                  "n.txt": ""},
+    "double star whitelist": {".gitignore": "**\n!**/\n!a/b/c/keep\n", "a/b/c/keep": "",
+                              "a/b/other": ""},
+    "folder contents": {".gitignore": "foo/**\n!foo/keep\n", "foo/keep": "", "foo/g": ""},
+    "folder contents, folders only": {".gitignore": "foo/**/\n", "foo/g": "", "foo/d/x": ""},
+    "negation in a nested file": {".gitignore": "*.txt\n", "sub/.gitignore": "!docs\n",
+                                  "sub/docs/x.txt": "", "sub/docs/y.md": ""},
+    "bom, spaces, escapes": {".gitignore": "\ufeffbom\n\\ lead\ntrail   \n\\#hash\n",
+                             "bom": "", " lead": "", "trail": "", "#hash": "", "keep": ""},
+    "classes": {".gitignore": "[[:digit:]]z\n[!a]q\n", "5z": "", "az": "", "bq": "", "aq": ""},
+    "anchored and deep": {".gitignore": "/top\nmid/*.o\n**/deep\n", "top": "", "x/top": "",
+                          "mid/a.o": "", "mid/s/b.o": "", "y/z/deep": "", "deep": ""},
+    "crlf lines": {".gitignore": "a.log\r\nb.log\r\n", "a.log": "", "b.log": "", "c.log": ""},
+}
+
+
+@pytest.mark.parametrize("case", sorted(GITIGNORE_CASES))
+def test_gitignore_semantics_match_git(tmp_path, monkeypatch, case):
+    monkeypatch.setenv("GITCKPT_BUILTIN_IGNORE", "off")
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    for root in (repo, plain):
+        for rel, text in GITIGNORE_CASES[case].items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text or rel, encoding="utf-8")
+    git(repo, "init", "-q")
+    assert tree_of(plain) == git_tree(repo), case
+
+
+def test_store_discovery_is_not_fooled(tmp_path):
+    parent = tmp_path / "shared"
+    (parent / "proj").mkdir(parents=True)
+    (parent / "other").mkdir()
+    (parent / "other" / "diary.txt").write_text("private\n")
+    (parent / ".gitckpt").mkdir()  # an empty folder someone left: not a store
+    service.init(parent / "proj", "mine")
+    assert (parent / "proj" / ".gitckpt").is_dir() and not any((parent / ".gitckpt").iterdir())
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    dl = tmp_path / "downloaded"
+    dl.mkdir()
+    os.symlink(victim, dl / ".gitckpt")
+    r = run_cli("-C", str(dl), "init", "t")
+    assert r.code == 1 and "symbolic link" in r.err and not any(victim.iterdir())
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink(ws, tmp_path / "wslink")
+    r = run_cli("-C", str(ws), "init", "t", "--store", str(tmp_path / "wslink"))
+    assert r.code == 1 and "cannot be the workspace itself" in r.err
+    (ws / "src").mkdir()
+    (ws / "src" / "main.py").write_text("x\n")
+    r = run_cli("-C", str(ws), "init", "t", "--store", str(ws / "src"))
+    assert r.code == 1 and "not a gitckpt store" in r.err
+
+
+def test_cache_is_written_only_after_the_objects(tmp_path):
+    root = make_plain(tmp_path / "w")
+    store = open_store(root)
+    store.prepare()
+    order = []
+    real_flush, real_write = store.flush, store._scanner._write_cache
+    store._scanner.flush = lambda: (order.append("flush"), real_flush())[1]
+    store._scanner._write_cache = lambda d: (order.append("cache"), real_write(d))[1]
+    with store.lock():
+        store.snapshot(Scope())
+    assert order == ["flush", "cache"]
+
+
+def test_a_lowered_size_limit_applies_to_cached_files(tmp_path, monkeypatch):
+    root = make_plain(tmp_path / "w")
+    (root / "big.txt").write_text("x" * 1000)
+    tree_of(root)
+    monkeypatch.setenv("GITCKPT_MAX_FILE_SIZE", "100")
+    store = open_store(root)
+    with store.lock():
+        snap = store.snapshot(Scope.load(str(root)))
+    assert [(s.path, s.reason) for s in snap.skipped] == [("big.txt", "too_large")]
+
+
+def test_an_empty_dot_git_folder_is_a_plain_folder(tmp_path):
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    for root in (repo, plain):
+        (root / "sub" / ".git").mkdir(parents=True)
+        (root / "sub" / "f").write_text("f\n")
+    git(repo, "init", "-q")
+    assert tree_of(plain) == git_tree(repo)

@@ -31,27 +31,45 @@ def _dir_store(root: Path, store: Path) -> Store:
     from gitckpt.store.dir import DirStore
 
     store = Path(os.path.abspath(store.expanduser()))
-    if store == root:
+    if store.resolve() == root:  # resolved: a symlink to the workspace is the workspace
         raise InvalidArgument(f"The store cannot be the workspace itself ({root}).",
                               "Use a folder inside it (the default .gitckpt) or elsewhere.")
     return DirStore(root, store)
 
 
-def _marked(root: Path) -> Store | None:
-    """The store a `.gitckpt` folder or pointer file at `root` names, if any."""
+def _is_store(path: Path) -> bool:
+    return (path / "gitckpt" / "format").is_file()
+
+
+def _marked(root: Path, *, ancestor: bool = False) -> Store | None:
+    """The store a `.gitckpt` folder or pointer file at `root` names, if any.
+
+    A marker is never followed through a symlink (a downloaded folder could point it
+    anywhere). A parent folder's marker counts only if it is a real store (or pointer) of
+    the current user.
+    """
     from gitckpt.store.dir import read_pointer
 
     marker = root / POINTER
+    if marker.is_symlink():
+        raise WorkspaceError(f"{marker} is a symbolic link; gitckpt does not follow it.",
+                             "Remove it, or point GITCKPT_STORE at the store you mean.")
+    try:
+        st = marker.lstat()
+    except OSError:
+        return None
+    if ancestor and st.st_uid != os.geteuid():
+        return None
     if marker.is_dir():
+        if ancestor and not _is_store(marker):
+            return None
         return _dir_store(root, marker)
-    if marker.is_file():
-        target = read_pointer(marker)
-        if not (target / "gitckpt" / "format").is_file():
-            raise StoreCorrupt(f"{marker} names the store {target}, which does not exist.",
-                               "Restore that folder, or delete the pointer file to start a new "
-                               "store here.")
-        return _dir_store(root, target)
-    return None
+    target = read_pointer(marker)
+    if not _is_store(target):
+        raise StoreCorrupt(f"{marker} names the store {target}, which does not exist.",
+                           "Restore that folder, or delete the pointer file to start a new "
+                           "store here.")
+    return _dir_store(root, target)
 
 
 def open_store(path: str | Path, *, store: str | None = None) -> Store:
@@ -72,8 +90,11 @@ def open_store(path: str | Path, *, store: str | None = None) -> Store:
     found = _marked(root) or open_git_store(root)
     if found is not None:
         return found
+    home = Path.home().resolve()
     for parent in root.parents:
-        found = _marked(parent)
+        if parent == home or parent == Path(parent.anchor):
+            break  # a store in the home folder or at / does not take over everything below
+        found = _marked(parent, ancestor=True)
         if found is not None:
             return found
     env = os.environ.get("GITCKPT_STORE")

@@ -16,7 +16,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from gitckpt.errors import RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
+from gitckpt.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit, decode_tree,
                              encode_commit, encode_tree, hash_object)
@@ -38,7 +38,8 @@ def read_pointer(path: Path) -> Path:
     if not text.startswith(POINTER_PREFIX):
         raise StoreCorrupt(f"{path} is not a gitckpt store pointer",
                            "It should hold one line: gitckpt-store: /path/to/store")
-    return Path(text[len(POINTER_PREFIX):])
+    target = Path(text[len(POINTER_PREFIX):])
+    return target if target.is_absolute() else path.parent / target
 
 
 def _mkdir(path: Path) -> None:
@@ -110,10 +111,11 @@ class DirStore(Store):
         if self.exists():
             self._check_format()
         skip = set()
-        if root in path.parents:  # a store inside the workspace is never snapshotted
-            skip.add(path.relative_to(root).as_posix())
+        real = path.resolve()
+        if root in real.parents:  # a store inside the workspace is never snapshotted
+            skip.add(real.relative_to(root).as_posix())
         self._scanner = DirScanner(root, self.state_dir / "cache", skip, self.has_object,
-                                   self._write_object)
+                                   self._write_object, self.flush)
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -145,12 +147,17 @@ class DirStore(Store):
                 except OSError as e:
                     raise StoreNotWritable(f"Cannot write {pointer}: {e.strerror}.",
                                            "Check the workspace's permissions.") from e
+        if (self.path.exists() and not self.exists()
+                and any(p.name != "gitckpt" for p in self.path.iterdir())):
+            raise StoreNotWritable(f"{self.path} holds other files; it is not a gitckpt store.",
+                                   "Choose an empty or new folder for the store.")
         try:
             for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "gitckpt"):
                 _mkdir(self.path / d)
             for name, text in (("HEAD", "ref: refs/heads/main\n"),
                                ("config", "[core]\n\trepositoryformatversion = 0\n"
-                                          "\tfilemode = true\n\tbare = true\n"),
+                                          "\tfilemode = true\n\tbare = true\n"
+                                          "[gc]\n\tauto = 0\n"),
                                ("description", "gitckpt checkpoints\n"),
                                (".gitignore", "*\n"),
                                ("gitckpt/format", f"{FORMAT}\n")):
@@ -192,6 +199,13 @@ class DirStore(Store):
         """
         if not self._pending:
             return
+        try:
+            self._flush()
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot write to {self.path}: {e.strerror}.",
+                                   "Check the store folder's free space and permissions.") from e
+
+    def _flush(self) -> None:
         if not _syncfs(self.path):
             for tmp in self._pending.values():
                 fd = os.open(tmp, os.O_RDONLY)
@@ -223,16 +237,16 @@ class DirStore(Store):
             raw = zlib.decompress(path.read_bytes())
         except FileNotFoundError as e:
             raise StoreCorrupt(f"Object {oid} is missing from {self.path}",
-                               "The store is damaged; run `gitckpt doctor`.") from e
+                               CHECK_STORE) from e
         except (OSError, zlib.error) as e:
             raise StoreCorrupt(f"Object {oid} in {self.path} is corrupt ({e})",
-                               "The store is damaged; run `gitckpt doctor`.") from e
+                               CHECK_STORE) from e
         header, _, body = raw.partition(b"\0")
         if hash_object(kind, body) != oid:
             what = header.split(b" ")[0].decode(errors="replace")
             problem = "corrupt" if what == kind else f"a {what}, not a {kind}"
             raise StoreCorrupt(f"Object {oid} in {self.path} is {problem}",
-                               "The store is damaged; run `gitckpt doctor`.")
+                               CHECK_STORE)
         return body
 
     def write_blob(self, data: bytes) -> ObjectId:
@@ -245,8 +259,12 @@ class DirStore(Store):
         return self._write_object("tree", encode_tree(entries))
 
     def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
-        return [] if oid == EMPTY_TREE and not self.has_object(oid) else decode_tree(
-            self._read_object(oid, "tree"))
+        if oid == EMPTY_TREE and not self.has_object(oid):
+            return []
+        try:
+            return decode_tree(self._read_object(oid, "tree"))
+        except ValueError as e:
+            raise StoreCorrupt(f"Tree {oid} in {self.path} is malformed ({e})", CHECK_STORE) from e
 
     def write_commit(self, tree: ObjectId, parents: list[ObjectId], message: str,
                      time: int) -> ObjectId:
@@ -267,9 +285,9 @@ class DirStore(Store):
             return self._packed_refs().get(name)
         except OSError as e:
             raise StoreCorrupt(f"Cannot read {name} in {self.path}: {e.strerror}",
-                               "Run `gitckpt doctor`.") from e
+                               CHECK_STORE) from e
         if len(text) != 40:
-            raise StoreCorrupt(f"{name} in {self.path} is damaged", "Run `gitckpt doctor`.")
+            raise StoreCorrupt(f"{name} in {self.path} is damaged", CHECK_STORE)
         return ObjectId(text)
 
     def _packed_refs(self) -> dict[str, ObjectId]:
@@ -327,6 +345,5 @@ class DirStore(Store):
                  progress: Progress | None = None) -> Snapshot:
         tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
                                                progress=progress)
-        self.flush()
         return Snapshot(tree, tuple(skipped))
 

@@ -104,7 +104,11 @@ class GitStore(Store):
         return self._write(ObjectType.TREE, encode_tree(entries))
 
     def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
-        return decode_tree(self._read(oid, ObjectType.TREE))
+        try:
+            return decode_tree(self._read(oid, ObjectType.TREE))
+        except ValueError as e:
+            raise StoreCorrupt(f"Tree {oid} is malformed ({e})",
+                               "Check the repository with `git fsck`.") from e
 
     def write_commit(self, tree: ObjectId, parents: list[ObjectId], message: str,
                      time: int) -> ObjectId:
@@ -122,7 +126,8 @@ class GitStore(Store):
         try:
             ref = self.repo.references.get(name)
         except (pygit2.GitError, ValueError) as e:
-            raise StoreCorrupt(f"Cannot read {name}: {e}", "Run `gitckpt doctor`.") from e
+            raise StoreCorrupt(f"Cannot read {name}: {e}",
+                               "Check the repository with `git fsck`.") from e
         return None if ref is None else ObjectId(str(ref.target))
 
     def list_refs(self, prefix: str) -> dict[str, ObjectId]:
