@@ -53,11 +53,22 @@ def _key(st: os.stat_result) -> bytes:
     return _KEY.pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
 
 
-def _stat_key(entry: os.DirEntry) -> bytes | None:
+def _list(path: str) -> list[tuple[os.DirEntry, os.stat_result | None]]:
+    """A folder's entries with their lstat (None if gone), taken relative to the open folder
+    (fstatat), which saves resolving the whole path once per file."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return _key(entry.stat(follow_symlinks=False))
-    except OSError:
-        return None
+        with os.scandir(fd) as it:
+            entries = list(it)
+        out = []
+        for e in entries:
+            try:
+                out.append((e, e.stat(follow_symlinks=False)))
+            except OSError:
+                out.append((e, None))
+        return out
+    finally:
+        os.close(fd)
 
 
 def builtin_ignore() -> tuple[str, ...]:
@@ -223,17 +234,16 @@ class DirScanner:
         entry also matches the cache, the cached tree id is reused without rebuilding.
         """
         try:
-            with os.scandir(path) as it:
-                entries = list(it)
+            entries = _list(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except PermissionError:
             w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
             return None
-        for e in entries:
+        for e, st in entries:
             if e.name == ".gitignore" and not e.is_symlink():  # git 2.32+ skips linked ones
-                stack = [*stack, _GitIgnore(rel, e.path)]
-                chain = (*chain, (rel, _stat_key(e)))
+                stack = [*stack, _GitIgnore(rel, os.path.join(path, ".gitignore"))]
+                chain = (*chain, (rel, _key(st) if st else None))
         known = w.old_dirs.get(rel)
         trusted = known is not None and known[0] == chain
         left_out = set(known[1]) if trusted else None
@@ -244,14 +254,12 @@ class DirScanner:
         skip, pack, size = self.skip, _KEY.pack, _KEY.size
         max_size = w.scope.max_file_size
         racy_after = w.now - RACY_NS
-        for entry in entries:  # the hot loop: one lstat per entry, the rest from the cache
+        for entry, st in entries:  # the hot loop: all from the cache when nothing changed
             name = entry.name
             child = rel + name
             if name in _OURS or (skip and child in skip):
                 continue  # git's and gitckpt's own folders (a nested workspace's store too)
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
+            if st is None:
                 same = False
                 continue  # vanished between listing and stat
             mode = st.st_mode
@@ -268,15 +276,17 @@ class DirScanner:
                     continue
                 if progress:
                     progress(child)
-                item = self._directory(w, entry.path, child, stack, chain, progress)
+                item = self._directory(w, os.path.join(path, name), child, stack, chain,
+                                       progress)
                 if item is None or item[0] != _TREE or old_dirs.get(
                         child + "/", (0, 0, b""))[2] != item[1]:
                     same = False
                 if item is not None:
                     items.append((name, *item))
                 continue
-            if left_out is not None and (name in left_out or child in old_files):
-                ignored = name in left_out
+            cached = old_files.get(child)
+            if left_out is not None and (cached is not None or name in left_out):
+                ignored = cached is None  # the cache holds in-scope files only
             else:
                 ignored = self._ignored(w, child, False, stack)
                 same = same and ignored
@@ -288,7 +298,6 @@ class DirScanner:
             if not (S_ISREG(mode) or S_ISLNK(mode)):
                 continue  # fifos, sockets, devices: not content
             key = pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode)
-            cached = old_files.get(child)
             if st.st_size > max_size and S_ISREG(mode):
                 same = False
                 w.skipped.append(Skipped(child, "too_large", st.st_size, round(st.st_mtime, 3)))
@@ -298,7 +307,7 @@ class DirScanner:
                 raw = cached[size:-1]
             else:
                 same = False
-                raw = self._blob(w, entry.path, child, st)
+                raw = self._blob(w, os.path.join(path, name), child, st)
                 if raw is None:
                     continue
                 new_files[child] = key + raw + (b"\1" if st.st_mtime_ns > racy_after else b"\0")
