@@ -144,12 +144,24 @@ def test_busy_store_and_interrupt(repo):
         assert r.code == 1 and "busy" in r.err and "Retry" in r.err
         p = subprocess.Popen([sys.executable, "-m", "gitckpt", "save", "waiting"], cwd=repo,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)  # let it start and block on the lock
+        deadline = time.monotonic() + 8  # where /proc has no wchan, a plain wait
+        while not _sleeping(p.pid) and time.monotonic() < deadline:
+            assert p.poll() is None  # filelock's poll loop: it waits for the lock now
+            time.sleep(0.02)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
         assert p.returncode == 130, err
         assert "interrupted" in err
     assert run_cli("log", cwd=repo).out.count("blocked") == 0
+
+
+def _sleeping(pid: int) -> bool:
+    """True once the process sleeps in a timer (the first sleep of a save is the lock wait)."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            return "nanosleep" in f.read()
+    except OSError:
+        return False
 
 
 def test_python_dash_m_and_logs_never_on_stdout_for_errors(repo):
