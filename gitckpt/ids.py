@@ -12,16 +12,6 @@ from gitckpt.errors import InvalidArgument
 # A git object id: 40 lowercase hex digits (SHA-1).
 ObjectId = NewType("ObjectId", str)
 
-_OID = re.compile(r"[0-9a-f]{40}")
-
-
-def object_id(value: str) -> ObjectId:
-    """Validate a full object id."""
-    if not _OID.fullmatch(value):
-        raise InvalidArgument(f"Not an object id: {value!r}.", "Object ids are 40 hex digits.")
-    return ObjectId(value)
-
-
 # Task ids are ref-name components: lowercase ASCII letters, digits and inner dashes. This is
 # stricter than `git check-ref-format` on purpose: ids also name files and appear in shells.
 _TASK_ID = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?")
@@ -59,22 +49,3 @@ def slugify(name: str) -> str:
 def new_task_id(name: str) -> TaskId:
     """A fresh id for a task named `name`: its slug plus a random 4-hex suffix."""
     return TaskId(f"{slugify(name) or 'task'}-{secrets.token_hex(2)}")
-
-
-class RelPath(str):
-    """A workspace-relative POSIX path: no empty, `.` or `..` parts, not absolute, no `.git`."""
-
-    def __new__(cls, value: str) -> RelPath:
-        parts = value.split("/")
-        bad = (
-            not value
-            or "\0" in value
-            or value.startswith("/")
-            or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts)
-        )
-        if bad:
-            raise InvalidArgument(
-                f"Not a workspace-relative path: {value!r}.",
-                "Use a path relative to the workspace root, with / separators and no `..`.",
-            )
-        return super().__new__(cls, value)

@@ -107,7 +107,11 @@ def parse_line(line: str) -> Pattern | None:
         return None
     anchored = "/" in line
     line = line.lstrip("/") if anchored else line
-    return Pattern(re.compile(translate(line), re.DOTALL), negated, dir_only, anchored)
+    try:
+        regex = re.compile(translate(line), re.DOTALL)
+    except re.error as e:  # a reversed range such as [z-a]
+        raise ValueError(f"{line!r}: {e}") from e
+    return Pattern(regex, negated, dir_only, anchored)
 
 
 class IgnoreFile:

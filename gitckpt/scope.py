@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-import pathspec
-
 from gitckpt.errors import InvalidArgument
+from gitckpt.ignore import IgnoreFile
 
 Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo"]
 
@@ -63,11 +62,11 @@ def parse_size(text: str) -> int:
     return int(m[1]) * 1024 ** " kmg".index(m[2] or " ")
 
 
-def compile_patterns(patterns: list[str], what: str) -> pathspec.PathSpec:
+def compile_patterns(patterns: list[str], what: str) -> IgnoreFile:
     """Gitignore-style patterns, with a clear error for a pattern that does not compile."""
     try:
-        return pathspec.GitIgnoreSpec.from_lines(patterns)
-    except Exception as e:  # pathspec raises several types for bad patterns
+        return IgnoreFile(patterns)
+    except ValueError as e:
         raise InvalidArgument(f"Bad {what} pattern: {e}.", "Patterns use .gitignore syntax.") from e
 
 
@@ -97,12 +96,17 @@ class Scope:
         return cls(tuple(excludes), tuple(lines), max_size)
 
     def excluded(self, rel: str) -> Reason | None:
-        """Why a path is left out by name (`excluded` or `sensitive`), or None."""
+        """Why a path (a folder when it ends in "/") is left out by name: `sensitive`,
+        `excluded`, or None. As in git, a path inside an excluded folder is excluded."""
         if is_sensitive(rel):
             return "sensitive"
-        if self._spec.match_file(rel):  # type: ignore[attr-defined]
-            return "excluded"
-        return None
+        spec: IgnoreFile = self._spec  # type: ignore[attr-defined]
+        is_dir = rel.endswith("/")
+        parts = rel.rstrip("/").split("/")
+        for i in range(1, len(parts)):
+            if spec.match("/".join(parts[:i]), True):
+                return "excluded"
+        return "excluded" if spec.match("/".join(parts), is_dir) else None
 
     def too_large(self, size: int) -> bool:
         return size > self.max_file_size

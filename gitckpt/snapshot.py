@@ -1,7 +1,7 @@
 """The plain-folder scanner: workspace -> tree in pure Python, with a stat cache.
 
-Used by DirStore. Git's ignore semantics come from nested `.gitignore` files (matched with
-`pathspec`), plus a built-in list of dependency and build folders, `.ckptignore`, the task's
+Used by DirStore. Git's ignore semantics come from nested `.gitignore` files (matched by
+ignore.py), plus a built-in list of dependency and build folders, `.ckptignore`, the task's
 excludes, the sensitive list and the size limit (scope.py). A file whose stat (mtime, ctime,
 size, inode, mode) matches the cache is not read; one modified within RACY_NS of a scan is
 re-read by the next scan, and ctime catches an edit whose mtime was put back.

@@ -146,15 +146,18 @@ class Timeline:
                     continue  # not ours
         return sorted(ids)
 
-    def info(self, task: TaskId) -> TaskInfo:
+    def info(self, task: TaskId, active: TaskId | None | bool = False) -> TaskInfo:
+        """`active`: the active task if the caller has read it already."""
         head = self.head(task)
         meta = head.note if head.n == 0 else self.meta(task)
-        status = ("closed" if head.note.closed else
-                  "active" if self.active_id() == task else "suspended")
+        if active is False:
+            active = self.active_id()
+        status = "closed" if head.note.closed else "active" if active == task else "suspended"
         return TaskInfo(task, meta, head, status)
 
     def tasks(self) -> list[TaskInfo]:
-        return [self.info(t) for t in self.task_ids()]
+        active = self.active_id()
+        return [self.info(t, active) for t in self.task_ids()]
 
     def active_id(self) -> TaskId | None:
         try:
