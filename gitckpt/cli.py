@@ -6,7 +6,6 @@ the log file, one line on stderr), 130 interrupted.
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from typing import Any
@@ -14,8 +13,11 @@ from typing import Any
 import click
 
 from gitckpt import __version__, service
+from gitckpt.render import (render_diff, render_init, render_log, render_restore, render_save,
+                            render_tasks)
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
+from gitckpt.notes import json_text
 
 
 class Ctx:
@@ -24,13 +26,36 @@ class Ctx:
         self.json = as_json
 
     def emit(self, result: Any, render) -> None:
-        if self.json:
-            click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
-        else:
-            click.echo(render(result), nl=False)
+        echo(json_text(result.to_dict()) + "\n" if self.json else render(result))
+
+
+def echo(text: str, err: bool = False) -> None:
+    """click.echo, except that file names which are not UTF-8 go out as their own bytes."""
+    try:
+        click.echo(text, nl=False, err=err)
+    except UnicodeEncodeError:
+        stream = click.get_binary_stream("stderr" if err else "stdout")
+        if not stream.isatty():
+            text = click.unstyle(text)
+        stream.write(text.encode("utf-8", "surrogateescape"))
+        stream.flush()
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
+
+
+class PathsAfterDashes(click.Command):
+    """A command whose words after `--` are paths, kept apart from its positional targets."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["paths"] = args[:at], tuple(args[at + 1:])
+        return super().parse_args(ctx, args)
+
+
+def _paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return extra + click.get_current_context().meta.get("paths", ())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,6 +126,43 @@ def log(c: Ctx, task: str | None) -> None:
     c.emit(service.log(c.root, task=task), render_log)
 
 
+@cli.command(cls=PathsAfterDashes)
+@click.argument("target")
+@click.argument("paths", nargs=-1, metavar="[--] [PATH]...")
+@click.option("--apply", "do_apply", is_flag=True,
+              help="Do it (default: only show the plan). Prints the safety copy's id.")
+@click.option("--patch", is_flag=True, help="Show the unified diff of every file to change.")
+@click.option("--task", default=None, metavar="ID", help="Restore within this task.")
+@pass_ctx
+def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: bool,
+            task: str | None) -> None:
+    """Restore TARGET (a step number, a commit id prefix, or a ref): preview, or --apply.
+
+    The preview changes nothing. --apply first saves the workspace as a safety copy; restoring
+    that copy's id undoes the restore. PATHs limit the restore to these files or folders.
+    Left-out files (ignored, excluded, sensitive, too large) are never written or deleted.
+    """
+    paths = _paths(paths)
+    result = service.restore(c.root, target, apply=do_apply, paths=paths, task=task,
+                             patch=patch, cwd=c.root)
+    again = ["gitckpt restore", target, *(["--task", task] if task else [])]
+    c.emit(result, lambda r: render_restore(r, again, paths))
+
+
+@cli.command(cls=PathsAfterDashes)
+@click.argument("base")
+@click.argument("target", required=False, default="live")
+@click.option("--patch", is_flag=True, help="Print the unified patch, not only the paths.")
+@click.option("--task", default=None, metavar="ID", help="Count step numbers in this task.")
+@pass_ctx
+def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
+    """What changed from BASE to TARGET (default: the live workspace) [-- PATH...].
+
+    Each is a step number, a commit id prefix, a ref, or `live`."""
+    result = service.diff(c.root, base, target, paths=_paths(), patch=patch, task=task, cwd=c.root)
+    c.emit(result, render_diff)
+
+
 @cli.command()
 @pass_ctx
 def tasks(c: Ctx) -> None:
@@ -119,65 +181,6 @@ def demo(c: Ctx, where: str | None) -> None:
     c.emit(run_demo(where), lambda r: r.text)
 
 
-# -- rendering -------------------------------------------------------------------------------
-
-def _skipped_lines(skipped: list[dict]) -> str:
-    if not skipped:
-        return ""
-    shown = ", ".join(f"{s['path']} ({s['reason']})" for s in skipped[:5])
-    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
-    return f"Left out {len(skipped)} file(s): {shown}{more}\n"
-
-
-def render_init(r: service.InitResult) -> str:
-    s = r.save
-    out = f"Started task {s.task} ({r.name}); step 0 is {s.commit[:7]}, now active.\n"
-    out += _skipped_lines(s.skipped)
-    if s.redacted:
-        out += f"Redacted {s.redacted} secret value(s) from the text.\n"
-    return out + 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...\n'
-
-
-def render_save(r) -> str:
-    if r.idempotent:
-        return (f"Nothing new since step {r.step} of {r.task} (same title, conclusion, next, "
-                f"verified and files); no commit written.\n")
-    ch = r.changes
-    out = (f"Saved step {r.step} of {r.task} as {r.commit[:7]}: {len(ch.added)} added, "
-           f"{len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")
-    out += _skipped_lines(r.skipped)
-    if r.redacted:
-        out += f"Redacted {r.redacted} secret value(s) from the text.\n"
-    if r.closed:
-        out += f"Task {r.task} is closed; it is read-only from now on.\n"
-    return out
-
-
-def render_log(r: service.LogResult) -> str:
-    out = [f"{r.info.id}  {r.info.meta.name}  ({r.info.status})"]
-    for s in reversed(r.steps):
-        n = s.note
-        out.append(f"  {n.step:>3}  {s.commit[:7]}  {n.created_at}  {n.title}"
-                   + ("  [closed]" if n.closed else ""))
-        if n.conclusion:
-            out.append(f"                 conclusion: {n.conclusion}")
-        if n.next:
-            out.append(f"                 next: {n.next}")
-    return "\n".join(out) + "\n"
-
-
-def render_tasks(r: service.TasksResult) -> str:
-    if not r.tasks:
-        return 'No tasks yet. Start one with gitckpt init "NAME" --goal "...".\n'
-    width = max(len(t.id) for t in r.tasks)
-    out = [f"  {'TASK':<{width}}  {'STATUS':<9}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
-    for t in r.tasks:
-        mark = "*" if t.status == "active" else " "
-        out.append(f"{mark} {t.id:<{width}}  {t.status:<9}  {t.head.n:>5}  "
-                   f"{t.head.note.created_at:<20}  {t.meta.name}")
-    return "\n".join(out) + "\n"
-
-
 # -- the one error handler -----------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> None:
@@ -193,10 +196,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except GitckptError as e:
         if as_json:
-            click.echo(json.dumps(e.to_dict(), ensure_ascii=False, indent=2))
-        click.echo(f"gitckpt: error: {e.message}", err=True)
+            echo(json_text(e.to_dict()) + "\n")
+        echo(f"gitckpt: error: {e.message}\n", err=True)
         if e.hint:
-            click.echo(f"hint: {e.hint}", err=True)
+            echo(f"hint: {e.hint}\n", err=True)
         sys.exit(1)
     except Exception as e:  # a bug: keep the traceback, show one line
         where = write_crash(f"--- gitckpt {__version__} {sys.argv!r}\n{traceback.format_exc()}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitckpt.notes import PLAN_MARKS
 from gitckpt.store.base import Changes
-from gitckpt.timeline import StepRecord, TaskInfo
+from gitckpt.records import StepRecord, TaskInfo
 
 FULL_STEPS = 2  # the newest steps shown with their conclusions
 TITLE_STEPS = 8  # then this many older ones as titles

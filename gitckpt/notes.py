@@ -51,6 +51,17 @@ def merge_plan(plan: list[PlanItem], updates: list[PlanItem]) -> list[PlanItem]:
     return list(merged.values())
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(data: Any) -> str:
+    """Readable JSON that is also valid UTF-8: file names that are not UTF-8 reach us as lone
+    surrogates (Python's surrogateescape), which are written as `\\udcXX` escapes and read
+    back as the same name."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 _ALWAYS = {"kind", "task", "step", "created_at", "title", "workspace"}
 
 
@@ -74,6 +85,11 @@ class Note:
     changes: dict[str, list[str]] = field(default_factory=dict)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     git: dict[str, Any] | None = None
+    # Drifts and restores.
+    trigger: str | None = None  # watch | boundary | capture | pre_restore
+    partial: bool = False
+    target: str | None = None  # restore: the commit restored, and
+    safety: str | None = None  # the pre_restore drift that undoes it
     # Task metadata, in the step-0 note only.
     name: str | None = None
     goal: str | None = None
@@ -91,7 +107,7 @@ class Note:
                 continue
             data[f.name] = [asdict(p) for p in value] if f.name == "plan" else value
         data.update(self.extra)
-        return json.dumps(data, ensure_ascii=False, indent=2)
+        return json_text(data)
 
     @classmethod
     def parse(cls, text: str, where: str) -> Note:
@@ -122,7 +138,9 @@ class Note:
 _TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str,
           "conclusion": str, "next": str, "description": str, "closed": bool,
           "changes": dict, "skipped": list, "verified": list, "open_questions": list,
-          "decisions": list}
+          "decisions": list, "partial": bool}
+_OPTIONAL_TEXT = ("trigger", "target", "safety", "name", "goal", "constraints", "workspace")
+TRIGGERS = ("watch", "boundary", "capture", "pre_restore")
 
 
 def _check_types(note: Note) -> None:
@@ -134,5 +152,8 @@ def _check_types(note: Note) -> None:
     for name in ("verified", "open_questions", "decisions"):
         if not all(isinstance(v, str) for v in getattr(note, name)):
             raise TypeError(f"{name} holds a non-string")
+    for name in _OPTIONAL_TEXT:
+        if not isinstance(getattr(note, name), str | None):
+            raise TypeError(f"{name} is not text")
     if note.kind not in ("init", "step", "drift", "restore", "import") or note.step < 0:
         raise TypeError(f"kind {note.kind!r} / step {note.step} are not valid")

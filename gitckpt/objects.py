@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -73,7 +73,6 @@ def _mode(value: int) -> Mode:
 
 def decode_tree(body: bytes) -> list[TreeEntry]:
     """The entries of a tree object body; ValueError if it is malformed."""
-    """The entries of a tree object body."""
     entries, pos = [], 0
     while pos < len(body):
         space = body.index(b" ", pos)
@@ -122,7 +121,7 @@ def apply_changes(read_tree: Callable[[ObjectId], list[TreeEntry]],
     """
     if not changes:
         return tree
-    entries = {e.name: e for e in read_tree(tree)}
+    entries = {e.name: e for e in read_tree(tree)} if tree != EMPTY_TREE else {}
     leaves: dict[bytes, Change] = {}
     below: dict[bytes, dict[bytes, Change]] = {}
     for path, change in changes.items():
@@ -143,3 +142,68 @@ def apply_changes(read_tree: Callable[[ObjectId], list[TreeEntry]],
         elif name in entries and entries[name].mode != Mode.TREE:
             del entries[name]
     return write_tree(list(entries.values())) if entries else EMPTY_TREE
+
+
+def unsafe_name(name: bytes) -> bool:
+    """True for a tree entry name no checkout may write: it could escape the folder it is in,
+    or plant a repository (`.git` in any case, with Windows' trailing dots and spaces)."""
+    return (name in (b"", b".", b"..") or b"/" in name or b"\0" in name
+            or name.rstrip(b". ").lower() == b".git")
+
+
+class UnsafeTree(ValueError):
+    """A tree holds a name that `unsafe_name` refuses; `path` is where."""
+
+    def __init__(self, path: bytes) -> None:
+        super().__init__(f"unsafe path {path!r}")
+        self.path = path
+
+
+Pair = tuple[bytes, "TreeEntry | None", "TreeEntry | None"]
+
+
+def in_filter(path: bytes, only: tuple[bytes, ...]) -> bool:
+    """True if `path` is one of `only` or below one of them (an empty filter takes all)."""
+    return not only or any(path == f or path.startswith(f + b"/") for f in only)
+
+
+def _reaches(folder: bytes, only: tuple[bytes, ...]) -> bool:
+    return not only or any(f == folder or f.startswith(folder + b"/")
+                           or folder.startswith(f + b"/") for f in only)
+
+
+def diff_entries(read_tree: Callable[[ObjectId], list[TreeEntry]], old: ObjectId,
+                 new: ObjectId, only: tuple[bytes, ...] = (), check_new: bool = False,
+                 ) -> Iterator[Pair]:
+    """(path, old entry, new entry) for every non-folder path that differs, in path order.
+
+    Identical subtrees are skipped, so the cost follows the changes, not the tree size. A
+    file that became a folder (or back) yields the file and every file of the folder.
+    `only` limits the walk to these paths and what is below them. With `check_new`, a name
+    in `new` that `unsafe_name` refuses raises UnsafeTree before it is yielded.
+    """
+
+    def walk(a: ObjectId | None, b: ObjectId | None, prefix: bytes) -> Iterator[Pair]:
+        left = {e.name: e for e in read_tree(a)} if a else {}
+        right = {e.name: e for e in read_tree(b)} if b else {}
+        for name in sorted(left.keys() | right.keys()):
+            x, y = left.get(name), right.get(name)
+            path = prefix + name
+            if y is not None and check_new and unsafe_name(name):
+                raise UnsafeTree(path)
+            if x == y or not _reaches(path, only):
+                continue
+            x_dir = x is not None and x.mode == Mode.TREE
+            y_dir = y is not None and y.mode == Mode.TREE
+            if not x_dir and not y_dir:
+                if in_filter(path, only):
+                    yield path, x, y
+                continue
+            if x is not None and not x_dir and in_filter(path, only):
+                yield path, x, None
+            if y is not None and not y_dir and in_filter(path, only):
+                yield path, None, y
+            yield from walk(x.id if x_dir else None, y.id if y_dir else None, path + b"/")
+
+    if old != new:
+        yield from walk(old, new, b"")

@@ -10,12 +10,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitckpt.errors import GitckptError
+from gitckpt import restore as restoring
+from gitckpt.errors import GitckptError, TaskClosed
 from gitckpt.handoff import handoff_text
+from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
+from gitckpt.patch import FileDiff, file_diffs, unified
+from gitckpt.records import SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
 from gitckpt.store.base import Changes
-from gitckpt.timeline import Clock, SaveResult, StepRecord, TaskInfo, Timeline, step_ref
+from gitckpt.targets import LIVE, Target, resolve_target
+from gitckpt.timeline import Clock, Timeline, step_ref
+from gitckpt.workfs import Workdir
 
 
 def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None
@@ -103,6 +109,12 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
             unsaved = tl.store.diff_trees(info.head.tree, live.tree)
         except GitckptError as e:
             problems.append(f"Cannot scan the workspace: {e.message}")
+    stuck = restoring.interrupted(tl)
+    if stuck is not None:
+        problems.append(
+            f"A restore to {stuck['label']} was interrupted; files may be half-restored. "
+            f"Undo it with `gitckpt restore {stuck['safety'][:12]} --apply`, or finish it with "
+            f"`gitckpt restore {str(stuck['target'])[:12]} --apply`.")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
@@ -143,3 +155,103 @@ def tasks(root: str | Path) -> TasksResult:
     """Every task in the workspace's store."""
     tl = open_timeline(root)
     return TasksResult(tl.tasks(), tl.active_id())
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """A restore preview (`applied` False) or what an apply did; `safety` undoes it."""
+
+    plan: restoring.Plan
+    applied: bool
+    safety: ObjectId | None = None
+    commit: ObjectId | None = None
+    blocked: tuple[tuple[str, str], ...] = ()
+    replanned: Changes | None = None
+    patch: str | None = None
+
+    def to_dict(self) -> dict:
+        d = self.plan.to_dict()
+        d.update(applied=self.applied, safety=self.safety, recovered=self.safety,
+                 commit=self.commit, blocked=[{"path": p, "reason": r} for p, r in self.blocked],
+                 replanned=self.replanned.to_dict() if self.replanned is not None else None,
+                 patch=self.patch)
+        return d
+
+
+def _writable_target(tl: Timeline, spec: str, task: str | None) -> tuple[Target, TaskInfo]:
+    target = resolve_target(tl, spec, task)
+    info = tl.info(target.task)
+    if info.head.note.closed:
+        raise TaskClosed(target.task)
+    tl.check_workspace(target.task, info.meta)
+    return target, info
+
+
+def restore(root: str | Path, target: str, *, apply: bool = False,
+            paths: list[str] | tuple[str, ...] = (), task: str | None = None,
+            patch: bool = False, expect: str | None = None, cwd: str | None = None,
+            ) -> RestoreResult:
+    """Preview (default) or apply a restore of `target` (step number, commit prefix or ref).
+
+    `paths` limits it to these paths (relative to `cwd` if given, else to the root).
+    `expect` is the `live_tree` of a preview: an apply whose workspace changed since re-plans
+    and reports `replanned`."""
+    tl = open_timeline(root)
+    only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
+    tgt, info = _writable_target(tl, target, task)
+    store = tl.store
+    if apply:
+        out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None)
+        plan = out.plan
+    else:
+        live = tl.live(info.meta)
+        plan = restoring.make_plan(store.read_tree, store.has_object, tgt, live, only)
+        with Workdir(str(store.root)) as wd:
+            plan = restoring.check_obstacles(plan, wd)
+    text = None
+    if patch:
+        changed = tuple(a.name for a in plan.actions)
+        pairs = file_diffs(store.read_tree, store.read_blob, plan.live_tree, tgt.tree, changed)
+        text = "".join(unified(d, a, b) for d, a, b in pairs) if changed else ""
+    if not apply:
+        return RestoreResult(plan, False, patch=text)
+    return RestoreResult(plan, True, out.safety.commit, out.commit, out.blocked, out.replanned,
+                         text)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    base: dict
+    target: dict
+    files: list[FileDiff]
+    patch: str | None
+
+    def to_dict(self) -> dict:
+        return {"base": self.base, "target": self.target,
+                "files": [f.to_dict() for f in self.files],
+                "additions": sum(f.additions or 0 for f in self.files),
+                "deletions": sum(f.deletions or 0 for f in self.files), "patch": self.patch}
+
+
+def diff(root: str | Path, base: str, target: str = LIVE, *,
+         paths: list[str] | tuple[str, ...] = (), patch: bool = False,
+         task: str | None = None, cwd: str | None = None) -> DiffResult:
+    """What changed from `base` to `target` (each a step, commit prefix, ref, or `live`)."""
+    tl = open_timeline(root)
+    only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
+
+    def side(spec: str) -> tuple[ObjectId, dict]:
+        if spec.strip().lower() == LIVE:
+            tid = tl.resolve(task)
+            return tl.live(tl.meta(tid)).tree, {"label": "live workspace", "commit": None}
+        t = resolve_target(tl, spec, task)
+        return t.tree, t.to_dict()
+
+    old, old_info = side(base)
+    new, new_info = side(target)
+    files, chunks = [], []
+    for d, a, b in file_diffs(tl.store.read_tree, tl.store.read_blob, old, new, only):
+        files.append(d)
+        if patch:
+            chunks.append(unified(d, a, b))
+    return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)

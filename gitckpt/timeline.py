@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from gitckpt.errors import (CHECK_STORE, InvalidArgument, NoActiveTask, StoreCorrupt,
                             StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
 from gitckpt.notes import Note, PlanItem, merge_plan
+from gitckpt.records import (DriftResult, SaveResult, StepRecord, TaskInfo, drift_message,
+                             line, restore_message, rfc3339, step_message)
 from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
 from gitckpt.store.base import Changes, Snapshot, Store
@@ -33,63 +33,8 @@ def step_ref(task: str, n: int) -> str:
     return f"{REF_ROOT}{task}/steps/{n}"
 
 
-def rfc3339(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """One step of a timeline: its commit, tree and note."""
-
-    commit: ObjectId
-    tree: ObjectId
-    note: Note
-
-    @property
-    def n(self) -> int:
-        return self.note.step
-
-    def to_dict(self) -> dict:
-        n = self.note
-        return {"step": n.step, "commit": self.commit, "kind": n.kind, "title": n.title,
-                "conclusion": n.conclusion, "next": n.next, "created_at": n.created_at,
-                "verified": n.verified, "open_questions": n.open_questions,
-                "decisions": n.decisions, "closed": n.closed, "changes": n.changes}
-
-
-@dataclass(frozen=True)
-class TaskInfo:
-    """A task as listed: metadata from its step-0 note, state from its head."""
-
-    id: TaskId
-    meta: Note
-    head: StepRecord
-    status: str  # active | suspended | closed
-
-    def to_dict(self) -> dict:
-        return {"task": self.id, "name": self.meta.name, "goal": self.meta.goal,
-                "status": self.status, "steps": self.head.n, "head": self.head.commit,
-                "last_activity": self.head.note.created_at, "workspace": self.meta.workspace}
-
-
-@dataclass(frozen=True)
-class SaveResult:
-    task: TaskId
-    step: int
-    commit: ObjectId
-    tree: ObjectId
-    idempotent: bool
-    closed: bool
-    changes: Changes
-    skipped: list[dict]
-    redacted: int
-    plan: list[PlanItem] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"task": self.task, "step": self.step, "commit": self.commit, "tree": self.tree,
-                "idempotent": self.idempotent, "closed": self.closed,
-                "changes": self.changes.to_dict(), "skipped": self.skipped,
-                "redacted": self.redacted, "plan": [vars(p) for p in self.plan]}
+def drift_ref(task: str, n: int) -> str:
+    return f"{REF_ROOT}{task}/drifts/{n}"
 
 
 class Timeline:
@@ -133,6 +78,40 @@ class Timeline:
                                    CHECK_STORE)
             out.append(self.record(parents[0]))
         return out[::-1]
+
+    def tip(self, task: TaskId, head: StepRecord | None = None) -> StepRecord:
+        """The newest commit of the task: the newest drift after the newest step, or that step."""
+        head = head or self.head(task)
+        commit = self.store.get_ref(drift_ref(task, head.n))
+        return head if commit is None else self.record(commit)
+
+    def drifts(self, task: TaskId, n: int) -> list[StepRecord]:
+        """The drifts after step `n`, oldest first (the chain of `drifts/<n>` back to step n)."""
+        out: list[StepRecord] = []
+        commit = self.store.get_ref(drift_ref(task, n))
+        while commit is not None:
+            record = self.record(commit)
+            if record.note.kind in ("init", "step"):
+                break
+            out.append(record)
+            parents = self.store.read_commit(commit).parents
+            commit = parents[0] if parents else None
+        return out[::-1]
+
+    def commits(self, task: TaskId) -> set[ObjectId]:
+        """Every commit of the task's timeline (steps and drifts), without reading notes."""
+        seen: set[ObjectId] = set()
+        prefix = f"{REF_ROOT}{task}/"
+        for name, commit in self.store.list_refs(prefix).items():
+            if name.count("/") - prefix.count("/") > 1:
+                continue  # deeper than steps/<n>: not ours
+            while commit not in seen:
+                seen.add(commit)
+                parents = self.store.read_commit(commit).parents
+                if not parents:
+                    break
+                commit = parents[0]
+        return seen
 
     def task_ids(self) -> list[TaskId]:
         names = self.store.list_refs(REF_ROOT)
@@ -248,7 +227,7 @@ class Timeline:
                         exclude=exclude, workspace=self.store.workspace)
             lines = [f"init: {name}", ""]
             if goal:
-                lines += [f"Goal: {_line(goal)}", ""]
+                lines += [f"Goal: {line(goal)}", ""]
             message = "\n".join([*lines, f"Task: {task}", ""])
             commit = self._commit(task, snap.tree, None, message, note, now)
             self._set_active(task)
@@ -280,13 +259,8 @@ class Timeline:
             lists[key] = kept
         tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
-            head = self.head(tid)
-            if head.note.closed:
-                raise TaskClosed(tid)
-            meta = head.note if head.n == 0 else self.meta(tid)
-            self.check_workspace(tid, meta)
-            self._repair(tid, head)
-            snap = self.store.snapshot(Scope.load(str(self.store.root), meta.exclude or []))
+            head, meta = self._writable(tid)
+            snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, plan or [])
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
@@ -303,14 +277,68 @@ class Timeline:
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
                         **texts, **lists, plan=merged, closed=close,
                         changes=changes.to_dict(), skipped=_skipped(snap), git=_git(self.store))
-            commit = self._commit(tid, snap.tree, head, _step_message(tid, note), note, now)
+            commit = self._commit(tid, snap.tree, head, step_message(tid, note), note, now)
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           note.skipped, redacted, merged)
 
+    def _writable(self, tid: TaskId) -> tuple[StepRecord, Note]:
+        """Under the lock: the head and metadata of a task this workspace may write to."""
+        head = self.head(tid)
+        if head.note.closed:
+            raise TaskClosed(tid)
+        meta = head.note if head.n == 0 else self.meta(tid)
+        self.check_workspace(tid, meta)
+        self._repair(tid, head)
+        return head, meta
+
+    def scope(self, meta: Note) -> Scope:
+        return Scope.load(str(self.store.root), meta.exclude or [])
+
+    def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
+                always: bool = False) -> DriftResult:
+        """Record a drift if in-scope files differ from the tip (`always`: even if not)."""
+        tid = self.resolve(task)
+        with self.store.lock():
+            head, meta = self._writable(tid)
+            snap = self.store.snapshot(self.scope(meta))
+            tip = self.tip(tid, head)
+            changes = self.store.diff_trees(tip.tree, snap.tree)
+            if not changes and not always:
+                return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
+                                   changes, _skipped(snap))
+            now = self.clock()
+            note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
+                        trigger=trigger, partial=partial, changes=changes.to_dict(),
+                        skipped=_skipped(snap), git=_git(self.store))
+            commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note,
+                                 now)
+        return DriftResult(tid, True, commit, snap.tree, head.n, trigger, partial, changes,
+                           note.skipped)
+
+    def record_restore(self, tid: TaskId, safety: StepRecord, tree: ObjectId,
+                       target: StepRecord) -> ObjectId:
+        """The `restore` commit after an applied restore; the caller holds the lock and has
+        recorded `safety` (the pre_restore drift) as the tip."""
+        changes = self.store.diff_trees(safety.tree, tree)
+        now = self.clock()
+        note = Note(kind="restore", task=tid, step=safety.n, created_at=rfc3339(now),
+                    title=f"restore: {target.label}", target=target.commit,
+                    safety=safety.commit, changes=changes.to_dict(), git=_git(self.store))
+        return self._drift(tid, tree, safety,
+                           restore_message(tid, target.label, safety.commit, changes), note, now)
+
+    def _drift(self, tid: TaskId, tree: ObjectId, tip: StepRecord, message: str, note: Note,
+               now: float) -> ObjectId:
+        """Commit, note, `drifts/<n>` (compare-and-swap from the tip)."""
+        commit = self.store.write_commit(tree, [tip.commit], message, int(now))
+        self.store.write_note(commit, note.dump())
+        old = tip.commit if tip.note.kind not in ("init", "step") else None
+        self.store.cas_ref(drift_ref(tid, note.step), commit, old)
+        return commit
+
     def live(self, meta: Note) -> Snapshot:
         """A snapshot of the workspace now, without touching the stat cache or taking the lock."""
-        return self.store.snapshot(Scope.load(str(self.store.root), meta.exclude or []),
-                                   update_cache=False)
+        return self.store.snapshot(self.scope(meta), update_cache=False)
 
 
 def _skipped(snap: Snapshot) -> list[dict]:
@@ -321,22 +349,4 @@ def _git(store: Store) -> dict | None:
     state = store.git_state()
     return state.to_dict() if state else None
 
-
-def _line(text: str) -> str:
-    """One line of a commit message: free text cannot forge a `Task:` line."""
-    return clean(text, one_line=True)
-
-
-def _step_message(task: TaskId, note: Note) -> str:
-    lines = [f"step {note.step}: {_line(note.title)}", ""]
-    body = [f"Conclusion: {_line(note.conclusion)}" if note.conclusion else "",
-            f"Next: {_line(note.next)}" if note.next else ""]
-    body += [f"Verified: {_line(v)}" for v in note.verified]
-    body = [b for b in body if b]
-    if body:
-        lines += [*body, ""]
-    if note.closed:
-        lines += ["Closed: the task is finished.", ""]
-    lines.append(f"Task: {task}")
-    return "\n".join(lines) + "\n"
 

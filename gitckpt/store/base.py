@@ -15,7 +15,7 @@ import filelock
 
 from gitckpt.errors import StoreBusy, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import Commit, Mode, TreeEntry
+from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Reason, Scope
 
 NOTES_REF = "refs/notes/checkpoints"
@@ -156,6 +156,11 @@ class Store(ABC):
     def read_commit(self, oid: ObjectId) -> Commit:
         """Commit `oid`; StoreCorrupt if it is missing or not a commit."""
 
+    def checkout_blob(self, oid: ObjectId, path: str) -> bytes:
+        """The bytes blob `oid` has on disk at workspace path `path`: the blob itself, or in
+        a git store with content filters (line endings) as git would check it out."""
+        return self.read_blob(oid)
+
     @abstractmethod
     def has_object(self, oid: ObjectId) -> bool:
         """True if object `oid` exists."""
@@ -244,41 +249,9 @@ class Store(ABC):
         added: list[str] = []
         modified: list[str] = []
         deleted: list[str] = []
-
-        def files(tree: ObjectId, prefix: str, out: list[str]) -> None:
-            for e in self.read_tree(tree):
-                path = prefix + os.fsdecode(e.name)
-                if e.mode == Mode.TREE:
-                    files(e.id, path + "/", out)
-                else:
-                    out.append(path)
-
-        def walk(a: ObjectId, b: ObjectId, prefix: str) -> None:
-            left = {e.name: e for e in self.read_tree(a)}
-            right = {e.name: e for e in self.read_tree(b)}
-            for name in sorted(left.keys() | right.keys()):
-                x, y = left.get(name), right.get(name)
-                path = prefix + os.fsdecode(name)
-                if x is not None and y is not None and (x.id, x.mode) == (y.id, y.mode):
-                    continue
-                x_dir = x is not None and x.mode == Mode.TREE
-                y_dir = y is not None and y.mode == Mode.TREE
-                if x_dir and y_dir:
-                    walk(x.id, y.id, path + "/")
-                    continue
-                if x_dir:
-                    files(x.id, path + "/", deleted)
-                elif x is not None and (y is None or y_dir):
-                    deleted.append(path)
-                if y_dir:
-                    files(y.id, path + "/", added)
-                elif y is not None and (x is None or x_dir):
-                    added.append(path)
-                elif y is not None:
-                    modified.append(path)
-
-        if old != new:
-            walk(old, new, "")
+        for path, x, y in diff_entries(self.read_tree, old, new):
+            (added if x is None else deleted if y is None else modified).append(
+                os.fsdecode(path))
         return Changes(tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)))
 
     def prepare(self) -> None:  # noqa: B027 (optional hook, not abstract)

@@ -16,9 +16,10 @@ from pygit2.enums import ObjectType, RepositoryOpenFlag
 
 from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt, StoreNotWritable, WorkspaceError
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (Commit, TreeEntry, decode_commit,
+from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
 from gitckpt.scope import Scope
+from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 
@@ -104,6 +105,8 @@ class GitStore(Store):
         return self._write(ObjectType.TREE, encode_tree(entries))
 
     def read_tree(self, oid: ObjectId) -> list[TreeEntry]:
+        if oid == EMPTY_TREE:
+            return []  # git knows it without storing it; libgit2's odb does not
         try:
             return decode_tree(self._read(oid, ObjectType.TREE))
         except ValueError as e:
@@ -116,6 +119,22 @@ class GitStore(Store):
 
     def read_commit(self, oid: ObjectId) -> Commit:
         return decode_commit(oid, self._read(oid, ObjectType.COMMIT))
+
+    def checkout_blob(self, oid: ObjectId, path: str) -> bytes:
+        # Filters cost a thread per blob in pygit2, so they run only where they could apply.
+        smudge = self.__dict__.get("_smudge")
+        if smudge is None:
+            smudge = self.__dict__["_smudge"] = filters_possible(
+                self.repo, self.common_dir, self._scanner.attributes())
+        if not smudge:
+            return self.read_blob(oid)
+        try:
+            blob = self.repo[oid]
+            with pygit2.BlobIO(blob, as_path=f"{self.prefix}/{path}".lstrip("/")) as f:
+                return f.read()
+        except (KeyError, ValueError, pygit2.GitError) as e:
+            raise StoreCorrupt(f"Blob {oid} is missing or unreadable",
+                               "Run `git fsck` to check the repository.") from e
 
     def has_object(self, oid: ObjectId) -> bool:
         return oid in self.repo.odb

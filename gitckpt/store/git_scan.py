@@ -176,6 +176,10 @@ class Scanner:
                                    "Check the permissions of the repository's .git folder."
                                    ) from e
 
+    def attributes(self) -> set[str]:
+        """Folders holding a .gitattributes file, as the last scan found them."""
+        return set(self._read_state().get("attributes", []))
+
     def _read_state(self) -> dict:
         try:
             return json.loads(self.state_path.read_text())

@@ -1,0 +1,148 @@
+"""Text rendering of service results for the CLI (the `--json` output is `to_dict()`)."""
+
+from __future__ import annotations
+
+import click
+
+from gitckpt import service
+
+
+def _skipped_lines(skipped: list[dict]) -> str:
+    if not skipped:
+        return ""
+    shown = ", ".join(f"{s['path']} ({s['reason']})" for s in skipped[:5])
+    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return f"Left out {len(skipped)} file(s): {shown}{more}\n"
+
+
+def render_init(r: service.InitResult) -> str:
+    s = r.save
+    out = f"Started task {s.task} ({r.name}); step 0 is {s.commit[:7]}, now active.\n"
+    out += _skipped_lines(s.skipped)
+    if s.redacted:
+        out += f"Redacted {s.redacted} secret value(s) from the text.\n"
+    return out + 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...\n'
+
+
+def render_save(r) -> str:
+    if r.idempotent:
+        return (f"Nothing new since step {r.step} of {r.task} (same title, conclusion, next, "
+                f"verified and files); no commit written.\n")
+    ch = r.changes
+    out = (f"Saved step {r.step} of {r.task} as {r.commit[:7]}: {len(ch.added)} added, "
+           f"{len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")
+    out += _skipped_lines(r.skipped)
+    if r.redacted:
+        out += f"Redacted {r.redacted} secret value(s) from the text.\n"
+    if r.closed:
+        out += f"Task {r.task} is closed; it is read-only from now on.\n"
+    return out
+
+
+def render_log(r: service.LogResult) -> str:
+    out = [f"{r.info.id}  {r.info.meta.name}  ({r.info.status})"]
+    for s in reversed(r.steps):
+        n = s.note
+        out.append(f"  {n.step:>3}  {s.commit[:7]}  {n.created_at}  {n.title}"
+                   + ("  [closed]" if n.closed else ""))
+        if n.conclusion:
+            out.append(f"                 conclusion: {n.conclusion}")
+        if n.next:
+            out.append(f"                 next: {n.next}")
+    return "\n".join(out) + "\n"
+
+
+def render_tasks(r: service.TasksResult) -> str:
+    if not r.tasks:
+        return 'No tasks yet. Start one with gitckpt init "NAME" --goal "...".\n'
+    width = max(len(t.id) for t in r.tasks)
+    out = [f"  {'TASK':<{width}}  {'STATUS':<9}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
+    for t in r.tasks:
+        mark = "*" if t.status == "active" else " "
+        out.append(f"{mark} {t.id:<{width}}  {t.status:<9}  {t.head.n:>5}  "
+                   f"{t.head.note.created_at:<20}  {t.meta.name}")
+    return "\n".join(out) + "\n"
+
+
+_STYLE = {"create": "green", "modify": "yellow", "delete": "red", "mode": "cyan",
+          "unrestorable": "magenta", "kept": "blue", "blocked": "magenta"}
+_SHOWN = 25  # paths listed per group; --json has them all
+
+
+def _group(kind: str, rows: list[str], verb: str) -> list[str]:
+    if not rows:
+        return []
+    tag = click.style(f"{verb:<12}", fg=_STYLE[kind])
+    out = [f"  {tag}{row}" for row in rows[:_SHOWN]]
+    if len(rows) > _SHOWN:
+        out.append(f"  {'':<12}... and {len(rows) - _SHOWN} more (--json lists all)")
+    return out
+
+
+def _counts(plan: dict, done: bool) -> str:
+    c = plan["counts"]
+    verbs = (("create", "created", "to create"), ("modify", "modified", "to modify"),
+             ("delete", "deleted", "to delete"), ("mode", "mode changed", "mode changes"))
+    parts = [f"{c[k]} {past if done else future}" for k, past, future in verbs if c[k]]
+    return ", ".join(parts) or "no file changes"
+
+
+def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str, ...]) -> str:
+    """The plan (counts, then paths by action), the patch if asked, and what to do next."""
+    d = r.to_dict()
+    t = d["target"]
+    head = f"{t['label']} ({t['commit'][:7]}) of task {t['task']}"
+    if t.get("title"):
+        head += f": {t['title']}"
+    where = f" (only {', '.join(d['paths'])})" if d["paths"] else ""
+    lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where}",
+             f"  {_counts(d, r.applied)}; {d['counts']['unrestorable']} unrestorable, "
+             f"{d['counts']['kept']} kept", ""]
+    lines += _group("create", d["create"], "create")
+    lines += _group("modify", d["modify"], "modify")
+    lines += _group("delete", d["delete"], "delete")
+    lines += _group("mode", d["mode"], "mode")
+    lines += _group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]],
+                    "cannot")
+    lines += _group("kept", [f"{k['path']}  ({k['reason']})" for k in d["kept"]], "kept")
+    lines += _group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]],
+                    "not written")
+    if len(lines) > 3:
+        lines.append("")
+    if r.patch:
+        lines.append(r.patch.rstrip("\n"))
+        lines.append("")
+    if r.replanned is not None:
+        lines.append(f"The workspace changed since the preview ({len(r.replanned.paths())} "
+                     "paths); the plan above was made again from the files as they are now.")
+    if r.applied:
+        lines.append(f"Safety copy: {r.safety}")
+        lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
+        if r.blocked:
+            lines.append("Some paths were not written (above); everything else was restored.")
+    elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):
+        cmd = " ".join([*again, "--apply", *(["--", *paths] if paths else [])])
+        lines.append(f"Nothing was changed. Apply with: {cmd}")
+    else:
+        lines.append("The workspace already matches; nothing to restore.")
+    return "\n".join(lines) + "\n"
+
+
+_MARK = {"added": "A", "modified": "M", "deleted": "D", "mode": "m", "type": "T"}
+
+
+def render_diff(r: service.DiffResult) -> str:
+    d = r.to_dict()
+    def name(side: dict) -> str:
+        return side["label"] + (f" ({side['commit'][:7]})" if side.get("commit") else "")
+    lines = [f"{name(d['base'])} -> {name(d['target'])}: {len(r.files)} files, "
+             f"+{d['additions']} -{d['deletions']}"]
+    width = max((len(f.path) for f in r.files), default=0)
+    for f in r.files:
+        counts = "binary" if f.additions is None else f"+{f.additions} -{f.deletions}"
+        if f.status == "mode":
+            counts = f"mode {f.old.mode:o} -> {f.new.mode:o}" if f.old and f.new else ""
+        lines.append(f"  {_MARK[f.status]}  {f.path:<{width}}  {counts}")
+    if r.patch:
+        lines += ["", r.patch.rstrip("\n")]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,316 @@
+"""Restore: plan (a pure function of the target, the live snapshot and a path filter) and apply.
+
+Apply order: the `pre_restore` drift (the safety copy) is committed before the first write, a
+marker naming it is left in the store's state folder while files change, then deletions, then
+emptied folders, then modes, then new content, then the `restore` commit. A killed apply leaves
+the marker, which `resume` and `doctor` report with the id to restore.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt
+from gitckpt.ids import ObjectId, TaskId
+from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
+from gitckpt.records import StepRecord
+from gitckpt.store.base import Changes, Skipped, Snapshot
+from gitckpt.targets import Target
+from gitckpt.timeline import Timeline
+from gitckpt.workfs import Blocked, Missing, Workdir
+
+ACTIONS = ("create", "modify", "delete", "mode")
+MARKER = "restore.json"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change to one path: `entry` is the target's content (None for a delete)."""
+
+    path: bytes
+    kind: str  # create | modify | delete | mode
+    entry: TreeEntry | None
+
+    @property
+    def name(self) -> str:
+        return os.fsdecode(self.path)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a restore of `target` would do to the workspace whose snapshot is `live_tree`."""
+
+    target: Target
+    live_tree: ObjectId
+    paths: tuple[str, ...]
+    actions: tuple[Action, ...]
+    unrestorable: tuple[tuple[str, str], ...]  # (path, reason): the target has it, we cannot
+    kept: tuple[tuple[str, str], ...]  # (path, reason): left out now, never touched
+
+    def names(self, kind: str) -> list[str]:
+        return [a.name for a in self.actions if a.kind == kind]
+
+    def to_dict(self) -> dict:
+        out: dict = {"target": self.target.to_dict(), "live_tree": self.live_tree,
+                     "paths": list(self.paths)}
+        out["counts"] = {k: len(self.names(k)) for k in ACTIONS}
+        out["counts"].update(unrestorable=len(self.unrestorable), kept=len(self.kept))
+        out.update({k: self.names(k) for k in ACTIONS})
+        out["unrestorable"] = [{"path": p, "reason": r} for p, r in self.unrestorable]
+        out["kept"] = [{"path": p, "reason": r} for p, r in self.kept]
+        return out
+
+
+def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
+                    cwd: str | None = None) -> tuple[str, ...]:
+    """Workspace-relative path filters, cleaned; InvalidArgument for any outside the root.
+
+    With `cwd`, relative paths are taken from that folder (as a shell user means them) and
+    `root` is the workspace root; otherwise they are relative to the root already."""
+    out = []
+    for raw in paths:
+        p = raw.replace("\\", "/").strip()
+        if cwd is not None and root is not None and p:
+            full = os.path.normpath(os.path.join(os.path.realpath(cwd), p))
+            p = os.path.relpath(full, root).replace(os.sep, "/")
+        if not p or p.startswith("/") or ".." in p.split("/"):
+            raise InvalidArgument(f"Path {raw!r} is not inside the workspace.",
+                                  "Give paths inside the workspace, without '..'.")
+        p = "/".join(part for part in p.split("/") if part not in ("", "."))
+        if not p:
+            return ()  # the root: everything
+        out.append(p)
+    return tuple(sorted(set(out)))
+
+
+def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
+              has_object: Callable[[ObjectId], bool], target: Target, live: Snapshot,
+              paths: tuple[str, ...] = ()) -> Plan:
+    """The plan that makes the in-scope workspace `live` equal to `target` under `paths`.
+
+    Pure: reads objects only. Left-out files now (`live.skipped`) and nested repositories are
+    never touched; what the target left out (its note's `skipped`), nested repositories and
+    missing content are `unrestorable`. A target tree with an unsafe name is refused whole.
+    """
+    only = tuple(os.fsencode(p) for p in paths)
+    left_out = {os.fsencode(s.path): s.reason for s in live.skipped}
+    kept = [(s.path, s.reason) for s in live.skipped if in_filter(os.fsencode(s.path), only)]
+    unrestorable = [(s["path"], s["reason"]) for s in target.record.note.skipped
+                    if isinstance(s, dict) and isinstance(s.get("path"), str)
+                    and in_filter(os.fsencode(s["path"]), only)]
+    actions: list[Action] = []
+    nested: list[bytes] = []  # nested repositories in the workspace: never written into
+    try:
+        pairs = list(diff_entries(read_tree, live.tree, target.tree, only, check_new=True))
+    except UnsafeTree as e:
+        raise StoreCorrupt(
+            f"{target.label} holds an unsafe path {os.fsdecode(e.path)!r}; nothing was written",
+            "Such a tree only comes from a crafted store or package. " + CHECK_STORE) from e
+    for path, old, new in pairs:
+        name = os.fsdecode(path)
+        if old is not None and old.mode == Mode.GITLINK:
+            nested.append(path)
+            kept.append((name, "nested_repo"))
+            if new is not None:
+                unrestorable.append((name, "a nested repository is in the way"))
+            continue
+        blocker = _under(path, nested) or _under(path, left_out)
+        if new is not None and blocker is not None:
+            reason = left_out.get(blocker, "nested_repo")
+            unrestorable.append((name, f"left out now ({reason}): {os.fsdecode(blocker)}"))
+        elif new is not None and new.mode == Mode.GITLINK:
+            unrestorable.append((name, "nested_repo"))
+        elif new is None:
+            actions.append(Action(path, "delete", None))
+        elif not has_object(new.id):
+            unrestorable.append((name, "content missing"))
+        elif old is None:
+            actions.append(Action(path, "create", new))
+        elif old.id == new.id and {old.mode, new.mode} <= {Mode.FILE, Mode.EXECUTABLE}:
+            actions.append(Action(path, "mode", new))
+        else:
+            actions.append(Action(path, "modify", new))
+    lost = {p for p, _ in unrestorable}
+    return Plan(target, live.tree, paths, tuple(actions), tuple(sorted(set(unrestorable))),
+                tuple(sorted({k for k in kept if k[0] not in lost})))
+
+
+def _under(path: bytes, roots: list[bytes] | dict[bytes, str] | set[bytes]) -> bytes | None:
+    """The entry of `roots` that is `path` or one of the folders above it."""
+    while path:
+        if path in roots:
+            return path
+        path = path.rpartition(b"/")[0]
+    return None
+
+
+def check_obstacles(plan: Plan, wd: Workdir) -> Plan:
+    """Move creates that would land on a left-out file, or through a symlink or a file that
+    the plan does not delete, to `unrestorable` (the preview shows what apply would do)."""
+    deleted = {p for a in plan.actions if a.kind == "delete" for p in _folders(a.path)}
+    keep, blocked = [], []
+    for a in plan.actions:
+        reason = _obstacle(wd, a.path, deleted) if a.kind == "create" else None
+        if reason is None:
+            keep.append(a)
+        else:
+            blocked.append((a.name, reason))
+    if not blocked:
+        return plan
+    return replace(plan, actions=tuple(keep),
+                   unrestorable=tuple(sorted({*plan.unrestorable, *blocked})))
+
+
+def _obstacle(wd: Workdir, path: bytes, deleted: set[bytes]) -> str | None:
+    """Why a create at `path` cannot happen; `deleted` holds the deleted paths and their
+    folders (a file the plan deletes may become a folder, and a folder it empties a file)."""
+    parent = path.rpartition(b"/")[0]
+    if path in deleted or _under(parent, deleted) is not None:
+        return None
+    try:
+        wd.folder(parent)
+    except Missing:
+        return None  # created on the way
+    except Blocked as e:
+        return e.reason
+    if wd.lstat(path) is not None:
+        return "a left-out file (ignored or excluded) is in the way"
+    return None
+
+
+@dataclass
+class Applied:
+    """What an apply did: the actions done, and the paths it could not write (with why)."""
+
+    done: list[Action] = field(default_factory=list)
+    blocked: list[tuple[str, str]] = field(default_factory=list)
+
+
+def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], bytes]) -> Applied:
+    """Carry out `plan` below `wd`. Per-path failures are collected, not raised."""
+    out = Applied()
+    needed = {a.path.rpartition(b"/")[0] for a in plan.actions if a.kind != "delete"}
+    needed = {p for n in needed for p in _folders(n)}
+    emptied: set[bytes] = set()
+    for a in sorted((a for a in plan.actions if a.kind == "delete"), key=lambda a: a.path,
+                    reverse=True):
+        try:
+            wd.remove(a.path)
+            out.done.append(a)
+            emptied.update(_folders(a.path.rpartition(b"/")[0]))
+        except Blocked as e:
+            out.blocked.append((a.name, e.reason))
+    for folder in sorted(emptied - needed - {b""}, key=lambda p: (-p.count(b"/"), p)):
+        wd.remove_empty_folder(folder)
+    for a in plan.actions:
+        if a.kind == "delete":
+            continue
+        assert a.entry is not None
+        try:
+            if a.kind == "mode":
+                wd.set_executable(a.path, a.entry.mode == Mode.EXECUTABLE)
+            else:
+                st = wd.lstat(a.path) if a.kind == "create" else None
+                if st is not None and not stat.S_ISDIR(st.st_mode):  # a folder: write says
+                    raise Blocked("a left-out file (ignored or excluded) is in the way")
+                wd.write(a.path, checkout(a.entry.id, a.name),
+                         executable=a.entry.mode == Mode.EXECUTABLE,
+                         symlink=a.entry.mode == Mode.SYMLINK)
+            out.done.append(a)
+        except Blocked as e:
+            out.blocked.append((a.name, e.reason))
+    return out
+
+
+def _folders(path: bytes) -> list[bytes]:
+    """`path` and each folder above it (b"" excluded)."""
+    out = []
+    while path:
+        out.append(path)
+        path = path.rpartition(b"/")[0]
+    return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An applied restore: its plan, the safety copy, the restore commit and what failed."""
+
+    plan: Plan
+    safety: StepRecord
+    commit: ObjectId
+    tree: ObjectId
+    blocked: tuple[tuple[str, str], ...]
+    replanned: Changes | None
+
+
+def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
+          expect: ObjectId | None = None) -> Outcome:
+    """Take the safety copy, plan against it, write, and record the restore.
+
+    `expect` is the live tree a preview planned against; if the workspace has changed since,
+    the plan is made again and `replanned` lists the paths that moved in between.
+    """
+    store = tl.store
+    with store.lock():
+        drift = tl.capture("pre_restore", target.task, always=True)
+        safety = tl.record(drift.commit)
+        live = Snapshot(drift.tree, tuple(_skipped(drift.skipped)))
+        plan = make_plan(store.read_tree, store.has_object, target, live, paths)
+        with Workdir(str(store.root)) as wd:
+            plan = check_obstacles(plan, wd)
+            replanned = None
+            if expect is not None and expect != drift.tree:
+                replanned = store.diff_trees(expect, drift.tree)
+            _mark(tl, target, safety.commit)
+            applied = write_plan(plan, wd, store.checkout_blob)
+        changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
+                   for a in applied.done}
+        tree = apply_changes(store.read_tree, store.write_tree, drift.tree, changes)
+        commit = tl.record_restore(target.task, safety, tree, target)
+        _unmark(tl)
+    return Outcome(plan, safety, commit, tree, tuple(applied.blocked), replanned)
+
+
+def _skipped(items: list[dict]) -> list[Skipped]:
+    return [Skipped(d["path"], d["reason"], d.get("size"), d.get("mtime")) for d in items]
+
+
+def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
+    """Leave the marker of a restore in progress (written before the first file changes)."""
+    state = tl.store.state_dir
+    state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = {"task": target.task, "target": target.commit, "label": target.label,
+            "safety": safety, "pid": os.getpid()}
+    tmp = state / f"{MARKER}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, state / MARKER)
+
+
+def _unmark(tl: Timeline) -> None:
+    try:
+        os.unlink(tl.store.state_dir / MARKER)
+    except FileNotFoundError:
+        pass
+
+
+def interrupted(tl: Timeline) -> dict | None:
+    """The marker of a restore that did not finish (its process is gone), or None."""
+    try:
+        data = json.loads((tl.store.state_dir / MARKER).read_text())
+        pid, safety = int(data["pid"]), str(data["safety"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pid != os.getpid():
+        try:
+            os.kill(pid, 0)
+            return None  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            return None
+    return {"task": TaskId(data.get("task", "")) if data.get("task") else None,
+            "target": data.get("target"), "label": data.get("label"), "safety": safety}

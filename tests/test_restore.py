@@ -1,0 +1,393 @@
+"""Restore: preview, apply, undo, and everything a restore must never do, on both stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from gitckpt import service
+from gitckpt.errors import InvalidArgument, StoreCorrupt, TaskClosed
+from gitckpt.notes import Note
+from gitckpt.objects import Mode, TreeEntry
+from gitckpt.restore import make_plan
+from gitckpt.store import open_store
+from gitckpt.store.base import Skipped, Snapshot
+from gitckpt.targets import resolve_target
+from gitckpt.timeline import Timeline, drift_ref
+
+SKIP = {".git", ".gitckpt"}
+
+
+def fs_state(root: Path, skip: set[str] = SKIP) -> dict[str, tuple]:
+    """Every file and symlink below `root` as the file system has it (no gitckpt code)."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirs, files in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        dirs[:] = [d for d in dirs if not (rel_dir == "." and d in skip)]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(full))
+            else:
+                out[rel] = ("file", Path(full).read_bytes(), bool(st.st_mode & 0o100))
+    return out
+
+
+def state_dirs(root: Path) -> set[str]:
+    return {os.path.relpath(d, root) for d, _, _ in os.walk(root)
+            if not os.path.relpath(d, root).split(os.sep)[0] in SKIP}
+
+
+def start(ws, **kw):
+    return service.init(ws.root, "restore test", **kw).save.task
+
+
+def test_preview_changes_nothing_and_apply_then_undo_round_trips(ws):
+    task = start(ws)
+    (ws.root / "src" / "app.py").write_text("print('step1')\n")
+    (ws.root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(ws.root / "run.sh", 0o755)
+    os.symlink("src/app.py", ws.root / "link")
+    service.save(ws.root, "step one")
+    at_step1 = fs_state(ws.root)
+    # later work: edits, a deletion, a new folder, a mode change, a retargeted symlink
+    (ws.root / "src" / "app.py").write_text("print('later')\n")
+    (ws.root / "README.md").unlink()
+    (ws.root / "pkg" / "deep").mkdir(parents=True)
+    (ws.root / "pkg" / "deep" / "mod.py").write_text("x = 2\n")
+    os.chmod(ws.root / "run.sh", 0o644)
+    os.unlink(ws.root / "link")
+    os.symlink("README.md", ws.root / "link")
+    service.save(ws.root, "step two")
+    (ws.root / "notes.txt").write_text("typed after the last save, never captured\n")
+    before = fs_state(ws.root)
+    refs_before = ws.git("for-each-ref", "refs/checkpoints")
+
+    preview = service.restore(ws.root, "1")
+    assert not preview.applied
+    assert fs_state(ws.root) == before
+    assert ws.git("for-each-ref", "refs/checkpoints") == refs_before
+    plan = preview.to_dict()
+    assert plan["create"] == ["README.md"]
+    assert plan["delete"] == ["pkg/deep/mod.py"]
+    assert plan["mode"] == ["run.sh"]
+    assert set(plan["modify"]) == {"link", "notes.txt", "src/app.py"}
+
+    done = service.restore(ws.root, "1", apply=True)
+    assert done.applied and done.safety
+    assert fs_state(ws.root) == at_step1  # content, exec bits, symlinks as symlinks
+    assert "pkg" not in state_dirs(ws.root)  # emptied folders are removed
+    safety = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.safety))
+    assert safety["kind"] == "drift" and safety["trigger"] == "pre_restore"
+    restore_note = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.commit))
+    assert restore_note["kind"] == "restore" and restore_note["safety"] == done.safety
+    msg = ws.git("log", "-1", "--format=%s", done.commit).strip()
+    assert msg == f"restore: step 1 (safety copy {done.safety[:7]})"
+    assert ws.git("rev-parse", drift_ref(task, 2)).strip() == done.commit
+
+    undo = service.restore(ws.root, done.safety[:8], apply=True)
+    assert fs_state(ws.root) == before  # the uncaptured edit came back byte for byte
+    assert undo.safety != done.safety
+
+
+def test_left_out_files_survive_and_sensitive_targets_are_unrestorable(ws):
+    (ws.root / ".env").write_text("TOKEN=one\n")
+    start(ws)
+    (ws.root / "src" / "app.py").write_text("changed\n")
+    (ws.root / ".env").write_text("TOKEN=two\n")
+    (ws.root / "debug.log").write_text("ignored, changed\n")
+    result = service.restore(ws.root, "0", apply=True)
+    d = result.to_dict()
+    assert {"path": ".env", "reason": "sensitive"} in d["unrestorable"]
+    assert (ws.root / ".env").read_text() == "TOKEN=two\n"
+    assert (ws.root / "debug.log").read_text() == "ignored, changed\n"
+    assert (ws.root / "src" / "app.py").read_text() == "print('v2')\n"
+
+
+def test_a_left_out_file_where_the_target_has_one_is_not_overwritten(ws):
+    start(ws)
+    (ws.root / "gen").mkdir()
+    (ws.root / "gen" / "out.txt").write_text("generated v1\n")
+    service.save(ws.root, "with gen")
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\ngen/\n")  # now ignored
+    (ws.root / "gen" / "out.txt").write_text("generated v2, ignored now\n")
+    plan = service.restore(ws.root, "1").to_dict()
+    assert plan["create"] == []
+    assert [u["path"] for u in plan["unrestorable"]] == ["gen/out.txt"]
+    service.restore(ws.root, "1", apply=True)
+    assert (ws.root / "gen" / "out.txt").read_text() == "generated v2, ignored now\n"
+
+
+@pytest.mark.parametrize("left_out", [False, True])
+def test_never_writes_through_a_symlinked_folder(ws, tmp_path, left_out):
+    start(ws)
+    (ws.root / "src" / "app.py").write_text("in the step\n")
+    service.save(ws.root, "one")
+    sibling = tmp_path / "elsewhere"
+    sibling.mkdir()
+    (sibling / "app.py").write_text("sibling's own file\n")
+    (sibling / "other.txt").write_text("untouched\n")
+    sibling_before = fs_state(sibling)
+    for p in (ws.root / "src").iterdir():
+        p.unlink()
+    (ws.root / "src").rmdir()
+    os.symlink("../elsewhere", ws.root / "src")
+    if left_out:
+        (ws.root / ".gitignore").write_text("*.log\nbuild/\nsrc\n")
+    result = service.restore(ws.root, "1", apply=True)
+    assert fs_state(sibling) == sibling_before
+    if left_out:  # an ignored symlink is not ours to delete: those paths are reported
+        assert os.path.islink(ws.root / "src")
+        reported = {b["path"] for b in result.to_dict()["unrestorable"]}
+        assert "src/app.py" in reported
+    else:  # an in-scope symlink is replaced by the folder (it is in the safety copy)
+        assert not os.path.islink(ws.root / "src")
+        assert (ws.root / "src" / "app.py").read_text() == "in the step\n"
+        service.restore(ws.root, result.safety, apply=True)
+        assert os.readlink(ws.root / "src") == "../elsewhere"
+        assert fs_state(sibling) == sibling_before
+
+
+def test_temporary_files_never_touch_user_files_and_mtimes_move_forward(ws):
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\n*.tmp\n*~\n")  # left out: untouched
+    start(ws)
+    (ws.root / "src" / "app.py").write_text("v-step\n")
+    service.save(ws.root, "one")
+    (ws.root / "src" / "app.py").write_text("v-later\n")
+    (ws.root / "src" / "app.py.tmp").write_text("user's tmp\n")
+    os.symlink("/etc/passwd", ws.root / "src" / "app.py~")
+    old = os.stat(ws.root / "src" / "app.py").st_mtime_ns
+    service.restore(ws.root, "1", apply=True)
+    assert (ws.root / "src" / "app.py").read_text() == "v-step\n"
+    assert os.stat(ws.root / "src" / "app.py").st_mtime_ns >= old
+    assert (ws.root / "src" / "app.py.tmp").read_text() == "user's tmp\n"
+    assert os.readlink(ws.root / "src" / "app.py~") == "/etc/passwd"
+    assert not [p for p in os.listdir(ws.root / "src") if p.startswith(".gitckpt-")]
+
+
+def test_file_and_folder_swap_places_both_ways(ws):
+    start(ws)
+    (ws.root / "thing").write_text("a file\n")
+    (ws.root / "box").mkdir()
+    (ws.root / "box" / "inner.txt").write_text("inside\n")
+    service.save(ws.root, "one")
+    at_step1 = fs_state(ws.root)
+    (ws.root / "thing").unlink()
+    (ws.root / "thing").mkdir()
+    (ws.root / "thing" / "x.txt").write_text("now a folder\n")
+    (ws.root / "box" / "inner.txt").unlink()
+    (ws.root / "box").rmdir()
+    (ws.root / "box").write_text("now a file\n")
+    later = fs_state(ws.root)
+    result = service.restore(ws.root, "1", apply=True)
+    assert fs_state(ws.root) == at_step1
+    service.restore(ws.root, result.safety, apply=True)
+    assert fs_state(ws.root) == later
+
+
+def test_a_folder_holding_left_out_files_is_not_replaced_by_a_file(ws):
+    start(ws)
+    (ws.root / "thing").write_text("a file\n")
+    service.save(ws.root, "one")
+    (ws.root / "thing").unlink()
+    (ws.root / "thing").mkdir()
+    (ws.root / "thing" / "x.txt").write_text("in scope\n")
+    (ws.root / "thing" / "keep.log").write_text("ignored\n")
+    result = service.restore(ws.root, "1", apply=True)
+    assert (ws.root / "thing" / "keep.log").read_text() == "ignored\n"
+    assert [b[0] for b in result.blocked] == ["thing"]
+    assert not (ws.root / "thing" / "x.txt").exists()  # deleted: it is in the safety copy
+    service.restore(ws.root, result.safety, apply=True)
+    assert (ws.root / "thing" / "x.txt").read_text() == "in scope\n"
+
+
+def test_path_filter_restores_only_those_paths(ws):
+    start(ws)
+    (ws.root / "src" / "app.py").write_text("later\n")
+    (ws.root / "README.md").write_text("later\n")
+    (ws.root / "docs").mkdir()
+    (ws.root / "docs" / "a.md").write_text("new doc\n")
+    result = service.restore(ws.root, "0", apply=True, paths=["src/app.py", "docs/"])
+    assert result.to_dict()["paths"] == ["docs", "src/app.py"]
+    assert (ws.root / "src" / "app.py").read_text() == "print('v2')\n"
+    assert not (ws.root / "docs").exists()
+    assert (ws.root / "README.md").read_text() == "later\n"
+    with pytest.raises(InvalidArgument):
+        service.restore(ws.root, "0", paths=["../outside"])
+
+
+@pytest.mark.crafted_store
+@pytest.mark.parametrize("bad", [b".git", b".GIT", b".Git. ", b"..", b"", b"/abs"])
+def test_a_crafted_target_tree_is_refused_before_anything_is_written(ws, bad):
+    task = start(ws)
+    store = open_store(ws.root)
+    blob = store.write_blob(b"#!/bin/sh\necho pwned\n")
+    hooks = store.write_tree([TreeEntry(b"post-checkout", Mode.EXECUTABLE, blob)])
+    tree = store.write_tree([TreeEntry(bad, Mode.TREE, hooks),
+                             TreeEntry(b"ok.txt", Mode.FILE, blob)])
+    commit = store.write_commit(tree, [], "crafted\n", 1_790_000_000)
+    note = Note(kind="step", task=task, step=9, created_at="2026-11-30T00:00:00Z")
+    with store.lock():
+        store.write_note(commit, note.dump())
+        store.create_ref(f"refs/checkpoints/{task}/crafted", commit)
+    before = fs_state(ws.root)
+    with pytest.raises(StoreCorrupt, match="unsafe path"):
+        service.restore(ws.root, f"refs/checkpoints/{task}/crafted", apply=True)
+    assert fs_state(ws.root) == before
+
+
+def test_plan_is_a_pure_function_of_target_live_and_filter(ws):
+    task = start(ws)
+    store = open_store(ws.root)
+    tl = Timeline(store)
+    target = resolve_target(tl, "0", None)
+    b1, b2 = store.write_blob(b"one\n"), store.write_blob(b"two\n")
+    sub = store.write_tree([TreeEntry(b"x.py", Mode.FILE, b1)])
+    live_tree = store.write_tree([TreeEntry(b"src", Mode.TREE, sub),
+                                  TreeEntry(b"extra", Mode.FILE, b2)])
+    live = Snapshot(live_tree, (Skipped("secret.pem", "sensitive", 3, 1.0),))
+    plans = [make_plan(store.read_tree, store.has_object, target, live) for _ in range(2)]
+    assert plans[0] == plans[1]
+    d = plans[0].to_dict()
+    assert d["delete"] == ["extra", "src/x.py"]
+    assert {"path": "secret.pem", "reason": "sensitive"} in d["kept"]
+    filtered = make_plan(store.read_tree, store.has_object, target, live, ("src",)).to_dict()
+    assert filtered["delete"] == ["src/x.py"] and filtered["kept"] == []
+    assert task
+
+
+def test_missing_content_is_unrestorable(ws):
+    task = start(ws)
+    store = open_store(ws.root)
+    tree = store.write_tree([TreeEntry(b"gone.txt", Mode.FILE, "1" * 40)])
+    commit = store.write_commit(tree, [], "x\n", 1)
+    with store.lock():
+        store.write_note(commit, Note(kind="step", task=task, step=5,
+                                      created_at="2026-11-30T00:00:00Z").dump())
+        store.create_ref(f"refs/checkpoints/{task}/odd", commit)
+    plan = service.restore(ws.root, f"refs/checkpoints/{task}/odd").to_dict()
+    assert {"path": "gone.txt", "reason": "content missing"} in plan["unrestorable"]
+    with store.lock():  # leave the store valid for fsck
+        subprocess.run(["git", f"--git-dir={ws.git_dir}", "update-ref", "-d",
+                        f"refs/checkpoints/{task}/odd"], check=True)
+
+
+def test_closed_task_and_other_tasks_drifts(ws):
+    first = start(ws)
+    (ws.root / "a.txt").write_text("a\n")
+    drift = service.restore(ws.root, "0", apply=True).safety  # a drift of the first task
+    second = service.init(ws.root, "second").save.task
+    with pytest.raises(InvalidArgument, match=f"belongs to task {first}") as err:
+        service.restore(ws.root, drift[:10])
+    assert f"--task {first}" in err.value.hint
+    plan = service.restore(ws.root, drift[:10], task=first)
+    assert plan.plan.target.task == first
+    service.save(ws.root, "done", close=True, task=second)
+    with pytest.raises(TaskClosed):
+        service.restore(ws.root, "0", task=second)
+
+
+def test_an_ambiguous_prefix_lists_the_candidates(ws):
+    task = start(ws)
+    store = open_store(ws.root)
+    head = store.get_ref(f"refs/checkpoints/{task}/head")
+    seen: dict[str, str] = {}
+    parent = head
+    while True:
+        parent = store.write_commit(store.read_commit(head).tree, [parent],
+                                    f"filler {len(seen)}\n", 1)
+        if parent[:4] in seen:
+            break
+        seen[parent[:4]] = parent
+    with store.lock():
+        store.create_ref(drift_ref(task, 0), parent)
+    with pytest.raises(InvalidArgument, match="ambiguous") as err:
+        service.restore(ws.root, parent[:4])
+    assert seen[parent[:4]][:12] in err.value.message and parent[:12] in err.value.message
+    with pytest.raises(InvalidArgument, match="no step"):
+        service.restore(ws.root, "7")
+    with store.lock():
+        subprocess.run(["git", f"--git-dir={ws.git_dir}", "update-ref", "-d",
+                        drift_ref(task, 0)], check=True)
+
+
+def test_apply_after_the_workspace_moved_replans(ws):
+    start(ws)
+    preview = service.restore(ws.root, "0")
+    (ws.root / "late.txt").write_text("written between preview and apply\n")
+    done = service.restore(ws.root, "0", apply=True, expect=preview.plan.live_tree)
+    assert done.replanned is not None and done.replanned.added == ("late.txt",)
+    assert "late.txt" in done.to_dict()["delete"]
+    assert not (ws.root / "late.txt").exists()
+    service.restore(ws.root, done.safety, apply=True)
+    assert (ws.root / "late.txt").read_text() == "written between preview and apply\n"
+
+
+def test_a_killed_apply_is_reported_and_recoverable(ws):
+    start(ws)
+    for i in range(5):
+        (ws.root / f"f{i}.txt").write_text(f"later {i}\n")
+    before = fs_state(ws.root)
+    code = textwrap.dedent(f"""
+        import os, signal
+        from gitckpt import service, workfs
+        real = workfs.Workdir.remove
+        def dying(self, rel):
+            real(self, rel)
+            os.kill(os.getpid(), signal.SIGKILL)
+        workfs.Workdir.remove = dying
+        service.restore({str(ws.root)!r}, "0", apply=True)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == -9, p.stderr
+    assert fs_state(ws.root) != before  # it did die half-way
+    report = service.resume(ws.root)
+    stuck = [p for p in report.problems if "interrupted" in p]
+    assert stuck, report.problems
+    safety = stuck[0].split("gitckpt restore ")[1].split(" ")[0]
+    service.restore(ws.root, safety, apply=True)
+    assert fs_state(ws.root) == before
+    assert not [p for p in service.resume(ws.root).problems if "interrupted" in p]
+
+
+def test_git_sees_only_the_restored_work_tree_change(repo):
+    start_ws = type("W", (), {"root": repo})
+    start(start_ws)
+    head = git(repo, "rev-parse", "HEAD")
+    status = git(repo, "--no-optional-locks", "status", "--porcelain")
+    (repo / "src" / "app.py").write_text("print('v3')\n")
+    done = service.restore(repo, "0", apply=True)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "--no-optional-locks", "status", "--porcelain") == status
+    assert done.to_dict()["modify"] == ["src/app.py"]
+
+
+def test_line_endings_are_checked_out_as_git_would(repo):
+    (repo / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (repo / "dos.txt").write_bytes(b"one\r\ntwo\r\n")
+    start(type("W", (), {"root": repo}))
+    (repo / "dos.txt").write_bytes(b"changed\r\n")
+    service.restore(repo, "0", apply=True)
+    assert (repo / "dos.txt").read_bytes() == b"one\r\ntwo\r\n"
+
+
+def test_non_utf8_names_round_trip(ws):
+    name = b"caf\xe9.txt"
+    start(ws)
+    with open(os.path.join(os.fsencode(ws.root), name), "wb") as f:
+        f.write(b"latin-1 name\n")
+    service.save(ws.root, "odd name")
+    os.unlink(os.path.join(os.fsencode(ws.root), name))
+    service.restore(ws.root, "1", apply=True)
+    with open(os.path.join(os.fsencode(ws.root), name), "rb") as f:
+        assert f.read() == b"latin-1 name\n"
