@@ -133,9 +133,12 @@ def log(c: Ctx, task: str | None) -> None:
               help="Do it (default: only show the plan). Prints the safety copy's id.")
 @click.option("--patch", is_flag=True, help="Show the unified diff of every file to change.")
 @click.option("--task", default=None, metavar="ID", help="Restore within this task.")
+@click.option("--expect", default=None, metavar="TREE",
+              help="The live_tree of the preview you approved (from --json): if the workspace "
+                   "changed since, the plan is made again and the difference is reported.")
 @pass_ctx
 def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: bool,
-            task: str | None) -> None:
+            task: str | None, expect: str | None) -> None:
     """Restore TARGET (a step number, a commit id prefix, or a ref): preview, or --apply.
 
     The preview changes nothing. --apply first saves the workspace as a safety copy; restoring
@@ -144,7 +147,7 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
     """
     paths = _paths(paths)
     result = service.restore(c.root, target, apply=do_apply, paths=paths, task=task,
-                             patch=patch, cwd=c.root)
+                             patch=patch, expect=expect, cwd=c.root)
     again = ["gitckpt restore", target, *(["--task", task] if task else [])]
     c.emit(result, lambda r: render_restore(r, again, paths))
 

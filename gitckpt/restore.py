@@ -18,6 +18,7 @@ from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
 from gitckpt.records import StepRecord
+from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Changes, Skipped, Snapshot
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
@@ -89,12 +90,14 @@ def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
 
 def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
               has_object: Callable[[ObjectId], bool], target: Target, live: Snapshot,
-              paths: tuple[str, ...] = ()) -> Plan:
+              paths: tuple[str, ...] = (), private: tuple[str, ...] = ()) -> Plan:
     """The plan that makes the in-scope workspace `live` equal to `target` under `paths`.
 
     Pure: reads objects only. Left-out files now (`live.skipped`) and nested repositories are
     never touched; what the target left out (its note's `skipped`), nested repositories and
-    missing content are `unrestorable`. A target tree with an unsafe name is refused whole.
+    missing content are `unrestorable`, and so is anything inside gitckpt's own store
+    (`.gitckpt` anywhere, and the `private` folders). A target tree with an unsafe name is
+    refused whole.
     """
     only = tuple(os.fsencode(p) for p in paths)
     left_out = {os.fsencode(s.path): s.reason for s in live.skipped}
@@ -104,6 +107,7 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
                     and in_filter(os.fsencode(s["path"]), only)]
     actions: list[Action] = []
     nested: list[bytes] = []  # nested repositories in the workspace: never written into
+    ours = {os.fsencode(p): "gitckpt's store" for p in private}
     try:
         pairs = list(diff_entries(read_tree, live.tree, target.tree, only, check_new=True))
     except UnsafeTree as e:
@@ -119,7 +123,9 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
                 unrestorable.append((name, "a nested repository is in the way"))
             continue
         blocker = _under(path, nested) or _under(path, left_out)
-        if new is not None and blocker is not None:
+        if POINTER.encode() in path.split(b"/") or _under(path, ours) is not None:
+            unrestorable.append((name, "inside gitckpt's store"))
+        elif new is not None and blocker is not None:
             reason = left_out.get(blocker, "nested_repo")
             unrestorable.append((name, f"left out now ({reason}): {os.fsdecode(blocker)}"))
         elif new is not None and new.mode == Mode.GITLINK:
@@ -259,7 +265,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
         drift = tl.capture("pre_restore", target.task, always=True)
         safety = tl.record(drift.commit)
         live = Snapshot(drift.tree, tuple(_skipped(drift.skipped)))
-        plan = make_plan(store.read_tree, store.has_object, target, live, paths)
+        plan = make_plan(store.read_tree, store.has_object, target, live, paths, store.private)
         with Workdir(str(store.root)) as wd:
             plan = check_obstacles(plan, wd)
             replanned = None

@@ -24,9 +24,26 @@ from gitckpt.timeline import Clock, Timeline, step_ref
 from gitckpt.workfs import Workdir
 
 
-def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None
-                  ) -> Timeline:
-    return Timeline(open_store(root, store=store), clock)
+def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None,
+                  *, discover: bool = True) -> Timeline:
+    """The timeline of the workspace at `root`. With `discover`, a folder without an active
+    task of its own resolves to the nearest enclosing workspace of the same store that has
+    one, so commands work from any subfolder (as git does)."""
+    tl = Timeline(open_store(root, store=store), clock)
+    if not discover or tl.active_id() is not None:
+        return tl
+    for parent in tl.store.root.parents:
+        if parent == Path.home() or parent == Path(parent.anchor):
+            break
+        try:
+            other = Timeline(open_store(parent), clock)
+        except GitckptError:
+            break
+        if other.store.lock_path != tl.store.lock_path:
+            break  # another store: the workspace ends here
+        if other.active_id() is not None:
+            return other
+    return tl
 
 
 @dataclass(frozen=True)
@@ -48,7 +65,7 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
-    tl = open_timeline(root, clock, store)
+    tl = open_timeline(root, clock, store, discover=False)
     items = [PlanItem.parse(p) for p in plan or []]
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)
@@ -205,7 +222,8 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         plan = out.plan
     else:
         live = tl.live(info.meta)
-        plan = restoring.make_plan(store.read_tree, store.has_object, tgt, live, only)
+        plan = restoring.make_plan(store.read_tree, store.has_object, tgt, live, only,
+                                   store.private)
         with Workdir(str(store.root)) as wd:
             plan = restoring.check_obstacles(plan, wd)
     text = None

@@ -45,7 +45,7 @@ def fs_state(root: Path, skip: set[str] = SKIP) -> dict[str, tuple]:
 
 def state_dirs(root: Path) -> set[str]:
     return {os.path.relpath(d, root) for d, _, _ in os.walk(root)
-            if not os.path.relpath(d, root).split(os.sep)[0] in SKIP}
+            if os.path.relpath(d, root).split(os.sep)[0] not in SKIP}
 
 
 def start(ws, **kw):
@@ -391,3 +391,23 @@ def test_non_utf8_names_round_trip(ws):
     service.restore(ws.root, "1", apply=True)
     with open(os.path.join(os.fsencode(ws.root), name), "rb") as f:
         assert f.read() == b"latin-1 name\n"
+
+
+def test_a_target_never_writes_into_gitckpts_own_store(ws):
+    task = start(ws)
+    store = open_store(ws.root)
+    blob = store.write_blob(b"not an object\n")
+    inner = store.write_tree([TreeEntry(b"HEAD", Mode.FILE, blob)])
+    base = store.read_tree(store.read_commit(store.get_ref(f"refs/checkpoints/{task}/head")).tree)
+    tree = store.write_tree([*base, TreeEntry(b".gitckpt", Mode.TREE, inner)])
+    commit = store.write_commit(tree, [], "odd\n", 1)
+    with store.lock():
+        store.write_note(commit, Note(kind="step", task=task, step=3,
+                                      created_at="2026-11-30T00:00:00Z").dump())
+        store.create_ref(f"refs/checkpoints/{task}/odd", commit)
+    before = fs_state(ws.root, skip={".git"})
+    result = service.restore(ws.root, f"refs/checkpoints/{task}/odd", apply=True)
+    assert {"path": ".gitckpt/HEAD", "reason": "inside gitckpt's store"} in \
+        result.to_dict()["unrestorable"]
+    after = fs_state(ws.root, skip={".git"})
+    assert after.get(".gitckpt/HEAD") == before.get(".gitckpt/HEAD")  # None in a git workspace

@@ -100,6 +100,9 @@ class Store(ABC):
     state_dir: Path
     #: The lock file shared by every workspace of this store.
     lock_path: Path
+    #: Workspace-relative folders that belong to the store itself (never snapshotted, never
+    #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
+    private: tuple[str, ...] = ()
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -114,6 +114,7 @@ class DirStore(Store):
         real = path.resolve()
         if root in real.parents:  # a store inside the workspace is never snapshotted
             skip.add(real.relative_to(root).as_posix())
+        self.private = tuple(sorted(skip))
         self._scanner = DirScanner(root, self.state_dir / "cache", skip, self.has_object,
                                    self._write_object, self.flush)
 

@@ -1,0 +1,91 @@
+"""The restore and diff commands through the real CLI: the user's session from the issue."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import run_cli
+
+
+def test_restore_session_from_the_issue(ws):
+    root = str(ws.root)
+    assert run_cli("-C", root, "init", "cli restore").code == 0
+    (ws.root / "src" / "auth.py").write_text("def sign():\n    return 1\n")
+    (ws.root / "docs").mkdir()
+    (ws.root / "docs" / "guide.md").write_text("# guide\n")
+    assert run_cli("-C", root, "save", "two files").code == 0
+    (ws.root / "src" / "auth.py").write_text("def sign():\n    return 2\n")
+    (ws.root / "docs" / "guide.md").unlink()
+    (ws.root / "extra.txt").write_text("new\n")
+
+    r = run_cli("-C", root, "diff", "1")
+    assert r.code == 0, r.err
+    assert "step 1" in r.out and "live workspace" in r.out
+    assert re.search(r"M +src/auth.py +\+1 -1", r.out) and re.search(r"D +docs/guide.md", r.out)
+
+    r = run_cli("-C", root, "diff", "0", "1", "--patch")
+    assert r.code == 0, r.err
+    assert "diff --git a/src/auth.py b/src/auth.py" in r.out
+    assert "+    return 1" in r.out
+
+    r = run_cli("-C", root, "diff", "0", "1", "--", "docs")
+    assert "docs/guide.md" in r.out and "auth.py" not in r.out
+
+    r = run_cli("-C", root, "restore", "1")
+    assert r.code == 0, r.err
+    assert "1 to create, 1 to modify, 1 to delete" in r.out
+    assert "Nothing was changed. Apply with: gitckpt restore 1 --apply" in r.out
+    assert (ws.root / "extra.txt").exists()
+
+    r = run_cli("-C", root, "restore", "1", "--patch")
+    assert "-    return 2" in r.out and "+    return 1" in r.out
+
+    r = run_cli("-C", root, "--json", "restore", "1")
+    plan = json.loads(r.out)
+    assert plan["create"] == ["docs/guide.md"] and plan["delete"] == ["extra.txt"]
+    assert plan["applied"] is False and plan["counts"]["modify"] == 1
+
+    r = run_cli("-C", root, "restore", "1", "--apply", "--", "src/auth.py")
+    assert r.code == 0, r.err
+    assert (ws.root / "src" / "auth.py").read_text().endswith("return 1\n")
+    assert (ws.root / "extra.txt").exists()  # outside the path filter
+
+    r = run_cli("-C", root, "--json", "restore", "1", "--apply")
+    done = json.loads(r.out)
+    assert done["applied"] and done["safety"] == done["recovered"]
+    assert not (ws.root / "extra.txt").exists()
+    assert (ws.root / "docs" / "guide.md").read_text() == "# guide\n"
+
+    r = run_cli("-C", root, "restore", done["safety"][:8], "--apply")
+    assert r.code == 0, r.err
+    assert "Undo with: gitckpt restore " in r.out
+    assert (ws.root / "extra.txt").read_text() == "new\n"
+
+
+def test_restore_errors_are_one_line_with_a_hint(ws):
+    root = str(ws.root)
+    r = run_cli("-C", root, "restore", "1")
+    assert r.code == 1 and "No active task" in r.err and "hint:" in r.err
+    assert run_cli("-C", root, "init", "errors").code == 0
+    r = run_cli("-C", root, "restore", "5")
+    assert r.code == 1 and "no step 5" in r.err and "Traceback" not in r.err
+    r = run_cli("-C", root, "restore", "not-a-target")
+    assert r.code == 1 and "names no step or commit" in r.err
+    r = run_cli("-C", root, "restore", "0", "--", "../x")
+    assert r.code == 1 and "not inside the workspace" in r.err
+    r = run_cli("-C", root, "--json", "restore", "zzzz")
+    assert r.code == 1 and json.loads(r.out)["error"] == "invalid_argument"
+    r = run_cli("-C", root, "diff")
+    assert r.code == 2
+
+
+def test_paths_are_relative_to_the_folder_the_command_runs_in(ws):
+    root = str(ws.root)
+    assert run_cli("-C", root, "init", "subdir paths").code == 0
+    (ws.root / "src" / "app.py").write_text("changed\n")
+    (ws.root / "README.md").write_text("changed\n")
+    r = run_cli("restore", "0", "--apply", "--", "app.py", cwd=ws.root / "src")
+    assert r.code == 0, r.err
+    assert (ws.root / "src" / "app.py").read_text() == "print('v2')\n"
+    assert (ws.root / "README.md").read_text() == "changed\n"
