@@ -198,7 +198,37 @@ def bench_pair(root: Path, files: list[Path], repeat: int, first_repeat: int
     git_ms = {"first": median_ms(gf), "nochange": median_ms(gn), "ten": median_ms(gt)}
     ours = {"first": median_ms(cf), "nochange": median_ms(cn), "ten": median_ms(ct),
             "cli": median_ms(cli), "resume": median_ms(resume)}
+    git_ms["restore"], ours["preview"], ours["apply"] = bench_restore(root, files, repeat)
     return git_ms, ours
+
+
+def bench_restore(root: Path, files: list[Path], repeat: int) -> tuple[float, float, float]:
+    """10 edited files put back to a step: `git restore --source=<step> --worktree -- paths`
+    against gitckpt's preview and apply (safety copy, writes, restore commit), run by run."""
+    step = service.save(root, "restore base")
+    paths = [str(f.relative_to(root)) for f in files[:10]]
+    target = str(step.step)
+    gr, pv, ap = [], [], []
+    for r in range(repeat):
+        touch_files(files, 10, f"git-restore{r}")
+        gr.append(timed(lambda: git(root, "restore", f"--source={step.commit}", "--worktree",
+                                    "--", *paths)))
+        touch_files(files, 10, f"restore{r}")
+        pv.append(timed(lambda: service.restore(root, target)))
+        ap.append(timed(lambda: service.restore(root, target, apply=True)))
+        assert all(p.read_text().count("edit restore") == 0 for p in files[:10])
+    return median_ms(gr), median_ms(pv), median_ms(ap)
+
+
+def run_plain(base: Path, n: int, repeat: int) -> dict[str, float]:
+    root = base / f"plain-{n}"
+    shutil.rmtree(root, ignore_errors=True)
+    files = make_workspace(root, n, with_git=False)
+    time.sleep(2.5)
+    d = bench_plain(root, files, repeat, first_repeat=1 if n >= 100_000 else 3)
+    print(f"[{n} files, plain] {d}", file=sys.stderr)
+    shutil.rmtree(root, ignore_errors=True)
+    return d
 
 
 def main() -> None:
@@ -207,18 +237,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None, help="also write the markdown table here")
     ap.add_argument("--dir", default=None, help="where to build workspaces (default: temp)")
+    ap.add_argument("--git-only", action="store_true", help="skip the plain-folder runs")
     args = ap.parse_args()
     base = Path(args.dir or tempfile.mkdtemp(prefix="gitckpt-bench-"))
     rows, plain_rows = [], []
     for n in [int(s) for s in args.sizes.split(",")]:
-        root = base / f"plain-{n}"
-        shutil.rmtree(root, ignore_errors=True)
-        files = make_workspace(root, n, with_git=False)
-        time.sleep(2.5)
-        d = bench_plain(root, files, args.repeat, first_repeat=1 if n >= 100_000 else 3)
-        plain_rows.append((n, d))
-        print(f"[{n} files, plain] {d}", file=sys.stderr)
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.git_only:
+            plain_rows.append((n, run_plain(base, n, args.repeat)))
         root = base / f"ws-{n}"
         shutil.rmtree(root, ignore_errors=True)
         t = time.perf_counter()
@@ -242,11 +267,22 @@ def main() -> None:
             f"| {c['resume']:.0f} ms |")
     lines += [
         "",
+        "| files | restore preview (10 files) | restore apply | git restore | no-change save "
+        "| apply budget: save + 2 x git | apply / budget |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, g, c in rows:
+        budget = c["nochange"] + 2 * g["restore"]
+        lines.append(
+            f"| {n:,} | {c['preview']:.0f} ms | {c['apply']:.0f} ms | {g['restore']:.0f} ms "
+            f"| {c['nochange']:.0f} ms | {budget:.0f} ms | {c['apply'] / budget:.2f} |")
+    lines += [
+        "",
         "| files (plain folder) | first save | no-change save | 10-file save | store / workspace "
         "on disk | peer first save | peer no-change | peer 10-file | peer / gitckpt, no-change |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for n, d in plain_rows:
+    for n, d in plain_rows:  # (empty with --git-only)
         peer = (f"{d['peer_first']:.0f} ms | {d['peer_nochange']:.0f} ms | {d['peer_ten']:.0f} ms "
                 f"| {d['peer_nochange'] / d['nochange']:.1f}x" if "peer_nochange" in d
                 else "- | - | - | -")

@@ -115,7 +115,9 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
     if r.replanned is not None:
         lines.append(f"The workspace changed since the preview ({len(r.replanned.paths())} "
                      "paths); the plan above was made again from the files as they are now.")
-    if r.applied:
+    if r.applied and r.safety is None:
+        lines.append("The workspace already matches; nothing was written.")
+    elif r.applied:
         lines.append(f"Safety copy: {r.safety}")
         lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
         if r.blocked:

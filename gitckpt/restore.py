@@ -14,12 +14,12 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt
+from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
 from gitckpt.records import StepRecord
 from gitckpt.snapshot import POINTER
-from gitckpt.store.base import Changes, Skipped, Snapshot
+from gitckpt.store.base import Changes, Snapshot
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
 from gitckpt.workfs import Blocked, Missing, Workdir
@@ -246,8 +246,8 @@ class Outcome:
     """An applied restore: its plan, the safety copy, the restore commit and what failed."""
 
     plan: Plan
-    safety: StepRecord
-    commit: ObjectId
+    safety: StepRecord | None  # None: nothing to do, nothing written
+    commit: ObjectId | None
     tree: ObjectId
     blocked: tuple[tuple[str, str], ...]
     replanned: Changes | None
@@ -255,45 +255,49 @@ class Outcome:
 
 def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
           expect: ObjectId | None = None) -> Outcome:
-    """Take the safety copy, plan against it, write, and record the restore.
+    """Snapshot, plan, take the safety copy, write, and record the restore, under the lock.
 
     `expect` is the live tree a preview planned against; if the workspace has changed since,
-    the plan is made again and `replanned` lists the paths that moved in between.
+    the plan is made again and `replanned` lists the paths that moved in between. A plan with
+    nothing to do writes nothing, not even a safety copy.
     """
     store = tl.store
     with store.lock():
-        drift = tl.capture("pre_restore", target.task, always=True)
-        safety = tl.record(drift.commit)
-        live = Snapshot(drift.tree, tuple(_skipped(drift.skipped)))
+        head, meta = tl.writable(target.task)
+        live = store.snapshot(tl.scope(meta))
         plan = make_plan(store.read_tree, store.has_object, target, live, paths, store.private)
+        replanned = None
+        if expect is not None and expect != live.tree:
+            replanned = store.diff_trees(expect, live.tree)
         with Workdir(str(store.root)) as wd:
             plan = check_obstacles(plan, wd)
-            replanned = None
-            if expect is not None and expect != drift.tree:
-                replanned = store.diff_trees(expect, drift.tree)
+            if not plan.actions:
+                return Outcome(plan, None, None, live.tree, (), replanned)
+            drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
+            safety = tl.record(drift.commit)
             _mark(tl, target, safety.commit)
             applied = write_plan(plan, wd, store.checkout_blob)
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
                    for a in applied.done}
-        tree = apply_changes(store.read_tree, store.write_tree, drift.tree, changes)
+        tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
         commit = tl.record_restore(target.task, safety, tree, target)
         _unmark(tl)
     return Outcome(plan, safety, commit, tree, tuple(applied.blocked), replanned)
 
 
-def _skipped(items: list[dict]) -> list[Skipped]:
-    return [Skipped(d["path"], d["reason"], d.get("size"), d.get("mtime")) for d in items]
-
-
 def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
     """Leave the marker of a restore in progress (written before the first file changes)."""
     state = tl.store.state_dir
-    state.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = {"task": target.task, "target": target.commit, "label": target.label,
             "safety": safety, "pid": os.getpid()}
     tmp = state / f"{MARKER}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, state / MARKER)
+    try:
+        state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, state / MARKER)
+    except OSError as e:
+        raise StoreNotWritable(f"Cannot write {state / MARKER}: {e.strerror}.",
+                               "gitckpt needs write access to its state folder.") from e
 
 
 def _unmark(tl: Timeline) -> None:

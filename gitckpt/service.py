@@ -233,8 +233,8 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         text = "".join(unified(d, a, b) for d, a, b in pairs) if changed else ""
     if not apply:
         return RestoreResult(plan, False, patch=text)
-    return RestoreResult(plan, True, out.safety.commit, out.commit, out.blocked, out.replanned,
-                         text)
+    safety = out.safety.commit if out.safety is not None else None
+    return RestoreResult(plan, True, safety, out.commit, out.blocked, out.replanned, text)
 
 
 @dataclass(frozen=True)

@@ -259,7 +259,7 @@ class Timeline:
             lists[key] = kept
         tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
-            head, meta = self._writable(tid)
+            head, meta = self.writable(tid)
             snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, plan or [])
             prev = head.note
@@ -281,7 +281,7 @@ class Timeline:
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           note.skipped, redacted, merged)
 
-    def _writable(self, tid: TaskId) -> tuple[StepRecord, Note]:
+    def writable(self, tid: TaskId) -> tuple[StepRecord, Note]:
         """Under the lock: the head and metadata of a task this workspace may write to."""
         head = self.head(tid)
         if head.note.closed:
@@ -295,23 +295,28 @@ class Timeline:
         return Scope.load(str(self.store.root), meta.exclude or [])
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
-                always: bool = False) -> DriftResult:
-        """Record a drift if in-scope files differ from the tip (`always`: even if not)."""
+                ) -> DriftResult:
+        """Record a drift if in-scope files differ from the tip."""
         tid = self.resolve(task)
         with self.store.lock():
-            head, meta = self._writable(tid)
-            snap = self.store.snapshot(self.scope(meta))
-            tip = self.tip(tid, head)
-            changes = self.store.diff_trees(tip.tree, snap.tree)
-            if not changes and not always:
-                return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
-                                   changes, _skipped(snap))
-            now = self.clock()
-            note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
-                        trigger=trigger, partial=partial, changes=changes.to_dict(),
-                        skipped=_skipped(snap), git=_git(self.store))
-            commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note,
-                                 now)
+            head, meta = self.writable(tid)
+            return self.record_drift(tid, head, self.store.snapshot(self.scope(meta)), trigger,
+                                     partial=partial)
+
+    def record_drift(self, tid: TaskId, head: StepRecord, snap: Snapshot, trigger: str, *,
+                     partial: bool = False, always: bool = False) -> DriftResult:
+        """A drift of `snap` after step `head` if it differs from the tip (`always`: even if
+        not). The caller holds the lock and took `snap` under it."""
+        tip = self.tip(tid, head)
+        changes = self.store.diff_trees(tip.tree, snap.tree)
+        if not changes and not always:
+            return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
+                               changes, _skipped(snap))
+        now = self.clock()
+        note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
+                    trigger=trigger, partial=partial, changes=changes.to_dict(),
+                    skipped=_skipped(snap), git=_git(self.store))
+        commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note, now)
         return DriftResult(tid, True, commit, snap.tree, head.n, trigger, partial, changes,
                            note.skipped)
 

@@ -411,3 +411,12 @@ def test_a_target_never_writes_into_gitckpts_own_store(ws):
         result.to_dict()["unrestorable"]
     after = fs_state(ws.root, skip={".git"})
     assert after.get(".gitckpt/HEAD") == before.get(".gitckpt/HEAD")  # None in a git workspace
+
+
+def test_an_apply_with_nothing_to_do_writes_nothing(ws):
+    task = start(ws)
+    refs = ws.git("for-each-ref", "refs/checkpoints", "refs/notes")
+    result = service.restore(ws.root, "0", apply=True)
+    assert result.applied and result.safety is None and result.commit is None
+    assert ws.git("for-each-ref", "refs/checkpoints", "refs/notes") == refs
+    assert task
