@@ -13,11 +13,11 @@ from typing import Any
 import click
 
 from gitckpt import __version__, service
-from gitckpt.render import (render_diff, render_init, render_log, render_restore, render_save,
-                            render_tasks)
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
+from gitckpt.render import (render_capture, render_diff, render_init, render_log,
+                            render_restore, render_save, render_tasks)
 
 
 class Ctx:
@@ -120,10 +120,41 @@ def resume(c: Ctx, task: str | None) -> None:
 
 @cli.command()
 @click.option("--task", default=None, metavar="ID", help="Show this task (default: active).")
+@click.option("--steps", "steps_only", is_flag=True, help="Hide the drifts between steps.")
 @pass_ctx
-def log(c: Ctx, task: str | None) -> None:
-    """Show the timeline of a task, newest step first."""
-    c.emit(service.log(c.root, task=task), render_log)
+def log(c: Ctx, task: str | None, steps_only: bool) -> None:
+    """Show the timeline of a task (steps and drifts), newest first."""
+    c.emit(service.log(c.root, task=task, steps_only=steps_only), render_log)
+
+
+@cli.command()
+@click.option("--task", default=None, metavar="ID", help="Capture into this task.")
+@pass_ctx
+def capture(c: Ctx, task: str | None) -> None:
+    """Record a drift now if files changed since the last step or drift."""
+    c.emit(service.capture(c.root, task=task), render_capture)
+
+
+@cli.command()
+@click.option("--task", default=None, metavar="ID", help="Capture into this task.")
+@pass_ctx
+def watch(c: Ctx, task: str | None) -> None:
+    """Watch the workspace in the foreground and record drifts as files change (Ctrl-C ends).
+
+    Events are hints: after GITCKPT_QUIET seconds without one (default 2), or GITCKPT_MAX_WAIT
+    seconds of continuous changes (default 30), a snapshot decides. Without file events it
+    polls every GITCKPT_POLL seconds (default 15)."""
+    import signal
+
+    session = service.watch(c.root, task=task, on_drift=lambda r: c.emit(r, render_capture))
+    signal.signal(signal.SIGTERM, lambda *_: session.stop())
+    echo(f"Watching {session.root} for task {session.task} ({session.watcher.mode}); "
+         "Ctrl-C stops.\n", err=True)
+    try:
+        session.run()
+    except KeyboardInterrupt:
+        session.stop()
+    echo("Stopped watching.\n", err=True)
 
 
 @cli.command(cls=PathsAfterDashes)

@@ -1,83 +1,158 @@
-"""The resume handoff: about one screen of text telling a new session where the task stands."""
+"""The resume handoff: about one screen of text telling a new session where the task stands.
+
+The text is built from blocks in order of importance; when it would pass LIMIT characters the
+least important blocks are shortened first (older step titles, verified lines, decisions), so
+a task of any length still fits one screen.
+"""
 
 from __future__ import annotations
 
 from gitckpt.notes import PLAN_MARKS
-from gitckpt.store.base import Changes
 from gitckpt.records import StepRecord, TaskInfo
+from gitckpt.store.base import Changes
 
+LIMIT = 2500
 FULL_STEPS = 2  # the newest steps shown with their conclusions
 TITLE_STEPS = 8  # then this many older ones as titles
-MAX_PATHS = 12
-MAX_LINE = 240
+MAX_PATHS = 10
+PLAN_ITEMS = 12
 
 
-def _clip(text: str, limit: int = MAX_LINE) -> str:
+def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def handoff_text(info: TaskInfo, steps: list[StepRecord], unsaved: Changes | None,
-                 git_now: dict | None, problems: list[str]) -> str:
-    """The resume text: task, goal, plan, latest steps, next, open questions, unsaved, git."""
-    meta, head = info.meta, info.head
-    out = [f"# Task: {meta.name} ({info.id}), {info.status}, step {head.n}"]
-    if meta.goal:
-        out.append(f"Goal: {_clip(meta.goal, 400)}")
-    if meta.constraints:
-        out.append(f"Constraints: {_clip(meta.constraints, 400)}")
-    plan = head.note.plan
-    if plan:
-        out += ["", "Plan:"] + [f"  {PLAN_MARKS[p.status]} {_clip(p.item, 120)}" for p in plan]
+def _paths(changes: Changes, limit: int = MAX_PATHS) -> list[str]:
+    rows = sorted([(p, "A") for p in changes.added] + [(p, "M") for p in changes.modified]
+                  + [(p, "D") for p in changes.deleted])
+    out = [f"  {mark} {_clip(path, 120)}" for path, mark in rows[:limit]]
+    if len(rows) > limit:
+        out.append(f"  ... {len(rows) - limit} more: `gitckpt resume --json`")
+    return out
 
+
+def _counts(c: Changes) -> str:
+    return f"{len(c.added)} added, {len(c.modified)} modified, {len(c.deleted)} deleted"
+
+
+def _plan(info: TaskInfo) -> list[str]:
+    plan = info.head.note.plan
+    if not plan:
+        return []
+    open_items = [p for p in plan if p.status != "done"]
+    shown = (open_items + [p for p in plan if p.status == "done"])[:PLAN_ITEMS]
+    lines = ["", "Plan:"] + [f"  {PLAN_MARKS[p.status]} {_clip(p.item, 100)}"
+                             for p in plan if p in shown]
+    if len(plan) > len(shown):
+        lines.append(f"  ... {len(plan) - len(shown)} more done")
+    return lines
+
+
+def _steps(steps: list[StepRecord], titles: int, verified: bool) -> list[str]:
     real = [s for s in steps if s.n > 0]
-    if real:
-        out += ["", "Latest steps:"]
-        for s in reversed(real[-FULL_STEPS:]):
-            out.append(f"  {s.n}. {_clip(s.note.title, 160)} ({s.note.created_at})")
-            if s.note.conclusion:
-                out.append(f"     Conclusion: {_clip(s.note.conclusion, 400)}")
-            for v in s.note.verified[:3]:
-                out.append(f"     Verified: {_clip(v, 160)}")
-        older = real[:-FULL_STEPS]
-        for s in reversed(older[-TITLE_STEPS:]):
-            out.append(f"  {s.n}. {_clip(s.note.title, 100)}")
-        if len(older) > TITLE_STEPS:
-            out.append(f"  ... {len(older) - TITLE_STEPS} older steps: `gitckpt log`")
-    else:
-        out += ["", "No step saved yet (only the baseline, step 0)."]
+    if not real:
+        return ["", "No step saved yet (only the baseline, step 0)."]
+    out = ["", "Latest steps:"]
+    for s in reversed(real[-FULL_STEPS:]):
+        out.append(f"  {s.n}. {_clip(s.note.title, 140)} ({s.note.created_at})")
+        if s.note.conclusion:
+            out.append(f"     Conclusion: {_clip(s.note.conclusion, 360)}")
+        if verified:
+            out += [f"     Verified: {_clip(v, 140)}" for v in s.note.verified[:3]]
+    older = real[:-FULL_STEPS]
+    out += [f"  {s.n}. {_clip(s.note.title, 90)}" for s in reversed(older[-titles:])]
+    if len(older) > titles:
+        out.append(f"  ... {len(older) - titles} older steps: `gitckpt log`")
+    return out
 
-    if head.note.next:
-        out += ["", f"Next: {_clip(head.note.next, 400)}"]
-    if head.note.open_questions:
-        out += ["", "Open questions:"] + [f"  - {_clip(q, 200)}" for q in
-                                          head.note.open_questions[:6]]
-    if head.note.decisions:
-        out += ["", "Decisions:"] + [f"  - {_clip(d, 200)}" for d in head.note.decisions[:6]]
 
-    out.append("")
-    if unsaved is None:
-        out.append("Unsaved changes: unknown (see problems).")
-    elif not unsaved:
-        out.append(f"Unsaved changes: none since step {head.n}.")
-    else:
-        rows = ([("A", p) for p in unsaved.added] + [("M", p) for p in unsaved.modified]
-                + [("D", p) for p in unsaved.deleted])
-        out.append(f"Unsaved changes since step {head.n}: {len(unsaved.added)} added, "
-                   f"{len(unsaved.modified)} modified, {len(unsaved.deleted)} deleted")
-        out += [f"  {mark} {path}" for mark, path in sorted(rows, key=lambda r: r[1])[:MAX_PATHS]]
-        if len(rows) > MAX_PATHS:
-            out.append(f"  ... {len(rows) - MAX_PATHS} more: `gitckpt resume --json`")
+def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
+           since_step: Changes | None) -> list[str]:
+    if unsaved is None or since_step is None:
+        return ["", "Changes since the last step: unknown (see problems)."]
+    if not since_step and not drifts:
+        return ["", f"Unsaved changes: none since step {n}."]
+    out = [""]
+    if drifts:
+        kinds = ", ".join(f"{d.note.trigger or d.note.kind} {d.note.created_at[11:16]}"
+                          for d in drifts[-4:])
+        more = f" and {len(drifts) - 4} earlier" if len(drifts) > 4 else ""
+        out.append(f"Captured since step {n}: {len(drifts)} drift(s) ({kinds}{more}).")
+        restores = [d for d in drifts if d.note.kind == "restore"]
+        if restores:
+            last = restores[-1].note
+            out.append(f"  Last restore: {_clip(last.title, 80)}; undo with `gitckpt restore "
+                       f"{(last.safety or '')[:12]} --apply`.")
+    if since_step:
+        out.append(f"Unsaved changes since step {n}: {_counts(since_step)}")
+        out += _paths(since_step)
+    if unsaved and drifts:
+        out.append(f"Of these, not captured by a drift yet: {_counts(unsaved)}")
+    return out
 
-    then = head.note.git
-    if git_now and then:
-        where = f"{git_now.get('branch') or 'detached HEAD'} at {(git_now.get('head') or '-')[:7]}"
+
+def _git(n: int, git: dict | None) -> list[str]:
+    if not git:
+        return []
+    now = f"{git.get('branch') or 'detached HEAD'} at {(git.get('head') or '-')[:7]}"
+    then = git.get("at_step") or {}
+    line = f"Git: {now}"
+    if then:
         was = f"{then.get('branch') or 'detached HEAD'} at {(then.get('head') or '-')[:7]}"
-        out.append(f"Git: {where}" + ("" if where == was else f" (step {head.n} saw {was})"))
-    if problems:
-        out += ["", "Problems:"] + [f"  ! {p}" for p in problems]
-    if info.status == "closed":
-        out += ["", "This task is closed (read-only). Start a new one with `gitckpt init`."]
-    else:
-        out += ["", "Save each finished step: gitckpt save \"TITLE\" --conclusion ... --next ..."]
-    return "\n".join(out) + "\n"
+        if then.get("branch") != git.get("branch"):
+            line += f"; the branch changed since step {n} ({was})"
+        if git.get("head_reachable") is False:
+            line += (f"; HEAD at step {n} ({(then.get('head') or '-')[:7]}) is no longer in "
+                     "the branch's history (rebase or reset)")
+        elif git.get("commits_since"):
+            line += f"; {git['commits_since']} commit(s) since step {n}"
+    return [line]
+
+
+def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecord],
+                 unsaved: Changes | None, since_step: Changes | None, git: dict | None,
+                 watch: str, problems: list[str]) -> str:
+    """The resume text: task, goal, plan, latest steps, next, open questions, what changed
+    since the last step, git, problems; shortened to fit LIMIT characters."""
+    meta, head = info.meta, info.head
+    note = head.note
+
+    def build(titles: int, verified: bool, decisions: int, questions: int) -> str:
+        out = [f"# Task: {meta.name} ({info.id}), {info.status}, step {head.n}"]
+        if meta.goal:
+            out.append(f"Goal: {_clip(meta.goal, 300)}")
+        if meta.constraints:
+            out.append(f"Constraints: {_clip(meta.constraints, 240)}")
+        out += _plan(info)
+        out += _steps(steps, titles, verified)
+        if note.next:
+            out += ["", f"Next: {_clip(note.next, 300)}"]
+        if note.open_questions and questions:
+            out += ["", "Open questions:"] + [f"  - {_clip(q, 160)}"
+                                              for q in note.open_questions[:questions]]
+        if note.decisions and decisions:
+            out += ["", "Decisions:"] + [f"  - {_clip(d, 160)}"
+                                         for d in note.decisions[:decisions]]
+        out += _since(head.n, drifts, unsaved, since_step)
+        out += _git(head.n, git)
+        if watch == "off":
+            out.append("Watcher: off (GITCKPT_WATCH=off); changes are captured at saves, "
+                       "tool calls and `gitckpt capture`.")
+        if problems:
+            out += ["", "Problems:"] + [f"  ! {_clip(p, 300)}" for p in problems[:4]]
+        if info.status == "closed":
+            out += ["", "This task is closed (read-only). Start a new one with `gitckpt init`."]
+        else:
+            out += ["", 'Save each finished step: gitckpt save "TITLE" --conclusion ... '
+                        "--next ..."]
+        return "\n".join(out) + "\n"
+
+    # From the fullest text to the tightest: the first that fits wins.
+    for titles, verified, decisions, questions in ((TITLE_STEPS, True, 6, 6),
+                                                   (5, False, 3, 4), (2, False, 0, 3),
+                                                   (0, False, 0, 2)):
+        text = build(titles, verified, decisions, questions)
+        if len(text) <= LIMIT:
+            return text
+    return text

@@ -40,8 +40,17 @@ def render_save(r) -> str:
 
 
 def render_log(r: service.LogResult) -> str:
+    """Newest first; the drifts after a step are listed above it, indented."""
     out = [f"{r.info.id}  {r.info.meta.name}  ({r.info.status})"]
     for s in reversed(r.steps):
+        for d in reversed(r.drifts.get(s.n, [])):
+            n = d.note
+            paths = sorted({p for v in n.changes.values() for p in v})
+            shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+            what = n.title if n.kind == "restore" else (
+                f"drift ({n.trigger}{', partial' if n.partial else ''})")
+            out.append(f"       {d.commit[:7]}  {n.created_at}  {what}: "
+                       f"{len(paths)} file(s)" + (f" ({shown})" if shown else ""))
         n = s.note
         out.append(f"  {n.step:>3}  {s.commit[:7]}  {n.created_at}  {n.title}"
                    + ("  [closed]" if n.closed else ""))
@@ -148,3 +157,12 @@ def render_diff(r: service.DiffResult) -> str:
     if r.patch:
         lines += ["", r.patch.rstrip("\n")]
     return "\n".join(lines) + "\n"
+
+
+def render_capture(r) -> str:
+    if not r.recorded:
+        return f"No change since {r.commit[:7]} (task {r.task}); nothing recorded.\n"
+    ch = r.changes
+    partial = " (partial: files were still changing)" if r.partial else ""
+    return (f"Recorded drift {r.commit[:7]} after step {r.after_step} of {r.task}{partial}: "
+            f"{len(ch.added)} added, {len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")

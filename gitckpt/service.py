@@ -6,7 +6,9 @@ structured content are that dict. Nothing here prints.
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,11 +18,12 @@ from gitckpt.handoff import handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
 from gitckpt.patch import FileDiff, file_diffs, unified
-from gitckpt.records import SaveResult, StepRecord, TaskInfo
+from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
 from gitckpt.store.base import Changes
 from gitckpt.targets import LIVE, Target, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
+from gitckpt.watch import PollingSource, Settings, Source, Watcher, WatchdogSource
 from gitckpt.workfs import Workdir
 
 
@@ -89,8 +92,11 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str = "",
 class ResumeResult:
     info: TaskInfo
     steps: list[StepRecord]
-    unsaved: Changes | None
+    drifts: list[StepRecord]  # after the newest step, oldest first
+    unsaved: Changes | None  # since the tip (not captured by any commit yet)
+    since_step: Changes | None  # since the newest step (drifts and unsaved together)
     git: dict | None
+    watch: str
     problems: list[str]
     text: str
 
@@ -103,9 +109,10 @@ class ResumeResult:
             "next": head.next, "open_questions": head.open_questions,
             "decisions": head.decisions, "plan": [vars(p) for p in head.plan],
             "recent": [s.to_dict() for s in self.steps[::-1][:5]],
+            "drifts": [d.to_dict() for d in self.drifts],
             "unsaved": self.unsaved.to_dict() if self.unsaved is not None else None,
-            "git": {"now": self.git, "at_step": head.git},
-            "problems": self.problems, "text": self.text,
+            "since_step": self.since_step.to_dict() if self.since_step is not None else None,
+            "git": self.git, "watch": self.watch, "problems": self.problems, "text": self.text,
         }
 
 
@@ -115,15 +122,18 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     tid = tl.resolve(task)
     info = tl.info(tid)
     steps = tl.steps(tid)
+    drifts = tl.drifts(tid, info.head.n)
+    tip = drifts[-1] if drifts else info.head
     problems: list[str] = []
-    unsaved: Changes | None = None
+    unsaved = since_step = None
     if info.meta.workspace not in (None, tl.store.workspace):
         problems.append(f"This task belongs to workspace {info.meta.workspace or '(root)'!r}; "
                         "unsaved changes are shown from there only.")
     else:
         try:
             live = tl.live(info.meta)
-            unsaved = tl.store.diff_trees(info.head.tree, live.tree)
+            unsaved = tl.store.diff_trees(tip.tree, live.tree)
+            since_step = tl.store.diff_trees(info.head.tree, live.tree)
         except GitckptError as e:
             problems.append(f"Cannot scan the workspace: {e.message}")
     stuck = restoring.interrupted(tl)
@@ -136,27 +146,42 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
                         "next save re-creates them.")
-    state = tl.store.git_state()
-    git_now = state.to_dict() if state else None
-    text = handoff_text(info, steps, unsaved, git_now, problems)
-    return ResumeResult(info, steps, unsaved, git_now, problems, text)
+    git = tl.store.git_since((info.head.note.git or {}).get("head"))
+    if git is not None:
+        git["at_step"] = info.head.note.git
+    watch = "on" if os.environ.get("GITCKPT_WATCH", "on").strip().lower() not in (
+        "off", "0", "false", "no") else "off"
+    text = handoff_text(info, steps, drifts, unsaved, since_step, git, watch, problems)
+    return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text)
 
 
 @dataclass(frozen=True)
 class LogResult:
     info: TaskInfo
     steps: list[StepRecord]
+    drifts: dict[int, list[StepRecord]]  # step n -> the drifts after it, oldest first
+
+    def timeline(self) -> list[StepRecord]:
+        """Steps and drifts in order, oldest first."""
+        out: list[StepRecord] = []
+        for s in self.steps:
+            out += [s, *self.drifts.get(s.n, [])]
+        return out
 
     def to_dict(self) -> dict:
         return {"task": self.info.id, "name": self.info.meta.name, "status": self.info.status,
-                "steps": [s.to_dict() for s in self.steps]}
+                "steps": [s.to_dict() for s in self.steps],
+                "timeline": [s.to_dict() for s in self.timeline()]}
 
 
-def log(root: str | Path, *, task: str | None = None) -> LogResult:
-    """The timeline of the active task (or `task`), oldest step first."""
+def log(root: str | Path, *, task: str | None = None, steps_only: bool = False) -> LogResult:
+    """The timeline of the active task (or `task`): steps, and the drifts between them unless
+    `steps_only`; oldest first."""
     tl = open_timeline(root)
     tid = tl.resolve(task)
-    return LogResult(tl.info(tid), tl.steps(tid))
+    steps = tl.steps(tid)
+    drifts = {} if steps_only else {n: tl.drifts(tid, n) for n in tl.drift_steps(tid)}
+    return LogResult(tl.info(tid), steps, drifts)
 
 
 @dataclass(frozen=True)
@@ -273,3 +298,48 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
         if patch:
             chunks.append(unified(d, a, b))
     return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
+
+
+def capture(root: str | Path, *, task: str | None = None, trigger: str = "capture",
+            clock: Clock = time.time) -> DriftResult:
+    """Record a drift now if in-scope files differ from the tip; `recorded` says if one was."""
+    return open_timeline(root, clock).capture(trigger, task)
+
+
+@dataclass
+class WatchSession:
+    """A watcher bound to one workspace: `run()` blocks until `stop()` (from any thread)."""
+
+    root: Path
+    task: str
+    watcher: Watcher
+    fallback: Callable[[], Source]
+
+    def run(self) -> None:
+        self.watcher.run(self.fallback)
+
+    def stop(self) -> None:
+        self.watcher.stop()
+
+
+def watch(root: str | Path, *, task: str | None = None,
+          on_drift: Callable[[DriftResult], None] | None = None,
+          settings: Settings | None = None, source: Source | None = None,
+          clock: Callable[[], float] = time.monotonic) -> WatchSession:
+    """Start watching the workspace for the active task (or `task`); drifts are recorded with
+    `trigger: watch` and passed to `on_drift`. The event source has started on return."""
+    tl = open_timeline(root)
+    tid = tl.resolve(task)
+    settings = settings or Settings.from_env()
+
+    def capture_once(partial: bool) -> DriftResult:
+        result = tl.capture("watch", task, partial=partial)
+        if result.recorded and on_drift is not None:
+            on_drift(result)
+        return result
+
+    watcher = Watcher(capture_once, settings, clock)
+    store = tl.store
+    watcher.start(source or WatchdogSource(str(store.root), store.private),
+                  lambda: PollingSource(settings.poll))
+    return WatchSession(store.root, tid, watcher, lambda: PollingSource(settings.poll))

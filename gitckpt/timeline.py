@@ -98,6 +98,12 @@ class Timeline:
             commit = parents[0] if parents else None
         return out[::-1]
 
+    def drift_steps(self, task: TaskId) -> list[int]:
+        """The steps that have drifts after them."""
+        prefix = f"{REF_ROOT}{task}/drifts/"
+        return sorted(int(n) for n in (name[len(prefix):] for name in
+                                       self.store.list_refs(prefix)) if n.isdigit())
+
     def commits(self, task: TaskId) -> set[ObjectId]:
         """Every commit of the task's timeline (steps and drifts), without reading notes."""
         seen: set[ObjectId] = set()

@@ -192,7 +192,8 @@ def test_resume_reports_unsaved_paths_and_git_moves(repo):
     assert r.unsaved.to_dict() == {"added": ["new.py"], "modified": ["src/app.py"],
                                    "deleted": ["notes.txt"]}
     assert "Next: do the next thing" in r.text and "why?" in r.text
-    assert "Git: feature at" in r.text and "(step 1 saw main at" in r.text
+    assert "Git: feature at" in r.text and "the branch changed since step 1 (main at" in r.text
+    assert r.git["branch"] == "feature" and r.git["at_step"]["branch"] == "main"
     d = r.to_dict()
     assert d["step"] == 1 and d["next"] == "do the next thing" and d["goal"] == "g"
 

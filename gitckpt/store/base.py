@@ -263,3 +263,9 @@ class Store(ABC):
     def git_state(self) -> GitState | None:
         """Where the user's repository stands now; None for stores without one."""
         return None
+
+    def git_since(self, then: str | None) -> dict | None:
+        """How the user's repository moved since its HEAD was `then`: `head`, `branch`,
+        `commits_since` (on HEAD, not in `then`) and `head_reachable` (`then` is still in
+        HEAD's history; False after a rebase or reset). None for stores without one."""
+        return None

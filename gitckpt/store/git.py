@@ -204,6 +204,18 @@ class GitStore(Store):
                  progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
 
+    def git_since(self, then: str | None) -> dict | None:
+        now = self.git_state()
+        out = {"head": now.head, "branch": now.branch, "commits_since": None,
+               "head_reachable": None}
+        if then and now.head:
+            try:
+                ahead, behind = self.repo.ahead_behind(now.head, then)
+                out.update(commits_since=ahead, head_reachable=behind == 0)
+            except (KeyError, ValueError, pygit2.GitError):
+                out.update(head_reachable=False)  # that commit is gone (pruned)
+        return out
+
     def git_state(self) -> GitState:
         repo = self.repo
         try:

@@ -1,0 +1,281 @@
+"""The drift watcher: file-system events are hints; after a quiet period a snapshot decides.
+
+Events only say "something may have changed". After `quiet` seconds without one, or at the
+latest `max_wait` seconds after the first of a continuous burst (then the drift is `partial`),
+the watcher calls its capture function, which snapshots and records a drift if the tree differs
+from the tip. Events are never trusted to be complete (inotify drops them on overflow), so a
+lost event costs at most a later capture, never a change: the snapshot sees everything.
+With no events the watcher sleeps; it wakes only to check that its event source is alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
+
+log = logging.getLogger("gitckpt.watch")
+
+Clock = Callable[[], float]
+Hint = Callable[[], None]
+_IGNORED_NAMES = (".git", ".gitckpt")
+# Reads (ours included: a snapshot opens files) must not look like changes.
+_READ_EVENTS = {"opened", "closed_no_write"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """GITCKPT_QUIET, GITCKPT_MAX_WAIT, GITCKPT_POLL (seconds) and GITCKPT_WATCH."""
+
+    quiet: float = 2.0
+    max_wait: float = 30.0
+    poll: float = 15.0
+    enabled: bool = True
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        def seconds(name: str, default: float) -> float:
+            raw = os.environ.get(name, "").strip()
+            if not raw:
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                value = -1.0
+            if not 0 < value < 86_400:
+                raise InvalidArgument(f"{name}={raw!r} is not a number of seconds.",
+                                      f"Use a positive number, for example {name}={default:g}.")
+            return value
+
+        switch = os.environ.get("GITCKPT_WATCH", "on").strip().lower()
+        return cls(seconds("GITCKPT_QUIET", 2.0), seconds("GITCKPT_MAX_WAIT", 30.0),
+                   seconds("GITCKPT_POLL", 15.0), switch not in ("off", "0", "false", "no"))
+
+
+class Debouncer:
+    """When to snapshot, from the times of hints alone. Not thread-safe (the Watcher locks)."""
+
+    def __init__(self, quiet: float, max_wait: float) -> None:
+        self.quiet = quiet
+        self.max_wait = max_wait
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def hint(self, now: float) -> None:
+        if self.first is None:
+            self.first = now
+        self.last = now
+
+    def due(self) -> float | None:
+        """The time the pending capture is due, or None when nothing is pending."""
+        if self.first is None or self.last is None:
+            return None
+        return min(self.last + self.quiet, self.first + self.max_wait)
+
+    def take(self, now: float) -> bool | None:
+        """None if no capture is due at `now`; else whether it is partial (events were still
+        arriving), and the pending state is cleared."""
+        due = self.due()
+        if due is None or now < due:
+            return None
+        partial = self.last is not None and now < self.last + self.quiet
+        self.first = self.last = None
+        return partial
+
+
+class Watcher:
+    """Runs captures on hints from an event source, with an injectable clock.
+
+    `capture(partial)` records a drift if the workspace changed and returns what it did; it is
+    called from the thread running `run()` (or from `step()` in tests) and never concurrently.
+    """
+
+    def __init__(self, capture: Callable[[bool], object], settings: Settings,
+                 clock: Clock = time.monotonic) -> None:
+        self.capture = capture
+        self.settings = settings
+        self.clock = clock
+        self.debounce = Debouncer(settings.quiet, settings.max_wait)
+        self.cond = threading.Condition()
+        self.stopped = False
+        self.mode = "idle"  # events | polling | idle
+        self.source: Source | None = None
+
+    def hint(self) -> None:
+        """Something may have changed (thread-safe; called by event sources)."""
+        with self.cond:
+            self.debounce.hint(self.clock())
+            self.cond.notify()
+
+    def step(self) -> object | None:
+        """Capture now if one is due; the capture's result, or None."""
+        with self.cond:
+            partial = self.debounce.take(self.clock())
+        if partial is None:
+            return None
+        try:
+            return self.capture(partial)
+        except (NoActiveTask, TaskClosed):
+            return None  # nothing to record into; the next task's init starts afresh
+        except StoreBusy:
+            self.hint()  # someone holds the lock for long: try again after a quiet period
+            return None
+        except GitckptError as e:
+            log.warning("capture failed: %s (%s)", e.message, e.hint)
+            return None
+        except Exception:  # a watcher must outlive a bug in one capture
+            log.exception("capture crashed")
+            return None
+
+    def start(self, source: Source, fallback: Callable[[], Source] | None = None) -> None:
+        """Start `source`; if it cannot run (inotify limits, an unsupported file system),
+        start `fallback` (polling) instead and say so once in the log."""
+        try:
+            source.start(self.hint)
+            self.source, self.mode = source, "events"
+        except OSError as e:
+            if fallback is None:
+                raise
+            log.warning("file events unavailable (%s); polling every %gs instead",
+                        e.strerror or e, self.settings.poll)
+            self.source = fallback()
+            self.source.start(self.hint)
+            self.mode = "polling"
+
+    def run(self, fallback: Callable[[], Source] | None = None) -> None:
+        """Wait for due captures until `stop()`. Between events this sleeps; it wakes every
+        `poll` seconds only to check that the event source is still alive."""
+        while True:
+            with self.cond:
+                if self.stopped:
+                    break
+                due = self.debounce.due()
+                timeout = self.settings.poll if due is None else max(0.0, due - self.clock())
+                self.cond.wait(timeout)
+                if self.stopped:
+                    break
+            self.step()
+            if self.source is not None and not self.source.alive() and fallback is not None:
+                log.warning("file events stopped; polling every %gs instead",
+                            self.settings.poll)
+                self.source.stop()
+                self.source, self.mode = fallback(), "polling"
+                self.source.start(self.hint)
+                self.hint()  # whatever happened while events were down
+        if self.source is not None:
+            self.source.stop()
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopped = True
+            self.cond.notify()
+
+
+class Source:
+    """Where hints come from."""
+
+    def start(self, hint: Hint) -> None:  # OSError if it cannot run here
+        raise NotImplementedError
+
+    def alive(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        pass
+
+
+class PollingSource(Source):
+    """A hint every `interval` seconds: the snapshot after it finds any change."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, hint: Hint) -> None:
+        def loop() -> None:
+            while not self._stop.wait(self.interval):
+                hint()
+
+        self._thread = threading.Thread(target=loop, name="gitckpt-poll", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def ignored(path: str, root: str, private: tuple[str, ...]) -> bool:
+    """Events under `.git`, `.gitckpt` or the store are our own or git's: never hints."""
+    rel = os.path.relpath(path, root)
+    if rel.startswith(".."):
+        return True
+    parts = rel.replace(os.sep, "/").split("/")
+    if any(p in _IGNORED_NAMES for p in parts):
+        return True
+    return any(rel == p or rel.startswith(p + "/") for p in private)
+
+
+class WatchdogSource(Source):
+    """inotify (or the platform's equivalent) through watchdog, recursively under `root`."""
+
+    def __init__(self, root: str, private: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.private = private
+        self._observer = None
+
+    def start(self, hint: Hint) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        root, private = self.root, self.private
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                if event.event_type in _READ_EVENTS:
+                    return
+                paths = [os.fsdecode(event.src_path)]
+                if getattr(event, "dest_path", ""):
+                    paths.append(os.fsdecode(event.dest_path))
+                if not all(ignored(p, root, private) for p in paths):
+                    hint()
+
+        observer = Observer()
+        observer.daemon = True
+        observer.schedule(Handler(), root, recursive=True)
+        _overflow_hints(hint)
+        observer.start()  # OSError when inotify limits are reached
+        self._observer = observer
+
+    def alive(self) -> bool:
+        return self._observer is not None and self._observer.is_alive() and all(
+            e.is_alive() for e in getattr(self._observer, "emitters", ()))
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+
+
+class _OverflowHint(logging.Handler):
+    """watchdog logs a queue overflow without telling the event handler: the warning itself
+    becomes a hint, so the snapshot after the burst looks at everything."""
+
+    def __init__(self, hint: Hint) -> None:
+        super().__init__(logging.WARNING)
+        self.hint = hint
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.hint()
+
+
+def _overflow_hints(hint: Hint) -> None:
+    for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
+        logger = logging.getLogger(name)
+        logger.handlers = [h for h in logger.handlers if not isinstance(h, _OverflowHint)]
+        logger.addHandler(_OverflowHint(hint))
