@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -56,7 +57,10 @@ def _binary(data: bytes) -> bool:
 
 
 def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", "replace").splitlines(keepends=True)
+    """Lines as git cuts them: at "\\n" only (str.splitlines also cuts at \\f, \\r, ...),
+    with bytes that are not UTF-8 kept (surrogateescape) so the patch applies."""
+    return [line.decode("utf-8", "surrogateescape")
+            for line in re.split(rb"(?<=\n)", data) if line]
 
 
 def file_diffs(read_tree: ReadTree, read_blob: ReadBlob, old: ObjectId, new: ObjectId,

@@ -15,11 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt, StoreNotWritable
-from gitckpt.ids import ObjectId, TaskId
+from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
 from gitckpt.records import StepRecord
+from gitckpt.rules import IgnoreRules, tree_ckptignore, tree_loader
+from gitckpt.scope import CKPTIGNORE, Scope
 from gitckpt.snapshot import POINTER
-from gitckpt.store.base import Changes, Snapshot
+from gitckpt.store.base import Changes, Snapshot, Store
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
 from gitckpt.workfs import Blocked, Missing, Workdir
@@ -90,21 +92,26 @@ def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
 
 def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
               has_object: Callable[[ObjectId], bool], target: Target, live: Snapshot,
-              paths: tuple[str, ...] = (), private: tuple[str, ...] = ()) -> Plan:
+              paths: tuple[str, ...] = (), private: tuple[str, ...] = (),
+              left_now: Callable[[str], str | None] | None = None,
+              left_after: Callable[[str], bool] | None = None) -> Plan:
     """The plan that makes the in-scope workspace `live` equal to `target` under `paths`.
 
-    Pure: reads objects only. Left-out files now (`live.skipped`) and nested repositories are
-    never touched; what the target left out (its note's `skipped`), nested repositories and
-    missing content are `unrestorable`, and so is anything inside gitckpt's own store
-    (`.gitckpt` anywhere, and the `private` folders). A target tree with an unsafe name is
-    refused whole.
+    Pure: reads objects and asks the two rule functions, nothing else. Never touched: files
+    left out now (`live.skipped`, and any path `left_now` names a reason for), nested
+    repositories, gitckpt's store (`.gitckpt` anywhere, the `private` folders), paths the
+    target left out (its note's `skipped`), and, when the restore changes ignore files, the
+    in-scope files that the target's rules (`left_after`) leave out: deleting them would lose
+    what no snapshot holds. What the target has but cannot be written is `unrestorable`. A
+    target tree with an unsafe name is refused whole.
     """
     only = tuple(os.fsencode(p) for p in paths)
     left_out = {os.fsencode(s.path): s.reason for s in live.skipped}
     kept = [(s.path, s.reason) for s in live.skipped if in_filter(os.fsencode(s.path), only)]
-    unrestorable = [(s["path"], s["reason"]) for s in target.record.note.skipped
+    skipped_then = {os.fsencode(s["path"]): s["reason"] for s in target.record.note.skipped
                     if isinstance(s, dict) and isinstance(s.get("path"), str)
-                    and in_filter(os.fsencode(s["path"]), only)]
+                    and isinstance(s.get("reason"), str)}
+    unrestorable = [(os.fsdecode(p), r) for p, r in skipped_then.items() if in_filter(p, only)]
     actions: list[Action] = []
     nested: list[bytes] = []  # nested repositories in the workspace: never written into
     ours = {os.fsencode(p): "gitckpt's store" for p in private}
@@ -114,6 +121,9 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
         raise StoreCorrupt(
             f"{target.label} holds an unsafe path {os.fsdecode(e.path)!r}; nothing was written",
             "Such a tree only comes from a crafted store or package. " + CHECK_STORE) from e
+    rules_change = left_after is not None and any(
+        p.rpartition(b"/")[2] == b".gitignore" or p == CKPTIGNORE.encode() for p, _, _ in pairs)
+    gitlink_above = _GitlinkAbove(read_tree, live.tree) if only else None
     for path, old, new in pairs:
         name = os.fsdecode(path)
         if old is not None and old.mode == Mode.GITLINK:
@@ -123,6 +133,8 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
                 unrestorable.append((name, "a nested repository is in the way"))
             continue
         blocker = _under(path, nested) or _under(path, left_out)
+        if blocker is None and gitlink_above is not None:
+            blocker = gitlink_above(path)
         if POINTER.encode() in path.split(b"/") or _under(path, ours) is not None:
             unrestorable.append((name, "inside gitckpt's store"))
         elif new is not None and blocker is not None:
@@ -131,11 +143,20 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
         elif new is not None and new.mode == Mode.GITLINK:
             unrestorable.append((name, "nested_repo"))
         elif new is None:
+            if _under(path, skipped_then) is not None:
+                continue  # it existed then, left out: reported as unrestorable, kept as it is
+            if rules_change and left_after is not None and left_after(name):
+                kept.append((name, "left out by the restored ignore rules"))
+                continue
             actions.append(Action(path, "delete", None))
         elif not has_object(new.id):
             unrestorable.append((name, "content missing"))
         elif old is None:
-            actions.append(Action(path, "create", new))
+            why = left_now(name) if left_now is not None else None
+            if why is not None:
+                unrestorable.append((name, f"left out now ({why})"))
+            else:
+                actions.append(Action(path, "create", new))
         elif old.id == new.id and {old.mode, new.mode} <= {Mode.FILE, Mode.EXECUTABLE}:
             actions.append(Action(path, "mode", new))
         else:
@@ -143,6 +164,49 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
     lost = {p for p, _ in unrestorable}
     return Plan(target, live.tree, paths, tuple(actions), tuple(sorted(set(unrestorable))),
                 tuple(sorted({k for k in kept if k[0] not in lost})))
+
+
+class _GitlinkAbove:
+    """The nested repository (gitlink) of the live tree that a path lies inside, if any: a
+    path filter can skip the gitlink itself, so creates below it are checked here."""
+
+    def __init__(self, read_tree: Callable[[ObjectId], list[TreeEntry]], tree: ObjectId):
+        self.read_tree = read_tree
+        self.folders: dict[bytes, ObjectId | None] = {b"": tree}
+        self.links: set[bytes] = set()
+
+    def _folder(self, folder: bytes) -> ObjectId | None:
+        if folder not in self.folders:
+            parent, _, name = folder.rpartition(b"/")
+            up = self._folder(parent)
+            found = None
+            for e in self.read_tree(up) if up is not None else ():
+                if e.name == name and e.mode == Mode.TREE:
+                    found = e.id
+                elif e.name == name and e.mode == Mode.GITLINK:
+                    self.links.add(folder)
+            self.folders[folder] = found
+        return self.folders[folder]
+
+    def __call__(self, path: bytes) -> bytes | None:
+        folder = path.rpartition(b"/")[0]
+        self._folder(folder)
+        return _under(folder, self.links)
+
+
+def plan_for(store: Store, target: Target, live: Snapshot, scope: Scope,
+             paths: tuple[str, ...] = ()) -> Plan:
+    """`make_plan` with the workspace's rules now and the rules the target brings back."""
+    ignored = store.ignore_check()
+
+    def left_now(rel: str) -> str | None:
+        return scope.excluded(rel) or ("ignored" if ignored(rel) else None)
+
+    after = IgnoreRules(tree_loader(store.read_tree, store.read_blob, target.tree),
+                        [*store.builtin, *tree_ckptignore(store.read_tree, store.read_blob,
+                                                          target.tree), *scope.excludes])
+    return make_plan(store.read_tree, store.has_object, target, live, paths, store.private,
+                     left_now, after.left_out)
 
 
 def _under(path: bytes, roots: list[bytes] | dict[bytes, str] | set[bytes]) -> bytes | None:
@@ -155,12 +219,13 @@ def _under(path: bytes, roots: list[bytes] | dict[bytes, str] | set[bytes]) -> b
 
 
 def check_obstacles(plan: Plan, wd: Workdir) -> Plan:
-    """Move creates that would land on a left-out file, or through a symlink or a file that
-    the plan does not delete, to `unrestorable` (the preview shows what apply would do)."""
-    deleted = {p for a in plan.actions if a.kind == "delete" for p in _folders(a.path)}
+    """Move creates that would land on a left-out file, or go through a symlink or a file
+    the plan does not delete, to `unrestorable`: the preview shows what apply will do."""
+    deleted = {a.path for a in plan.actions if a.kind == "delete"}
+    emptied = {f for p in deleted for f in _folders(p.rpartition(b"/")[0])}
     keep, blocked = [], []
     for a in plan.actions:
-        reason = _obstacle(wd, a.path, deleted) if a.kind == "create" else None
+        reason = _obstacle(wd, a.path, deleted, emptied) if a.kind == "create" else None
         if reason is None:
             keep.append(a)
         else:
@@ -171,11 +236,11 @@ def check_obstacles(plan: Plan, wd: Workdir) -> Plan:
                    unrestorable=tuple(sorted({*plan.unrestorable, *blocked})))
 
 
-def _obstacle(wd: Workdir, path: bytes, deleted: set[bytes]) -> str | None:
-    """Why a create at `path` cannot happen; `deleted` holds the deleted paths and their
-    folders (a file the plan deletes may become a folder, and a folder it empties a file)."""
+def _obstacle(wd: Workdir, path: bytes, deleted: set[bytes], emptied: set[bytes]) -> str | None:
+    """Why a create at `path` cannot happen, or None. A folder the plan empties may become
+    this file, and a file the plan deletes may become a folder above it."""
     parent = path.rpartition(b"/")[0]
-    if path in deleted or _under(parent, deleted) is not None:
+    if path in emptied or _under(parent, deleted) is not None:
         return None
     try:
         wd.folder(parent)
@@ -264,8 +329,9 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
     store = tl.store
     with store.lock():
         head, meta = tl.writable(target.task)
-        live = store.snapshot(tl.scope(meta))
-        plan = make_plan(store.read_tree, store.has_object, target, live, paths, store.private)
+        scope = tl.scope(meta)
+        live = store.snapshot(scope)
+        plan = plan_for(store, target, live, scope, paths)
         replanned = None
         if expect is not None and expect != live.tree:
             replanned = store.diff_trees(expect, live.tree)
@@ -308,19 +374,15 @@ def _unmark(tl: Timeline) -> None:
 
 
 def interrupted(tl: Timeline) -> dict | None:
-    """The marker of a restore that did not finish (its process is gone), or None."""
+    """The marker of a restore that did not finish, or None. A marker while the store lock
+    is held may be a restore in progress; with the lock free, its apply is over."""
     try:
         data = json.loads((tl.store.state_dir / MARKER).read_text())
-        pid, safety = int(data["pid"]), str(data["safety"])
+        safety = str(data["safety"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if pid != os.getpid():
-        try:
-            os.kill(pid, 0)
-            return None  # still running
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            return None
-    return {"task": TaskId(data.get("task", "")) if data.get("task") else None,
-            "target": data.get("target"), "label": data.get("label"), "safety": safety}
+    if tl.store.lock_held_elsewhere():
+        return None
+    task = data.get("task")
+    return {"task": task if isinstance(task, str) else None, "target": data.get("target"),
+            "label": data.get("label"), "safety": safety}

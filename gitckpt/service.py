@@ -246,9 +246,9 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None)
         plan = out.plan
     else:
-        live = tl.live(info.meta)
-        plan = restoring.make_plan(store.read_tree, store.has_object, tgt, live, only,
-                                   store.private)
+        scope = tl.scope(info.meta)
+        live = store.snapshot(scope, update_cache=False)
+        plan = restoring.plan_for(store, tgt, live, scope, only)
         with Workdir(str(store.root)) as wd:
             plan = restoring.check_obstacles(plan, wd)
     text = None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gitckpt.errors import InvalidArgument, TaskNotFound
+from gitckpt.errors import InvalidArgument, NoActiveTask, TaskNotFound
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.records import StepRecord
 from gitckpt.timeline import REF_ROOT, Timeline, step_ref
 
 LIVE = "live"
 _HEX = re.compile(r"[0-9a-f]{4,40}")
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²"
 _SHAPES = ("a step number (2), a commit id prefix of 4+ hex digits (1a2b3c4), "
            "or a ref (refs/checkpoints/TASK/steps/2)")
 
@@ -47,17 +48,23 @@ def resolve_target(tl: Timeline, spec: str, task: str | None = None) -> Target:
     spec = spec.strip()
     if spec.startswith("refs/"):
         return _from_ref(tl, spec, task)
-    if spec.isdigit():
-        tid = tl.resolve(task)
-        head = tl.head(tid)
+    if _DIGITS.fullmatch(spec):
         n = int(spec)
-        if n <= head.n:
-            commit = tl.store.get_ref(step_ref(tid, n))
-            record = tl.record(commit) if commit else tl.steps(tid)[n]
-            return Target(tid, record)
-        if len(spec) < 4:
-            raise InvalidArgument(f"Task {tid} has no step {n}: its steps are 0 to {head.n}.",
-                                  "See them with `gitckpt log`.")
+        try:
+            tid = tl.resolve(task)
+        except NoActiveTask:
+            if len(spec) < 4:
+                raise
+            tid = None  # no task to count steps in: a commit id prefix, maybe
+        if tid is not None:
+            head = tl.head(tid)
+            if n <= head.n:
+                commit = tl.store.get_ref(step_ref(tid, n))
+                return Target(tid, tl.record(commit) if commit else tl.steps(tid)[n])
+            if len(spec) < 4:
+                raise InvalidArgument(
+                    f"Task {tid} has no step {n}: its steps are 0 to {head.n}.",
+                    "See them with `gitckpt log`.")
     if _HEX.fullmatch(spec.lower()):
         return _from_prefix(tl, spec.lower(), task)
     raise InvalidArgument(f"{spec!r} names no step or commit.", f"Use {_SHAPES}.")

@@ -87,10 +87,8 @@ class Workdir:
         parent, _, name = rel.rpartition(b"/")
         try:
             return os.stat(name, dir_fd=self.folder(parent), follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        except Blocked:
-            return None
+        except (OSError, Blocked):
+            return None  # missing, or unreachable: writing there fails and says why
 
     def write(self, rel: bytes, data: bytes, *, executable: bool = False,
               symlink: bool = False) -> None:
@@ -202,6 +200,8 @@ def _lstat(name: bytes, fd: int) -> os.stat_result | None:
         return os.stat(name, dir_fd=fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
+    except OSError as e:
+        raise Blocked(f"cannot look at it: {_why(e)}") from e
 
 
 def _is_link(name: bytes, fd: int) -> bool:

@@ -139,3 +139,21 @@ def test_objects_match_git(tmp_path):
     assert sorted(decode_tree(body)) == sorted(entries)
     # git orders "a.txt" before the directory "a" (compared as "a/").
     assert [e.name for e in decode_tree(body)] == [b"a.txt", b"a", b"b", b"\xff"]
+
+
+def test_patches_cut_lines_as_git_does_and_apply(tmp_path):
+    import subprocess
+
+    from gitckpt.objects import Mode, TreeEntry
+    from gitckpt.patch import FileDiff, unified
+
+    a = b"line one\nsection\x0cbreak\r\ncaf\xe9\nend"
+    b = b"line one\nsection\x0cbreak\r\ncaf\xe9\nEND\n"
+    old = TreeEntry(b"f.txt", Mode.FILE, "1" * 40)
+    new = TreeEntry(b"f.txt", Mode.FILE, "2" * 40)
+    text = unified(FileDiff("f.txt", "modified", old, new, 1, 1), a, b)
+    (tmp_path / "f.txt").write_bytes(a)
+    (tmp_path / "p.patch").write_bytes(text.encode("utf-8", "surrogateescape"))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "apply", "p.patch"], check=True)
+    assert (tmp_path / "f.txt").read_bytes() == b

@@ -420,3 +420,97 @@ def test_an_apply_with_nothing_to_do_writes_nothing(ws):
     assert result.applied and result.safety is None and result.commit is None
     assert ws.git("for-each-ref", "refs/checkpoints", "refs/notes") == refs
     assert task
+
+
+def _nested_repo(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    (path / "inner.txt").write_text("inner\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "inner")
+
+
+def test_a_path_filter_never_writes_into_a_nested_repository(ws):
+    start(ws)
+    (ws.root / "sub").mkdir()
+    (ws.root / "sub" / "file.txt").write_text("a plain folder then\n")
+    service.save(ws.root, "one")
+    (ws.root / "sub" / "file.txt").unlink()
+    _nested_repo(ws.root / "sub")
+    for paths in ([], ["sub/file.txt"]):
+        result = service.restore(ws.root, "1", apply=True, paths=paths).to_dict()
+        assert "sub/file.txt" in [u["path"] for u in result["unrestorable"]]
+        assert not (ws.root / "sub" / "file.txt").exists()
+
+
+def test_undoing_a_restore_that_changed_ignore_rules_keeps_ignored_files(ws):
+    start(ws)
+    service.save(ws.root, "one")
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\ngen/\n")
+    (ws.root / "gen").mkdir()
+    (ws.root / "gen" / "cache.bin").write_text("generated, never captured\n")
+    service.save(ws.root, "two")
+    done = service.restore(ws.root, "1", apply=True)  # gen/ is in scope again
+    undo = service.restore(ws.root, done.safety, apply=True)  # gen/ ignored again
+    assert (ws.root / "gen" / "cache.bin").read_text() == "generated, never captured\n"
+    kept = {k["path"]: k["reason"] for k in undo.to_dict()["kept"]}
+    assert kept["gen/cache.bin"] == "left out by the restored ignore rules"
+
+
+def test_nothing_is_created_inside_a_folder_that_is_ignored_now(ws):
+    start(ws)
+    (ws.root / "gen").mkdir()
+    (ws.root / "gen" / "a.txt").write_text("in scope at step 1\n")
+    service.save(ws.root, "one")
+    (ws.root / "gen" / "a.txt").unlink()
+    (ws.root / "gen" / "other").write_text("ignored now\n")
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\ngen/\n")
+    service.save(ws.root, "two")
+    result = service.restore(ws.root, "1", apply=True, paths=["gen"])
+    assert result.to_dict()["unrestorable"] == [
+        {"path": "gen/a.txt", "reason": "left out now (ignored)"}]
+    assert sorted(os.listdir(ws.root / "gen")) == ["other"]
+
+
+def test_a_file_the_target_left_out_is_not_deleted(ws, monkeypatch):
+    start(ws)
+    monkeypatch.setenv("GITCKPT_MAX_FILE_SIZE", "60")
+    (ws.root / "data.bin").write_text("x" * 100)
+    service.save(ws.root, "one")  # too large then: listed in skipped, not in the tree
+    monkeypatch.delenv("GITCKPT_MAX_FILE_SIZE")
+    (ws.root / "data.bin").write_text("small now")
+    plan = service.restore(ws.root, "1").to_dict()
+    assert "data.bin" not in plan["delete"]
+    assert {"path": "data.bin", "reason": "too_large"} in plan["unrestorable"]
+
+
+def test_preview_and_apply_agree_on_blocked_creates(ws):
+    start(ws)
+    (ws.root / "gen").mkdir()
+    (ws.root / "gen" / "out.txt").write_text("v1\n")
+    service.save(ws.root, "one")
+    (ws.root / ".gitignore").write_text("*.log\nbuild/\ngen/out.txt\n")
+    (ws.root / "gen" / "out.txt").write_text("ignored now\n")
+    (ws.root / "gen" / "new.txt").write_text("in scope\n")
+    preview = service.restore(ws.root, "1").to_dict()
+    done = service.restore(ws.root, "1", apply=True).to_dict()
+    assert preview["create"] == done["create"] == [] and done["blocked"] == []
+    assert (ws.root / "gen" / "out.txt").read_text() == "ignored now\n"
+
+
+def test_an_abandoned_marker_is_reported_whatever_its_pid(ws):
+    start(ws)
+    tl = Timeline(open_store(ws.root))
+    tl.store.state_dir.mkdir(parents=True, exist_ok=True)
+    (tl.store.state_dir / "restore.json").write_text(json.dumps(
+        {"task": None, "target": "a" * 40, "label": "step 1", "safety": "b" * 40,
+         "pid": os.getppid()}))  # a live process, not a restoring one
+    assert any("interrupted" in p for p in service.resume(ws.root).problems)
+
+
+def test_targets_are_ascii_digits_or_hex(ws):
+    start(ws)
+    with pytest.raises(InvalidArgument):
+        service.restore(ws.root, "\u00b2")
+    with pytest.raises(InvalidArgument):
+        service.restore(ws.root, "12ab-")

@@ -6,7 +6,7 @@ import math
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +131,20 @@ class Store(ABC):
             yield
         finally:
             lock.release()
+
+    def lock_held_elsewhere(self) -> bool:
+        """True if another writer holds the lock right now (a probe that never waits)."""
+        if self.__dict__.get("_lock") is not None and self.__dict__["_lock"].is_locked:
+            return False  # we hold it ourselves
+        probe = filelock.FileLock(str(self.lock_path), mode=0o600)
+        try:
+            probe.acquire(timeout=0)
+        except filelock.Timeout:
+            return True
+        except OSError:
+            return False  # no lock file can be taken here: nobody else holds one either
+        probe.release()
+        return False
 
     # -- objects: immutable, content-addressed, written idempotently -------------------------
 
@@ -259,6 +273,14 @@ class Store(ABC):
 
     def prepare(self) -> None:  # noqa: B027 (optional hook, not abstract)
         """Create what the store needs before its first write (a no-op where it exists)."""
+
+    #: Ignore patterns the store's scanner applies on top of `.gitignore` files.
+    builtin: tuple[str, ...] = ()
+
+    def ignore_check(self) -> Callable[[str], bool]:
+        """A function telling whether the store's ignore rules (not gitckpt's scope) leave a
+        workspace path out of snapshots now; it may cache what it reads."""
+        return lambda rel: False
 
     def git_state(self) -> GitState | None:
         """Where the user's repository stands now; None for stores without one."""

@@ -14,14 +14,16 @@ import os
 import secrets
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from gitckpt.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit, decode_tree,
                              encode_commit, encode_tree, hash_object)
+from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
-from gitckpt.snapshot import POINTER, DirScanner, Progress
+from gitckpt.snapshot import POINTER, DirScanner, Progress, builtin_ignore
 from gitckpt.store.base import Snapshot, Store
 
 FORMAT = 1
@@ -115,6 +117,7 @@ class DirStore(Store):
         if root in real.parents:  # a store inside the workspace is never snapshotted
             skip.add(real.relative_to(root).as_posix())
         self.private = tuple(sorted(skip))
+        self.builtin = builtin_ignore()
         self._scanner = DirScanner(root, self.state_dir / "cache", skip, self.has_object,
                                    self._write_object, self.flush)
 
@@ -341,6 +344,9 @@ class DirStore(Store):
         self._set_ref(name, new)
 
     # -- the workspace -----------------------------------------------------------------------
+
+    def ignore_check(self) -> Callable[[str], bool]:
+        return IgnoreRules(disk_loader(str(self.root)), list(self.builtin)).left_out
 
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None) -> Snapshot:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -18,6 +19,7 @@ from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt, StoreNotWritable, 
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
+from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import GitState, Snapshot, Store
@@ -203,6 +205,18 @@ class GitStore(Store):
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
+
+    def ignore_check(self) -> Callable[[str], bool]:
+        ours = IgnoreRules(disk_loader(str(self.root)), [])
+
+        def ignored(rel: str) -> bool:
+            try:
+                return self.repo.path_is_ignored(f"{self.prefix}/{rel}".lstrip("/"))
+            except UnicodeEncodeError:
+                return ours.left_out(rel)  # libgit2 takes UTF-8 paths only: git's rules, ours
+            except pygit2.GitError:
+                return True  # unknown: treat as left out, never overwrite it
+        return ignored
 
     def git_since(self, then: str | None) -> dict | None:
         now = self.git_state()
