@@ -7,15 +7,14 @@ a task of any length still fits one screen.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gitckpt.notes import PLAN_MARKS
 from gitckpt.records import StepRecord, TaskInfo
 from gitckpt.store.base import Changes
 
 LIMIT = 2500
-FULL_STEPS = 2  # the newest steps shown with their conclusions
-TITLE_STEPS = 8  # then this many older ones as titles
 MAX_PATHS = 10
-PLAN_ITEMS = 12
 
 
 def _clip(text: str, limit: int) -> str:
@@ -36,12 +35,12 @@ def _counts(c: Changes) -> str:
     return f"{len(c.added)} added, {len(c.modified)} modified, {len(c.deleted)} deleted"
 
 
-def _plan(info: TaskInfo) -> list[str]:
+def _plan(info: TaskInfo, items: int) -> list[str]:
     plan = info.head.note.plan
     if not plan:
         return []
     open_items = [p for p in plan if p.status != "done"]
-    shown = (open_items + [p for p in plan if p.status == "done"])[:PLAN_ITEMS]
+    shown = (open_items + [p for p in plan if p.status == "done"])[:items]
     lines = ["", "Plan:"] + [f"  {PLAN_MARKS[p.status]} {_clip(p.item, 100)}"
                              for p in plan if p in shown]
     if len(plan) > len(shown):
@@ -49,18 +48,19 @@ def _plan(info: TaskInfo) -> list[str]:
     return lines
 
 
-def _steps(steps: list[StepRecord], titles: int, verified: bool) -> list[str]:
+def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, width: int
+           ) -> list[str]:
     real = [s for s in steps if s.n > 0]
     if not real:
         return ["", "No step saved yet (only the baseline, step 0)."]
     out = ["", "Latest steps:"]
-    for s in reversed(real[-FULL_STEPS:]):
+    for s in reversed(real[-full:]):
         out.append(f"  {s.n}. {_clip(s.note.title, 140)} ({s.note.created_at})")
         if s.note.conclusion:
-            out.append(f"     Conclusion: {_clip(s.note.conclusion, 360)}")
+            out.append(f"     Conclusion: {_clip(s.note.conclusion, width)}")
         if verified:
             out += [f"     Verified: {_clip(v, 140)}" for v in s.note.verified[:3]]
-    older = real[:-FULL_STEPS]
+    older = real[:-full]
     out += [f"  {s.n}. {_clip(s.note.title, 90)}" for s in reversed(older[-titles:])]
     if len(older) > titles:
         out.append(f"  ... {len(older) - titles} older steps: `gitckpt log`")
@@ -118,22 +118,22 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
     meta, head = info.meta, info.head
     note = head.note
 
-    def build(titles: int, verified: bool, decisions: int, questions: int) -> str:
+    def build(lv: _Level) -> str:
         out = [f"# Task: {meta.name} ({info.id}), {info.status}, step {head.n}"]
         if meta.goal:
-            out.append(f"Goal: {_clip(meta.goal, 300)}")
+            out.append(f"Goal: {_clip(meta.goal, lv.width)}")
         if meta.constraints:
-            out.append(f"Constraints: {_clip(meta.constraints, 240)}")
-        out += _plan(info)
-        out += _steps(steps, titles, verified)
+            out.append(f"Constraints: {_clip(meta.constraints, lv.width)}")
+        out += _plan(info, lv.plan)
+        out += _steps(steps, lv.full, lv.titles, lv.verified, lv.width)
         if note.next:
-            out += ["", f"Next: {_clip(note.next, 300)}"]
-        if note.open_questions and questions:
-            out += ["", "Open questions:"] + [f"  - {_clip(q, 160)}"
-                                              for q in note.open_questions[:questions]]
-        if note.decisions and decisions:
-            out += ["", "Decisions:"] + [f"  - {_clip(d, 160)}"
-                                         for d in note.decisions[:decisions]]
+            out += ["", f"Next: {_clip(note.next, lv.width)}"]
+        if note.open_questions and lv.questions:
+            out += ["", "Open questions:"] + [f"  - {_clip(q, lv.width // 2)}"
+                                              for q in note.open_questions[:lv.questions]]
+        if note.decisions and lv.decisions:
+            out += ["", "Decisions:"] + [f"  - {_clip(d, lv.width // 2)}"
+                                         for d in note.decisions[:lv.decisions]]
         out += _since(head.n, drifts, unsaved, since_step)
         out += _git(head.n, git)
         if watch == "off":
@@ -148,11 +148,24 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
                         "--next ..."]
         return "\n".join(out) + "\n"
 
-    # From the fullest text to the tightest: the first that fits wins.
-    for titles, verified, decisions, questions in ((TITLE_STEPS, True, 6, 6),
-                                                   (5, False, 3, 4), (2, False, 0, 3),
-                                                   (0, False, 0, 2)):
-        text = build(titles, verified, decisions, questions)
+    for level in _LEVELS:  # from the fullest text to the tightest: the first that fits wins
+        text = build(level)
         if len(text) <= LIMIT:
-            return text
+            break
     return text
+
+
+@dataclass(frozen=True)
+class _Level:
+    full: int  # newest steps with their conclusions
+    titles: int  # older steps as titles
+    verified: bool
+    questions: int
+    decisions: int
+    plan: int  # plan items shown (open ones first)
+    width: int  # characters of a conclusion, next, goal
+
+
+_LEVELS = (_Level(2, 8, True, 6, 6, 12, 400), _Level(2, 5, False, 4, 3, 8, 300),
+           _Level(1, 3, False, 3, 0, 6, 240), _Level(1, 2, False, 2, 0, 4, 200),
+           _Level(1, 0, False, 1, 0, 3, 160))

@@ -1,0 +1,307 @@
+"""Drifts: capture, the watcher (fake clock and events, then real ones), resume and log."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import threading
+import time
+
+import pytest
+
+from conftest import git, run_cli
+from gitckpt import service
+from gitckpt.errors import InvalidArgument, StoreBusy
+from gitckpt.store import open_store
+from gitckpt.timeline import Timeline, drift_ref
+from gitckpt.watch import Debouncer, Settings, Source, Watcher, WatchdogSource, ignored
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class FakeSource(Source):
+    """Events on demand; `fail` makes start() fail as inotify does at its limits."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.hint = None
+        self.running = False
+
+    def start(self, hint) -> None:
+        if self.fail:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        self.hint, self.running = hint, True
+
+    def alive(self) -> bool:
+        return self.running
+
+    def stop(self) -> None:
+        self.running = False
+
+
+def start(ws) -> str:
+    return service.init(ws.root, "drift test").save.task
+
+
+def note(ws, rev: str) -> dict:
+    return json.loads(ws.git("notes", "--ref=checkpoints", "show", rev))
+
+
+def test_capture_records_a_drift_only_when_files_changed(ws):
+    task = start(ws)
+    nothing = service.capture(ws.root)
+    assert not nothing.recorded and ws.git("for-each-ref", drift_ref(task, 0)) == ""
+    for i in range(5):
+        (ws.root / f"gen{i}.py").write_text(f"x = {i}\n")
+    first = service.capture(ws.root)
+    assert first.recorded and first.after_step == 0 and first.trigger == "capture"
+    n = note(ws, first.commit)
+    assert n["kind"] == "drift" and n["trigger"] == "capture"
+    assert n["changes"]["added"] == [f"gen{i}.py" for i in range(5)]
+    subject = ws.git("log", "-1", "--format=%s", first.commit).strip()
+    assert subject == "drift: 5 files (gen0.py, gen1.py, gen2.py, ...)"
+    (ws.root / "gen0.py").unlink()
+    second = service.capture(ws.root)
+    assert ws.git("rev-parse", f"{second.commit}^").strip() == first.commit
+    assert ws.git("rev-parse", drift_ref(task, 0)).strip() == second.commit
+    r = run_cli("-C", str(ws.root), "capture")
+    assert r.code == 0 and "nothing recorded" in r.out
+
+
+def test_the_next_step_chains_from_the_step_and_holds_every_pending_change(ws):
+    task = start(ws)
+    step0 = ws.git("rev-parse", f"refs/checkpoints/{task}/head").strip()
+    (ws.root / "a.txt").write_text("a\n")
+    service.capture(ws.root)
+    (ws.root / "b.txt").write_text("b\n")  # pending: not captured
+    saved = service.save(ws.root, "one")
+    assert ws.git("rev-parse", f"{saved.commit}^@").split() == [step0]
+    assert set(saved.changes.added) == {"a.txt", "b.txt"}
+    assert service.capture(ws.root).recorded is False  # the step is the tip now
+    log = service.log(ws.root)
+    kinds = [(e.note.kind, e.note.step) for e in log.timeline()]
+    assert kinds == [("init", 0), ("drift", 0), ("step", 1)]
+    assert [s.n for s in service.log(ws.root, steps_only=True).timeline()] == [0, 1]
+    drift = log.drifts[0][0].commit
+    assert service.restore(ws.root, drift[:9]).plan.target.commit == drift
+    out = run_cli("-C", str(ws.root), "log").out
+    assert "drift (capture): 1 file(s) (a.txt)" in out
+    assert "drift (" not in run_cli("-C", str(ws.root), "log", "--steps").out
+
+
+def test_debouncer_quiet_period_and_max_wait():
+    d = Debouncer(quiet=2, max_wait=30)
+    assert d.due() is None and d.take(100) is None
+    d.hint(0)
+    assert d.take(1.9) is None and d.take(2.0) is False  # quiet: a complete capture
+    for t in range(0, 31):  # an event every second: never quiet
+        d.hint(t)
+        if t < 30:
+            assert d.take(t) is None
+    assert d.take(30) is True  # max wait reached while files were still changing
+
+
+def test_watcher_captures_after_a_quiet_period_with_a_fake_clock(ws):
+    task = start(ws)
+    tl = Timeline(open_store(ws.root))
+    clock, source = FakeClock(), FakeSource()
+    calls = []
+
+    def capture(partial):
+        calls.append(partial)
+        return tl.capture("watch", partial=partial)
+
+    w = Watcher(capture, Settings(quiet=2, max_wait=30, poll=15), clock)
+    w.start(source)
+    assert w.mode == "events"
+    assert w.step() is None and calls == []  # idle: no event, no snapshot
+    (ws.root / "edited.txt").write_text("by a shell command\n")
+    source.hint()
+    clock.t += 1.5
+    assert w.step() is None and calls == []
+    clock.t += 0.5
+    result = w.step()
+    assert result.recorded and calls == [False]
+    assert note(ws, result.commit)["trigger"] == "watch"
+    # a continuous burst: partial after the max wait
+    for _ in range(31):
+        (ws.root / "edited.txt").write_text(f"{clock.t}\n")
+        source.hint()
+        clock.t += 1
+        w.step()
+    assert calls[-1] is True
+    assert note(ws, ws.git("rev-parse", drift_ref(task, 0)).strip())["partial"] is True
+
+
+def test_a_save_during_the_quiet_period_leaves_the_watcher_nothing(ws):
+    start(ws)
+    tl = Timeline(open_store(ws.root))
+    clock, source = FakeClock(), FakeSource()
+    w = Watcher(lambda partial: tl.capture("watch", partial=partial), Settings(), clock)
+    w.start(source)
+    (ws.root / "x.txt").write_text("x\n")
+    source.hint()
+    saved = service.save(ws.root, "saved while the watcher waited")
+    assert "x.txt" in saved.changes.added
+    clock.t += 5
+    assert w.step().recorded is False
+
+
+def test_falls_back_to_polling_when_events_are_unavailable(ws, caplog):
+    start(ws)
+    clock = FakeClock()
+    polled = FakeSource()
+    w = Watcher(lambda partial: None, Settings(poll=15), clock)
+    with caplog.at_level(logging.WARNING, logger="gitckpt.watch"):
+        w.start(FakeSource(fail=True), lambda: polled)
+    assert w.mode == "polling" and polled.running
+    assert [r.message for r in caplog.records if "polling" in r.message] == [
+        "file events unavailable (inotify watch limit reached); polling every 15s instead"]
+
+
+def test_an_event_source_that_dies_is_replaced_by_polling(ws):
+    start(ws)
+    events, polled = FakeSource(), FakeSource()
+    w = Watcher(lambda partial: None, Settings(quiet=0.01, poll=0.05))
+    w.start(events)
+    events.running = False  # as when inotify gives up
+    t = threading.Thread(target=w.run, args=(lambda: polled,))
+    t.start()
+    deadline = time.monotonic() + 10
+    while w.mode != "polling" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    w.stop()
+    t.join(10)
+    assert w.mode == "polling" and not t.is_alive()
+
+
+def test_a_busy_store_retries_after_the_next_quiet_period(ws):
+    start(ws)
+    clock, source = FakeClock(), FakeSource()
+    attempts = []
+
+    def capture(partial):
+        attempts.append(clock.t)
+        if len(attempts) == 1:
+            raise StoreBusy("lock", 1)
+        return "done"
+
+    w = Watcher(capture, Settings(quiet=2), clock)
+    w.start(source)
+    source.hint()
+    clock.t += 2
+    assert w.step() is None and w.debounce.due() == clock.t + 2
+    clock.t += 2
+    assert w.step() == "done"
+
+
+def test_overflow_warnings_become_hints(ws):
+    start(ws)
+    source = WatchdogSource(str(ws.root))
+    hints = []
+    source.start(lambda: hints.append(1))
+    try:
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost")
+        assert hints
+    finally:
+        source.stop()
+
+
+def test_our_own_folders_are_not_hints(tmp_path):
+    root = str(tmp_path)
+    assert ignored(f"{root}/.git/index", root, ())
+    assert ignored(f"{root}/sub/.git/HEAD", root, ())
+    assert ignored(f"{root}/.gitckpt/objects/ab/cd", root, ())
+    assert ignored(f"{root}/ckpts/lock", root, ("ckpts",))
+    assert ignored("/elsewhere/file", root, ())
+    assert not ignored(f"{root}/src/app.py", root, ("ckpts",))
+
+
+def test_settings_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("GITCKPT_QUIET", "0.5")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    s = Settings.from_env()
+    assert s.quiet == 0.5 and s.max_wait == 30 and s.poll == 15 and not s.enabled
+    monkeypatch.setenv("GITCKPT_MAX_WAIT", "soon")
+    with pytest.raises(InvalidArgument, match="GITCKPT_MAX_WAIT"):
+        Settings.from_env()
+
+
+def test_real_events_end_to_end(ws, monkeypatch):
+    task = start(ws)
+    monkeypatch.setenv("GITCKPT_QUIET", "0.3")
+    drifts = []
+    session = service.watch(ws.root, on_drift=drifts.append)
+    assert session.watcher.mode == "events"
+    t = threading.Thread(target=session.run)
+    t.start()
+    try:
+        time.sleep(0.5)
+        assert drifts == []  # our own start-up wrote nothing that counts
+        (ws.root / "src" / "made_by_shell.py").write_text("print('hi')\n")
+        deadline = time.monotonic() + 15
+        while not drifts and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        session.stop()
+        t.join(10)
+    assert len(drifts) == 1 and drifts[0].changes.added == ("src/made_by_shell.py",)
+    assert ws.git("rev-parse", drift_ref(task, 0)).strip() == drifts[0].commit
+
+
+def test_resume_reports_drifts_unsaved_and_the_watcher_switch(ws, monkeypatch):
+    start(ws)
+    service.save(ws.root, "one", conclusion="c", next="n")
+    (ws.root / "a.txt").write_text("captured\n")
+    service.capture(ws.root)
+    (ws.root / "b.txt").write_text("not captured\n")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    r = service.resume(ws.root)
+    d = r.to_dict()
+    assert [x["trigger"] for x in d["drifts"]] == ["capture"]
+    assert d["unsaved"]["added"] == ["b.txt"]
+    assert d["since_step"]["added"] == ["a.txt", "b.txt"]
+    assert d["watch"] == "off"
+    assert "Captured since step 1: 1 drift(s)" in r.text
+    assert "Unsaved changes since step 1: 2 added" in r.text
+    assert "not captured by a drift yet: 1 added" in r.text
+    assert "Watcher: off" in r.text
+
+
+@pytest.mark.user_git
+def test_resume_reports_commits_since_and_a_rewritten_history(repo):
+    service.init(repo, "git moves")
+    service.save(repo, "one")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "three")
+    r = service.resume(repo)
+    assert r.git["commits_since"] == 2 and r.git["head_reachable"] is True
+    assert "2 commit(s) since step 1" in r.text
+    git(repo, "reset", "-q", "--hard", "HEAD~2")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "rewritten")
+    service.save(repo, "two")
+    git(repo, "commit", "-q", "--amend", "--allow-empty", "-m", "rewritten again")
+    r = service.resume(repo)
+    assert r.git["head_reachable"] is False
+    assert "no longer in the branch's history" in r.text
+
+
+def test_the_handoff_of_a_long_task_fits_one_screen(ws):
+    start(ws)
+    long = "a long conclusion with many details " * 20
+    for i in range(30):
+        (ws.root / f"f{i}.txt").write_text(str(i))
+        service.save(ws.root, f"step number {i} " + "title " * 20, conclusion=long,
+                     next=long, verified=[long] * 3, open_questions=[long] * 6,
+                     decisions=[long] * 6, plan=[f"item {j}=done" for j in range(20)])
+    text = service.resume(ws.root).text
+    assert len(text) < 2500
+    assert "30. step number 29" in text and "Conclusion: a long conclusion" in text
