@@ -29,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gitckpt import service  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from watchbench import QUIET, bench_watch  # noqa: E402
+
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 ENV.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
            GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com",
@@ -199,6 +202,7 @@ def bench_pair(root: Path, files: list[Path], repeat: int, first_repeat: int
     ours = {"first": median_ms(cf), "nochange": median_ms(cn), "ten": median_ms(ct),
             "cli": median_ms(cli), "resume": median_ms(resume)}
     git_ms["restore"], ours["preview"], ours["apply"] = bench_restore(root, files, repeat)
+    ours.update(bench_watch(root, files, ENV))
     return git_ms, ours
 
 
@@ -276,6 +280,16 @@ def main() -> None:
         lines.append(
             f"| {n:,} | {c['preview']:.0f} ms | {c['apply']:.0f} ms | {g['restore']:.0f} ms "
             f"| {c['nochange']:.0f} ms | {budget:.0f} ms | {c['apply'] / budget:.2f} |")
+    lines += [
+        "",
+        f"| files | last write of a 1,000-file burst -> drift commit (quiet {QUIET:g} s) "
+        "| watcher CPU idle | CPU time per burst | memory idle | peak memory |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, _, c in rows:
+        lines.append(
+            f"| {n:,} | {c['latency']:.0f} ms | {c['idle_cpu_pct']:.2f} % | "
+            f"{c['burst_cpu']:.0f} ms | {c['idle_rss']:.0f} MiB | {c['peak_rss']:.0f} MiB |")
     lines += [
         "",
         "| files (plain folder) | first save | no-change save | 10-file save | store / workspace "

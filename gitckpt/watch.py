@@ -229,12 +229,12 @@ class WatchdogSource(Source):
         self._observer = None
 
     def start(self, hint: Hint) -> None:
-        from watchdog.events import FileSystemEventHandler
+        from watchdog import events as ev
         from watchdog.observers import Observer
 
         root, private = self.root, self.private
 
-        class Handler(FileSystemEventHandler):
+        class Handler(ev.FileSystemEventHandler):
             def on_any_event(self, event) -> None:
                 if event.event_type in _READ_EVENTS:
                     return
@@ -246,7 +246,11 @@ class WatchdogSource(Source):
 
         observer = Observer()
         observer.daemon = True
-        observer.schedule(Handler(), root, recursive=True)
+        # Changes only: no open/close-without-write events (a snapshot reads every changed
+        # file), and no close-after-write or folder events, which repeat what these say.
+        wanted = [ev.FileModifiedEvent, ev.FileCreatedEvent, ev.FileDeletedEvent,
+                  ev.FileMovedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
+        observer.schedule(Handler(), root, recursive=True, event_filter=wanted)
         _overflow_hints(hint)
         observer.start()  # OSError when inotify limits are reached
         self._observer = observer
