@@ -340,6 +340,7 @@ def watch(root: str | Path, *, task: str | None = None,
 
     watcher = Watcher(capture_once, settings, clock)
     store = tl.store
+    store.prefer_low_memory()
     watcher.start(source or WatchdogSource(str(store.root), store.private),
                   lambda: PollingSource(settings.poll))
     return WatchSession(store.root, tid, watcher, lambda: PollingSource(settings.poll))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import threading
 import time
 
@@ -305,3 +306,25 @@ def test_the_handoff_of_a_long_task_fits_one_screen(ws):
     text = service.resume(ws.root).text
     assert len(text) < 2500
     assert "30. step number 29" in text and "Conclusion: a long conclusion" in text
+
+
+def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
+    import signal
+    import subprocess
+    import sys
+
+    start(ws)
+    proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "-C", str(ws.root), "watch"],
+                            env={**os.environ, "GITCKPT_QUIET": "0.3"}, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert "(events); Ctrl-C stops" in proc.stderr.readline()
+        (ws.root / "by_user.txt").write_text("typed in an editor\n")
+        line = proc.stdout.readline()
+        assert line.startswith("Recorded drift ") and "1 added" in line
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0 and "Stopped watching" in err
+    r = run_cli("-C", str(ws.root), "watch", env={"GITCKPT_POLL": "-1"})
+    assert r.code == 1 and "GITCKPT_POLL" in r.err

@@ -132,6 +132,9 @@ class Store(ABC):
         finally:
             lock.release()
 
+    def prefer_low_memory(self) -> None:  # noqa: B027 (optional hook, not abstract)
+        """For long-running processes (the watcher): trade snapshot speed for memory."""
+
     def lock_held_elsewhere(self) -> bool:
         """True if another writer holds the lock right now (a probe that never waits)."""
         if self.__dict__.get("_lock") is not None and self.__dict__["_lock"].is_locked:

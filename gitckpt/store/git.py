@@ -206,6 +206,9 @@ class GitStore(Store):
                  progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
 
+    def prefer_low_memory(self) -> None:
+        self._scanner.parallel = False
+
     def ignore_check(self) -> Callable[[str], bool]:
         ours = IgnoreRules(disk_loader(str(self.root)), [])
 

@@ -60,6 +60,7 @@ class Scanner:
         if self.index_path.resolve() == user_index.resolve():
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
+        self.parallel = True  # two diff threads on large workspaces (twice the index memory)
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
                  ) -> Snapshot:
@@ -96,7 +97,7 @@ class Scanner:
         if state.get("filters") != filters:
             p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
         deltas = scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
-                             self.prefix, _FLAGS)
+                             self.prefix, _FLAGS, self.parallel)
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
         recheck = set(p.racy)

@@ -101,17 +101,17 @@ def split(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Path
 
 
 def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
-                opened: tuple | None, tree: str | None, workdir: Path, prefix: str, flags: int
-                ) -> list[pygit2.DiffDelta]:
+                opened: tuple | None, tree: str | None, workdir: Path, prefix: str, flags: int,
+                parallel: bool = True) -> list[pygit2.DiffDelta]:
     """What changed between the cache and the work tree: one libgit2 diff, or for a large
     workspace two halves at once (this thread on `index`, a second on its own objects, since
     libgit2 objects are not shared between threads; cffi releases the GIL during the calls).
 
     `opened` is the stat of the index file `index` was read from; `tree` its workspace tree.
+    The second half holds a second copy of the index: `parallel=False` saves that memory.
     """
-    sides = (split(repo, index, tree, workdir, prefix)
-             if tree is not None and len(index) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
-             else None)
+    big = tree is not None and len(index) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
+    sides = split(repo, index, tree, workdir, prefix) if parallel and big else None
     if sides is None:
         return list(index_diff(repo, index, flags, prefix).deltas)
 
