@@ -16,8 +16,9 @@ from gitckpt import __version__, service
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
-from gitckpt.render import (render_capture, render_diff, render_init, render_log,
-                            render_restore, render_save, render_tasks)
+from gitckpt.render import (render_capture, render_compress, render_diff, render_doctor,
+                            render_export, render_import, render_init, render_log,
+                            render_restore, render_save, render_switch, render_tasks)
 
 
 class Ctx:
@@ -202,6 +203,57 @@ def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
 def tasks(c: Ctx) -> None:
     """List every task in this workspace's store."""
     c.emit(service.tasks(c.root), render_tasks)
+
+
+@cli.command()
+@click.argument("task")
+@pass_ctx
+def switch(c: Ctx, task: str) -> None:
+    """Make TASK the active task again (the active one is suspended)."""
+    c.emit(service.switch(c.root, task), render_switch)
+
+
+@cli.command()
+@click.option("--to", "to", required=True, metavar="DIR", help="The package folder to create.")
+@click.option("--task", default=None, metavar="ID", help="Export this task (default: active).")
+@pass_ctx
+def export(c: Ctx, to: str, task: str | None) -> None:
+    """Write a handoff package of a task: HANDOFF.md, manifest.json, checkpoints.git/."""
+    c.emit(service.export(c.root, to, task=task), render_export)
+
+
+@cli.command("import")
+@click.argument("package")
+@click.option("--as", "as_id", default=None, metavar="ID",
+              help="Import under this task id (when the package's id is taken here).")
+@pass_ctx
+def import_(c: Ctx, package: str, as_id: str | None) -> None:
+    """Import a handoff package; its task becomes the active task here."""
+    c.emit(service.import_(c.root, package, as_id=as_id), render_import)
+
+
+@cli.command()
+@click.option("--keep", default="7d", show_default=True, metavar="DURATION",
+              help="Keep drift chains newer than this (s, m, h, d, w).")
+@click.option("--min", "min_steps", default=3, show_default=True, type=click.IntRange(0),
+              help="Always keep the drifts after the newest N steps of each task.")
+@click.option("--dry-run", is_flag=True, help="Show what would be dropped; change nothing.")
+@pass_ctx
+def compress(c: Ctx, keep: str, min_steps: int, dry_run: bool) -> None:
+    """Reclaim space from old drifts. Steps are never touched."""
+    c.emit(service.compress(c.root, keep=keep, min_steps=min_steps, dry_run=dry_run),
+           render_compress)
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Repair what can be repaired without losing data.")
+@pass_ctx
+def doctor(c: Ctx, fix: bool) -> None:
+    """Check the store: say what is wrong and how to fix it (exit 1 if anything is)."""
+    result = service.doctor(c.root, fix=fix)
+    c.emit(result, render_doctor)
+    if not result.healthy:
+        raise SystemExit(1)
 
 
 @cli.command()

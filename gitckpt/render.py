@@ -166,3 +166,50 @@ def render_capture(r) -> str:
     partial = " (partial: files were still changing)" if r.partial else ""
     return (f"Recorded drift {r.commit[:7]} after step {r.after_step} of {r.task}{partial}: "
             f"{len(ch.added)} added, {len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")
+
+
+def render_switch(t) -> str:
+    return f"Task {t.id} ({t.meta.name}) is active again, at step {t.head.n}.\n"
+
+
+def render_export(r) -> str:
+    return (f"Exported task {r.task} ({r.steps} steps, {r.objects} objects, "
+            f"{r.bytes / 2**20:.1f} MiB) to {r.path}\n"
+            f"Continue elsewhere with: gitckpt import {r.path}\n")
+
+
+def render_import(r) -> str:
+    renamed = f" (as {r.task})" if r.task != r.source_task else ""
+    return (f"Imported task {r.source_task}{renamed}: {r.steps} steps, {r.objects} objects "
+            f"({r.new_objects} new). It is the active task; run gitckpt resume.\n")
+
+
+def render_compress(r) -> str:
+    d = r.to_dict()
+    verb = "Would drop" if r.dry_run else "Dropped"
+    chains = d["eligible"] if r.dry_run else d["dropped"]
+    if not chains:
+        return f"Nothing to drop: {r.why_nothing}.\n"
+    lines = [f"{verb} {len(chains)} drift chain(s), "
+             f"{sum(c['drifts'] for c in chains)} drift(s):"]
+    lines += [f"  {c['task']} after step {c['after_step']}: {c['drifts']} drift(s), newest "
+              f"{c['newest']}" for c in chains[:20]]
+    if r.bytes_freed:
+        lines.append(f"Freed {r.bytes_freed / 2**20:.1f} MiB.")
+    if r.bytes_freeable:
+        lines.append(f"{r.bytes_freeable / 2**20:.1f} MiB of objects are only reachable from "
+                     f"these drifts{'' if r.dry_run else '; your own git gc reclaims them'}.")
+    lines.append(f"Kept {len(d['kept'])} chain(s); steps are never touched.")
+    return "\n".join(lines) + "\n"
+
+
+def render_doctor(r) -> str:
+    lines = [f"Store {r.store} ({r.kind}, {r.tasks} task(s)); checked "
+             f"{', '.join(r.checked)}; watcher {r.watch}."]
+    for f in r.findings:
+        mark = "fixed" if f.fixed else "!"
+        lines += [f"  {mark} [{f.check}] {f.problem}", f"      fix: {f.fix}"]
+    lines.append("No problems found." if not r.findings else
+                 "Everything found was fixed." if r.healthy else
+                 "Problems found; see the fixes above.")
+    return "\n".join(lines) + "\n"

@@ -12,11 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitckpt import compress as compressing
+from gitckpt import doctor as checking
+from gitckpt import package
 from gitckpt import restore as restoring
+from gitckpt.compress import CompressResult
+from gitckpt.doctor import DoctorResult
 from gitckpt.errors import GitckptError, TaskClosed
 from gitckpt.handoff import handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
+from gitckpt.package import ExportResult, ImportResult
 from gitckpt.patch import FileDiff, file_diffs, unified
 from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
@@ -344,3 +350,32 @@ def watch(root: str | Path, *, task: str | None = None,
     watcher.start(source or WatchdogSource(str(store.root), store.private),
                   lambda: PollingSource(settings.poll))
     return WatchSession(store.root, tid, watcher, lambda: PollingSource(settings.poll))
+
+
+def switch(root: str | Path, task: str) -> TaskInfo:
+    """Make a suspended task active again; the active one becomes suspended."""
+    return open_timeline(root, discover=False).switch(task)
+
+
+def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:
+    """Write a handoff package of the active task (or `task`) to the new folder `to`."""
+    tl = open_timeline(root)
+    tid = tl.resolve(task)
+    return package.export(tl, tid, Path(to), resume(root, task=tid).text)
+
+
+def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None) -> ImportResult:
+    """Import a handoff package; its task becomes the active task here."""
+    return package.import_package(open_timeline(root, discover=False), Path(pkg), as_id)
+
+
+def compress(root: str | Path, *, keep: str = "7d", min_steps: int = 3,
+             dry_run: bool = False, clock: Clock = time.time) -> CompressResult:
+    """Drop drift chains older than `keep` (never a step, never a restore's chain)."""
+    return compressing.compress(open_timeline(root, clock), compressing.parse_duration(keep),
+                                min_steps, clock(), dry_run)
+
+
+def doctor(root: str | Path, *, fix: bool = False) -> DoctorResult:
+    """Check the store; with `fix`, repair what can be repaired without losing data."""
+    return checking.doctor(open_timeline(root), fix)

@@ -212,6 +212,12 @@ class DirScanner:
             pass  # a missing or corrupt cache costs a re-read, never data
         return {}
 
+    def cache_problem(self) -> str | None:
+        """Why the cache file cannot be used, or None (also when there is none yet)."""
+        if not self.cache_path.exists() or self._read_cache():
+            return None
+        return "unreadable, damaged or from another version"
+
     def _write_cache(self, data: dict) -> None:
         tmp = self.cache_path.with_name(f"{self.cache_path.name}.{os.getpid()}.tmp")
         try:

@@ -176,7 +176,7 @@ class Timeline:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _set_active(self, task: TaskId) -> None:
+    def set_active(self, task: TaskId) -> None:
         state = self.store.state_dir
         try:
             state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -236,7 +236,7 @@ class Timeline:
                 lines += [f"Goal: {line(goal)}", ""]
             message = "\n".join([*lines, f"Task: {task}", ""])
             commit = self._commit(task, snap.tree, None, message, note, now)
-            self._set_active(task)
+            self.set_active(task)
         result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), note.skipped,
                             n1 + n2 + n3, note.plan)
         return task, result
@@ -296,6 +296,17 @@ class Timeline:
         self.check_workspace(tid, meta)
         self._repair(tid, head)
         return head, meta
+
+    def switch(self, task: str) -> TaskInfo:
+        """Make `task` the active task of this workspace (the current one is suspended)."""
+        tid = TaskId(task)
+        head = self.head(tid)
+        if head.note.closed:
+            raise TaskClosed(tid)
+        self.check_workspace(tid, head.note if head.n == 0 else self.meta(tid))
+        with self.store.lock():
+            self.set_active(tid)
+        return self.info(tid, tid)
 
     def scope(self, meta: Note) -> Scope:
         return Scope.load(str(self.store.root), meta.exclude or [])

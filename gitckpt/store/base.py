@@ -132,6 +132,10 @@ class Store(ABC):
         finally:
             lock.release()
 
+    def cache_problem(self) -> tuple[Path, str] | None:
+        """The stat cache file of this workspace and why it cannot be used, or None."""
+        return None
+
     def prefer_low_memory(self) -> None:  # noqa: B027 (optional hook, not abstract)
         """For long-running processes (the watcher): trade snapshot speed for memory."""
 
@@ -182,6 +186,14 @@ class Store(ABC):
         return self.read_blob(oid)
 
     @abstractmethod
+    def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
+        """(kind, body) of any object: for copying objects between stores as they are."""
+
+    @abstractmethod
+    def write_object(self, kind: str, body: bytes) -> ObjectId:
+        """Store an object of `kind` (blob, tree, commit) as it is; returns its id."""
+
+    @abstractmethod
     def has_object(self, oid: ObjectId) -> bool:
         """True if object `oid` exists."""
 
@@ -205,6 +217,11 @@ class Store(ABC):
 
         Raises RefMoved otherwise and changes nothing. The caller holds the lock.
         """
+
+    @abstractmethod
+    def delete_ref(self, name: str, old: ObjectId) -> None:
+        """Delete `name` only if it still points at `old` (else RefMoved). The caller holds
+        the lock."""
 
     # -- notes: one JSON text per commit, under refs/notes/checkpoints --------------------
     # Written here, on top of objects and refs, for every store: a notes commit whose tree
@@ -235,18 +252,35 @@ class Store(ABC):
     def write_note(self, oid: ObjectId, text: str) -> None:
         """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock
         (git notes lose concurrent writes: the notes ref moves by compare-and-swap)."""
+        self.update_notes({oid: text})
+
+    def update_notes(self, changes: dict[ObjectId, str | None],
+                     message: str = "Notes added by 'gitckpt'\n") -> None:
+        """Set (text) or remove (None) the notes of many commits in one notes commit. The
+        caller holds the lock."""
+        if not changes:
+            return
         head, root = self._notes_root()
-        blob = self.write_blob(text.encode())
         root = dict(root)
-        root.pop(oid.encode(), None)
-        fan = root.get(oid[:2].encode())
-        leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
-        leaves[oid[2:].encode()] = TreeEntry(oid[2:].encode(), Mode.FILE, blob)
-        root[oid[:2].encode()] = TreeEntry(oid[:2].encode(), Mode.TREE,
+        by_fan: dict[bytes, dict[bytes, str | None]] = {}
+        for oid, text in changes.items():
+            root.pop(oid.encode(), None)  # a flat entry from another writer: fanned out now
+            by_fan.setdefault(oid[:2].encode(), {})[oid[2:].encode()] = text
+        for fan_name, leaves_changed in by_fan.items():
+            fan = root.get(fan_name)
+            leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
+            for leaf, text in leaves_changed.items():
+                if text is None:
+                    leaves.pop(leaf, None)
+                else:
+                    leaves[leaf] = TreeEntry(leaf, Mode.FILE, self.write_blob(text.encode()))
+            if leaves:
+                root[fan_name] = TreeEntry(fan_name, Mode.TREE,
                                            self.write_tree(list(leaves.values())))
+            else:
+                root.pop(fan_name, None)
         commit = self.write_commit(self.write_tree(list(root.values())),
-                                   [head] if head else [], "Notes added by 'gitckpt'\n",
-                                   int(time.time()))
+                                   [head] if head else [], message, int(time.time()))
         self.cas_ref(NOTES_REF, commit, head)
 
     # -- the workspace ------------------------------------------------------------------------

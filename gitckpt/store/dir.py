@@ -99,12 +99,29 @@ def _syncfs(path: Path) -> bool:
         return False
 
 
+def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
+    """(kind, body) of the loose object file `path`, checked to hash to `oid`."""
+    try:
+        raw = zlib.decompress(path.read_bytes())
+    except FileNotFoundError as e:
+        raise StoreCorrupt(f"Object {oid} is missing from {path.parent.parent.parent}",
+                           CHECK_STORE) from e
+    except (OSError, zlib.error) as e:
+        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt ({e})", CHECK_STORE) from e
+    header, _, body = raw.partition(b"\0")
+    kind = header.split(b" ")[0].decode("ascii", "replace")
+    if kind not in ("blob", "tree", "commit") or hash_object(kind, body) != oid:
+        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt", CHECK_STORE)
+    return kind, body
+
+
 class DirStore(Store):
     kind = "dir"
 
-    def __init__(self, root: Path, path: Path) -> None:
+    def __init__(self, root: Path, path: Path, *, bare: bool = False) -> None:
         self.root = root
         self.path = path
+        self.bare = bare  # a handoff package's repository: no workspace, no pointer file
         self.workspace = str(root)
         key = hashlib.sha1(os.fsencode(str(root))).hexdigest()[:12]
         self.state_dir = path / "gitckpt" / f"ws-{key}"
@@ -140,7 +157,7 @@ class DirStore(Store):
         """Lay out an empty store (idempotent): a bare repository git can read, and, when the
         store is not the workspace's own `.gitckpt` folder, a pointer file naming it."""
         pointer = self.root / POINTER
-        if self.path != pointer:
+        if self.path != pointer and not self.bare:
             if pointer.is_dir():
                 raise StoreCorrupt(f"{pointer} is a store folder, but the store is {self.path}",
                                    "Unset GITCKPT_STORE (or --store) to use the workspace's "
@@ -277,8 +294,27 @@ class DirStore(Store):
     def read_commit(self, oid: ObjectId) -> Commit:
         return decode_commit(oid, self._read_object(oid, "commit"))
 
+    def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
+        kind, body = read_loose(self._pending.get(oid) or self._object_path(oid), oid)
+        return kind, body
+
+    def write_object(self, kind: str, body: bytes) -> ObjectId:
+        return self._write_object(kind, body)
+
     def has_object(self, oid: ObjectId) -> bool:
         return oid in self._pending or self._object_path(oid).exists()
+
+    def loose_objects(self) -> dict[ObjectId, Path]:
+        """Every object file in place (objects/xx/yyyy...), by id."""
+        out = {}
+        objects = self.path / "objects"
+        for fan in os.listdir(objects) if objects.is_dir() else ():
+            if len(fan) != 2 or not (objects / fan).is_dir():
+                continue
+            for rest in os.listdir(objects / fan):
+                if len(rest) == 38 and all(c in "0123456789abcdef" for c in rest):
+                    out[ObjectId(fan + rest)] = objects / fan / rest
+        return out
 
     # -- refs ----------------------------------------------------------------------------------
 
@@ -337,6 +373,28 @@ class DirStore(Store):
             raise RefMoved(name, None, current)
         self._set_ref(name, oid)
 
+    def delete_ref(self, name: str, old: ObjectId) -> None:
+        current = self.get_ref(name)
+        if current != old:
+            raise RefMoved(name, old, current)
+        path = self.path / name
+        try:
+            path.unlink(missing_ok=True)
+            if name in self._packed_refs():
+                lines = (self.path / "packed-refs").read_text().splitlines(keepends=True)
+                kept = "".join(ln for ln in lines if not ln.rstrip("\n").endswith(" " + name))
+                _write_file(self.path / "packed-refs", kept.encode())
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot delete {name} in {self.path}: {e.strerror}.",
+                                   "Check the store folder's permissions.") from e
+        for folder in path.parents:  # empty ref folders go too, as git's do
+            if folder in (self.path / "refs", self.path):
+                break
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
     def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
         current = self.get_ref(name)
         if current != old:
@@ -344,6 +402,10 @@ class DirStore(Store):
         self._set_ref(name, new)
 
     # -- the workspace -----------------------------------------------------------------------
+
+    def cache_problem(self) -> tuple[Path, str] | None:
+        problem = self._scanner.cache_problem()
+        return (self._scanner.cache_path, problem) if problem else None
 
     def ignore_check(self) -> Callable[[str], bool]:
         return IgnoreRules(disk_loader(str(self.root)), list(self.builtin)).left_out

@@ -138,6 +138,21 @@ class GitStore(Store):
             raise StoreCorrupt(f"Blob {oid} is missing or unreadable",
                                "Run `git fsck` to check the repository.") from e
 
+    def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
+        try:
+            kind, body = self.repo.odb.read(oid)
+        except (KeyError, ValueError, pygit2.GitError) as e:
+            raise StoreCorrupt(f"Object {oid} is missing or unreadable",
+                               "Run `git fsck` to check the repository.") from e
+        if kind not in _KIND:
+            raise StoreCorrupt(f"Object {oid} is a tag, not part of a timeline",
+                               "Run `gitckpt doctor`.")
+        return _KIND[kind], body
+
+    def write_object(self, kind: str, body: bytes) -> ObjectId:
+        return self._write({"blob": ObjectType.BLOB, "tree": ObjectType.TREE,
+                            "commit": ObjectType.COMMIT}[kind], body)
+
     def has_object(self, oid: ObjectId) -> bool:
         return oid in self.repo.odb
 
@@ -186,6 +201,17 @@ class GitStore(Store):
             raise StoreNotWritable(f"Cannot write {name}: {e}.",
                                    "Check the permissions of the .git folder.") from e
 
+    def delete_ref(self, name: str, old: ObjectId) -> None:
+        current = self.get_ref(name)
+        if current != old:
+            raise RefMoved(name, old, current)
+        self._clear_stale_lock(name)
+        try:
+            self.repo.references.delete(name)
+        except (KeyError, pygit2.GitError) as e:
+            raise StoreNotWritable(f"Cannot delete {name}: {e}.",
+                                   "Check the permissions of the .git folder.") from e
+
     def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
         current = self.get_ref(name)
         if current != old:
@@ -205,6 +231,16 @@ class GitStore(Store):
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
+
+    def cache_problem(self) -> tuple[Path, str] | None:
+        path = self._scanner.index_path
+        if not path.exists():
+            return None
+        try:
+            pygit2.Index(str(path))
+        except pygit2.GitError as e:
+            return path, str(e)
+        return None
 
     def prefer_low_memory(self) -> None:
         self._scanner.parallel = False

@@ -1,0 +1,216 @@
+"""Doctor: check a store and say what is wrong and how to fix it; `fix` repairs what can be
+repaired without losing anything (caches rebuilt, missing refs re-created from what exists).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from gitckpt.errors import GitckptError
+from gitckpt.ids import ObjectId, TaskId
+from gitckpt.notes import Note
+from gitckpt.objects import Mode, decode_commit, decode_tree
+from gitckpt.restore import interrupted
+from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
+from gitckpt.watch import Settings
+
+STALE_LOCK_SECONDS = 10
+
+
+@dataclass
+class Finding:
+    check: str
+    problem: str
+    fix: str
+    fixed: bool = False
+
+    def to_dict(self) -> dict:
+        return {"check": self.check, "problem": self.problem, "fix": self.fix,
+                "fixed": self.fixed}
+
+
+@dataclass
+class DoctorResult:
+    store: str
+    kind: str
+    tasks: int
+    checked: list[str]
+    findings: list[Finding] = field(default_factory=list)
+    watch: str = "on"
+
+    @property
+    def healthy(self) -> bool:
+        return all(f.fixed for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {"store": self.store, "kind": self.kind, "tasks": self.tasks,
+                "checked": self.checked, "healthy": self.healthy, "watch": self.watch,
+                "findings": [f.to_dict() for f in self.findings]}
+
+
+def _task_refs(tl: Timeline) -> dict[TaskId, dict[str, ObjectId]]:
+    out: dict[TaskId, dict[str, ObjectId]] = {}
+    for name, oid in tl.store.list_refs(REF_ROOT).items():
+        task, _, rest = name[len(REF_ROOT):].partition("/")
+        try:
+            out.setdefault(TaskId(task), {})[rest] = oid
+        except GitckptError:
+            continue  # not a task of ours
+    return out
+
+
+def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
+    store = tl.store
+    tasks = _task_refs(tl)
+    result = DoctorResult(str(getattr(store, "path", None) or getattr(store, "git_dir", "")),
+                          store.kind, len(tasks),
+                          ["refs", "notes", "steps", "objects", "caches", "restore", "locks"],
+                          watch="on" if Settings.from_env().enabled else "off")
+    add = result.findings.append
+    commits: set[ObjectId] = set()
+    for task, refs in sorted(tasks.items()):
+        for rest, oid in sorted(refs.items()):
+            try:
+                store.read_commit(oid)
+            except GitckptError:
+                add(Finding("refs", f"{REF_ROOT}{task}/{rest} points at {oid[:12]}, which is "
+                            "missing or not a commit.",
+                            "Restore the repository's objects from a backup; `git fsck` "
+                            "lists what is missing."))
+        _check_steps(tl, task, refs, fix, add, commits)
+        for n in tl.drift_steps(task):
+            try:
+                commits.update(d.commit for d in tl.drifts(task, n))
+            except GitckptError as e:
+                add(Finding("notes", f"The drifts after step {n} of {task}: {e.message}",
+                            e.hint))
+    _check_notes(tl, commits, add)
+    _check_objects(store, commits, add)
+    _check_caches(store, fix, add)
+    stuck = interrupted(tl)
+    if stuck is not None:
+        add(Finding("restore", f"A restore to {stuck['label']} was interrupted; files may be "
+                    "half-restored.",
+                    f"Undo it: gitckpt restore {stuck['safety'][:12]} --apply (or finish it: "
+                    f"gitckpt restore {str(stuck['target'])[:12]} --apply)."))
+    _check_locks(store, fix, add)
+    return result
+
+
+def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: bool, add,
+                 commits: set[ObjectId]) -> None:
+    store = tl.store
+    steps = {int(r[6:]): o for r, o in refs.items() if r.startswith("steps/") and r[6:].isdigit()}
+    if "head" not in refs:
+        if not steps:
+            return
+        newest = max(steps)
+        f = Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
+                    f"gitckpt doctor --fix re-creates {head_ref(task)} at step {newest}.")
+        if fix:
+            with store.lock():
+                store.create_ref(head_ref(task), steps[newest])
+            f.fixed = True
+        add(f)
+        refs = {**refs, "head": steps[newest]}
+    try:
+        chain = tl.steps(task)
+    except GitckptError as e:
+        add(Finding("steps", f"The steps of {task} cannot be read: {e.message}", e.hint))
+        return
+    for expected, record in enumerate(chain):
+        commits.add(record.commit)
+        if record.n != expected:
+            add(Finding("steps", f"Task {task} numbers its steps with a gap: step "
+                        f"{record.n} where {expected} was expected.",
+                        "Export the task and inspect it with git; steps are never rewritten."))
+            return
+        if steps.get(record.n) is None:
+            f = Finding("steps", f"{step_ref(task, record.n)} is missing (a save was cut off).",
+                        "gitckpt doctor --fix (or the next save) re-creates it.")
+            if fix:
+                with store.lock():
+                    store.create_ref(step_ref(task, record.n), record.commit)
+                f.fixed = True
+            add(f)
+        elif steps[record.n] != record.commit:
+            add(Finding("steps", f"{step_ref(task, record.n)} is not the step the head "
+                        "chain holds.", "Compare them with git log; refs/ are never moved."))
+
+
+def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
+    for oid in sorted(commits):
+        try:
+            text = tl.store.read_note(oid)
+            if text is None:
+                add(Finding("notes", f"Timeline commit {oid[:12]} has no note.",
+                            "Its step can still be restored by id; its meaning is lost."))
+            else:
+                Note.parse(text, oid)
+        except GitckptError as e:
+            add(Finding("notes", e.message, e.hint))
+
+
+def _check_objects(store, commits: set[ObjectId], add) -> None:
+    """Every tree and blob the timeline commits reach exists."""
+    seen: set[ObjectId] = set()
+    trees = []
+    for oid in commits:
+        try:
+            trees.append(decode_commit(oid, store.read_object(oid)[1]).tree)
+        except GitckptError:
+            continue  # reported with its ref or note
+    missing: list[ObjectId] = []
+    while trees and len(missing) < 20:
+        oid = trees.pop()
+        if oid in seen:
+            continue
+        seen.add(oid)
+        try:
+            entries = decode_tree(store.read_object(oid)[1])
+        except GitckptError:
+            missing.append(oid)
+            continue
+        for e in entries:
+            if e.mode == Mode.TREE:
+                trees.append(e.id)
+            elif e.mode != Mode.GITLINK and e.id not in seen:
+                seen.add(e.id)
+                if not store.has_object(e.id):
+                    missing.append(e.id)
+    if missing:
+        add(Finding("objects", f"{len(missing)}+ objects the timeline needs are missing or "
+                    f"damaged (first: {missing[0][:12]}).",
+                    "Steps that need them cannot be restored; recover them from a backup "
+                    "or a handoff package (gitckpt import)."))
+
+
+def _check_caches(store, fix: bool, add) -> None:
+    found = store.cache_problem()
+    if found is not None:
+        cache, problem = found
+        f = Finding("caches", f"The stat cache {cache} is unusable ({problem}).",
+                    "gitckpt doctor --fix deletes it; the next save reads every file again.")
+        if fix:
+            cache.unlink(missing_ok=True)
+            f.fixed = True
+        add(f)
+
+
+def _check_locks(store, fix: bool, add) -> None:
+    now = time.time()
+    refs_dir = getattr(store, "common_dir", getattr(store, "path", None))
+    if refs_dir is None:
+        return
+    for folder, _, files in os.walk(refs_dir / "refs" / "checkpoints"):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".lock") and now - os.path.getmtime(path) > STALE_LOCK_SECONDS:
+                f = Finding("locks", f"A lock file was left behind: {path}.",
+                            "gitckpt doctor --fix removes it (no writer holds it).")
+                if fix:
+                    os.unlink(path)
+                    f.fixed = True
+                add(f)

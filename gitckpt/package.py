@@ -1,0 +1,286 @@
+"""Handoff packages: one task's timeline in a folder another checkout (or store) can import.
+
+A package is `HANDOFF.md` (the resume text as a prompt for whoever takes over),
+`manifest.json` (format, task, counts, checksums) and `checkpoints.git/`, a bare repository
+written by the DirStore code holding only the task's refs, the objects they reach and their
+notes. `git --git-dir=<pkg>/checkpoints.git log --notes=checkpoints --all` reads it.
+
+Import validates everything before it writes anything; the package is untrusted input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+from gitckpt.ids import ObjectId, TaskId
+from gitckpt.notes import Note, json_text
+from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
+from gitckpt.store.base import NOTES_REF, Store
+from gitckpt.store.dir import DirStore, read_loose
+from gitckpt.timeline import REF_ROOT, Timeline, head_ref
+
+FORMAT = 1
+MANIFEST, HANDOFF, REPO = "manifest.json", "HANDOFF.md", "checkpoints.git"
+_TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+)")
+_BAD_PACKAGE = "The package is damaged or was not made by `gitckpt export`; ask for a new one."
+
+
+def reachable(read_object, tips: list[ObjectId]) -> dict[ObjectId, str]:
+    """Every object reachable from the commits `tips`, with its kind (gitlinks excluded)."""
+    kinds: dict[ObjectId, str] = {}
+    commits = list(tips)
+    trees: list[ObjectId] = []
+    while commits:
+        oid = commits.pop()
+        if oid in kinds:
+            continue
+        kind, body = read_object(oid)
+        if kind != "commit":
+            raise StoreCorrupt(f"{oid} is a {kind}, not a commit", _BAD_PACKAGE)
+        kinds[oid] = kind
+        c = decode_commit(oid, body)
+        commits += c.parents
+        trees.append(c.tree)
+    while trees:
+        oid = trees.pop()
+        if oid in kinds:
+            continue
+        kind, body = read_object(oid)
+        if kind != "tree":
+            raise StoreCorrupt(f"{oid} is a {kind}, not a tree", _BAD_PACKAGE)
+        kinds[oid] = kind
+        for e in decode_tree(body):
+            if unsafe_name(e.name):
+                raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", _BAD_PACKAGE)
+            if e.mode == Mode.TREE:
+                trees.append(e.id)
+            elif e.mode != Mode.GITLINK and e.id not in kinds:
+                blob_kind, _ = read_object(e.id)
+                if blob_kind != "blob":
+                    raise StoreCorrupt(f"{e.id} is a {blob_kind}, not a blob", _BAD_PACKAGE)
+                kinds[e.id] = "blob"
+    return kinds
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    task: TaskId
+    path: Path
+    steps: int
+    objects: int
+    bytes: int
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "path": str(self.path), "steps": self.steps,
+                "objects": self.objects, "bytes": self.bytes,
+                "import": f"gitckpt import {self.path}"}
+
+
+def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
+    """Write the package of `task` to the new folder `to`."""
+    to = Path(os.path.abspath(to))
+    if not to.parent.is_dir():
+        raise InvalidArgument(f"{to.parent} does not exist.", "Create the parent folder first.")
+    if os.path.lexists(to):
+        raise InvalidArgument(f"{to} exists already.", "Export to a new folder name.")
+    store = tl.store
+    refs = {n: o for n, o in store.list_refs(f"{REF_ROOT}{task}/").items()
+            if _TASK_REF.fullmatch(n[len(f"{REF_ROOT}{task}/"):])}
+    kinds = reachable(store.read_object, list(refs.values()))
+    notes = {c: store.read_note(c) for c, k in kinds.items() if k == "commit"}
+    info = tl.info(task)
+    try:
+        to.mkdir(mode=0o755)
+    except OSError as e:
+        raise InvalidArgument(f"Cannot create {to}: {e.strerror}.",
+                              "Export to a writable folder.") from e
+    pkg = DirStore(to, to / REPO, bare=True)
+    pkg.prepare()
+    for oid in kinds:
+        pkg.write_object(*store.read_object(oid))
+    pkg.flush()
+    with pkg.lock():
+        pkg.update_notes({c: t for c, t in notes.items() if t is not None},
+                         f"Notes of task {task}\n")
+        for name, oid in sorted(refs.items()):
+            pkg.create_ref(name, oid)
+    files = pkg.loose_objects()  # the timeline's objects and the notes'
+    text = handoff.rstrip("\n") + "\n\n" + _instructions(task, to)
+    (to / HANDOFF).write_text(text, encoding="utf-8")
+    manifest = {
+        "format": FORMAT, "task": task, "name": info.meta.name, "goal": info.meta.goal,
+        "workspace": store.root.name, "steps": info.head.n, "objects": len(files),
+        "refs": dict(sorted(refs.items())),
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "checksums": {"objects": _digest(list(files)),
+                      HANDOFF: hashlib.sha256(text.encode()).hexdigest()},
+    }
+    (to / MANIFEST).write_text(json_text(manifest) + "\n", encoding="utf-8")
+    size = sum(f.stat().st_size for f in to.rglob("*") if f.is_file())
+    return ExportResult(task, to, info.head.n, len(files), size)
+
+
+def _instructions(task: TaskId, to: Path) -> str:
+    return (f"## Taking over\n\nThis package holds task `{task}` with every step and drift. In "
+            f"the checkout where the work continues, run:\n\n    gitckpt import {to}\n    "
+            "gitckpt resume\n\nthen save each finished step with `gitckpt save`. To look "
+            f"without importing: `git --git-dir={to / REPO} log --notes=checkpoints --all`.\n")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    task: TaskId
+    source_task: TaskId
+    steps: int
+    objects: int
+    new_objects: int
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "source_task": self.source_task, "steps": self.steps,
+                "objects": self.objects, "new_objects": self.new_objects, "active": True}
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A package that passed every check, ready to be written."""
+
+    task: TaskId
+    refs: dict[str, ObjectId]  # names relative to the task: head, steps/3, ...
+    objects: dict[ObjectId, Path]  # loose object files, each checked
+    notes: dict[ObjectId, Note]
+    steps: int
+
+
+def check_package(path: Path) -> _Checked:
+    """Every check an import makes, before anything is written. StoreCorrupt (or
+    SchemaTooNew, InvalidArgument) says what is wrong."""
+    path = Path(os.path.abspath(path))
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise InvalidArgument(f"No package at {path}.", "Pass the folder `gitckpt export` "
+                              "wrote.") from e
+    if not stat.S_ISDIR(st.st_mode):
+        raise InvalidArgument(f"{path} is not a package folder.",
+                              "Pass the folder `gitckpt export` wrote (not a link to it).")
+    for dirpath, dirs, files in os.walk(path):
+        for name in dirs + files:
+            if stat.S_ISLNK(os.lstat(os.path.join(dirpath, name)).st_mode):
+                rel = os.path.relpath(os.path.join(dirpath, name), path)
+                raise StoreCorrupt(f"The package holds a symbolic link ({rel}).", _BAD_PACKAGE)
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        fmt, task = manifest["format"], TaskId(manifest["task"])
+        listed, sums = dict(manifest["refs"]), dict(manifest["checksums"])
+    except (OSError, ValueError, KeyError, TypeError, InvalidArgument) as e:
+        raise StoreCorrupt(f"{path / MANIFEST} is missing or unreadable ({e}).",
+                           _BAD_PACKAGE) from e
+    if not isinstance(fmt, int) or fmt < 1:
+        raise StoreCorrupt(f"The package format {fmt!r} is not valid.", _BAD_PACKAGE)
+    if fmt > FORMAT:
+        raise SchemaTooNew("The package", fmt, FORMAT)
+    handoff = (path / HANDOFF).read_bytes() if (path / HANDOFF).is_file() else b""
+    if hashlib.sha256(handoff).hexdigest() != sums.get(HANDOFF):
+        raise StoreCorrupt(f"{HANDOFF} does not match the manifest's checksum.", _BAD_PACKAGE)
+    pkg = DirStore(path, path / REPO, bare=True)
+    prefix = f"{REF_ROOT}{task}/"
+    found = pkg.list_refs("refs/")
+    notes_head = found.pop(NOTES_REF, None)
+    refs: dict[str, ObjectId] = {}
+    for name, oid in found.items():
+        rest = name[len(prefix):] if name.startswith(prefix) else None
+        if rest is None or not _TASK_REF.fullmatch(rest):
+            raise StoreCorrupt(f"The package holds the ref {name!r}, outside task {task}.",
+                               _BAD_PACKAGE)
+        refs[rest] = oid
+    if found != listed or "head" not in refs:
+        raise StoreCorrupt("The package's refs do not match its manifest.", _BAD_PACKAGE)
+    files = pkg.loose_objects()
+    if (path / REPO / "objects" / "pack").is_dir() and any((path / REPO / "objects" / "pack")
+                                                           .iterdir()):
+        raise StoreCorrupt("The package holds packed objects.", _BAD_PACKAGE)
+    if _digest(list(files)) != sums.get("objects") or len(files) != manifest.get("objects"):
+        raise StoreCorrupt("The package's objects do not match its manifest.", _BAD_PACKAGE)
+    def read(oid: ObjectId) -> tuple[str, bytes]:
+        if oid not in files:
+            raise StoreCorrupt(f"Object {oid} is missing from the package.", _BAD_PACKAGE)
+        return read_loose(files[oid], oid)  # checks that it hashes to its id
+
+    kinds = reachable(read, list(refs.values()))
+    for oid in files.keys() - kinds.keys():
+        read(oid)  # unreferenced objects are not copied, but must not be damaged either
+    if notes_head is None:
+        raise StoreCorrupt("The package has no notes.", _BAD_PACKAGE)
+    notes: dict[ObjectId, Note] = {}
+    for oid, kind in kinds.items():
+        if kind != "commit":
+            continue
+        text = _note_from(pkg, oid)
+        if text is None:
+            raise StoreCorrupt(f"Commit {oid} of the package has no note.", _BAD_PACKAGE)
+        notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
+    steps = notes[refs["head"]].step
+    return _Checked(task, refs, {o: files[o] for o in kinds}, notes, steps)
+
+
+def _note_from(pkg: DirStore, oid: ObjectId) -> str | None:
+    try:
+        return pkg.read_note(oid)
+    except StoreCorrupt as e:
+        raise StoreCorrupt(f"The package's notes are damaged ({e.message}).", _BAD_PACKAGE) from e
+
+
+def import_package(tl: Timeline, path: Path, as_id: str | None = None) -> ImportResult:
+    """Check the package, then write its objects, notes and refs (head last) under the lock;
+    the task becomes active. Nothing is written unless every check passed."""
+    checked = check_package(path)
+    task = TaskId(as_id) if as_id else checked.task
+    store = tl.store
+    if store.get_ref(head_ref(task)) is not None or store.list_refs(f"{REF_ROOT}{task}/"):
+        raise InvalidArgument(f"Task {task} exists in this store already.",
+                              f"Import it under another id: gitckpt import {path} --as "
+                              f"{task}-2")
+    store.prepare()
+    with store.lock():
+        new = 0
+        for oid, file in checked.objects.items():
+            if not store.has_object(oid):
+                store.write_object(*read_loose(file, oid))
+                new += 1
+        _write_notes(store, checked)
+        written: list[tuple[str, ObjectId]] = []
+        try:
+            for rest, oid in sorted(checked.refs.items(), key=lambda r: r[0] == "head"):
+                store.create_ref(f"{REF_ROOT}{task}/{rest}", oid)
+                written.append((f"{REF_ROOT}{task}/{rest}", oid))
+        except Exception:
+            for name, oid in written:  # leave the store as it was: no half task
+                store.delete_ref(name, oid)
+            raise
+        tl.set_active(task)
+    return ImportResult(task, checked.task, checked.steps, len(checked.objects), new)
+
+
+def _write_notes(store: Store, checked: _Checked) -> None:
+    """The package's notes, with the task's workspace made this store's (it came from
+    another folder); notes already here for the same commits are left as they are."""
+    changes: dict[ObjectId, str | None] = {}
+    for oid, note in checked.notes.items():
+        if store.read_note(oid) is not None:
+            continue
+        if note.step == 0 and note.kind == "init":
+            note.workspace = store.workspace
+        changes[oid] = note.dump()
+    store.update_notes(changes, f"Notes imported for task {checked.task}\n")
