@@ -80,6 +80,10 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                             "Restore the repository's objects from a backup; `git fsck` "
                             "lists what is missing."))
         _check_steps(tl, task, refs, fix, add, commits)
+        try:
+            commits.update(tl.commits(task))
+        except GitckptError:
+            pass  # a ref to a missing commit: reported above
         for n in tl.drift_steps(task):
             try:
                 commits.update(d.commit for d in tl.drifts(task, n))

@@ -233,13 +233,19 @@ class GitStore(Store):
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
 
     def cache_problem(self) -> tuple[Path, str] | None:
+        """Checked as git checks an index file: signature, version, trailing SHA-1."""
         path = self._scanner.index_path
-        if not path.exists():
-            return None
         try:
-            pygit2.Index(str(path))
-        except pygit2.GitError as e:
-            return path, str(e)
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            return path, e.strerror or str(e)
+        if (len(data) < 32 or data[:4] != b"DIRC"
+                or int.from_bytes(data[4:8], "big") not in (2, 3, 4)):
+            return path, "not an index file"
+        if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+            return path, "checksum mismatch"
         return None
 
     def prefer_low_memory(self) -> None:
