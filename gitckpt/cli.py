@@ -257,6 +257,47 @@ def doctor(c: Ctx, fix: bool) -> None:
 
 
 @cli.command()
+@click.option("--root", default=None, metavar="DIR",
+              help="The workspace (default: GITCKPT_ROOT, the client's first root, or here).")
+def mcp(root: str | None) -> None:
+    """Serve the MCP tools over stdio (for agents); logs go to stderr and the store."""
+    from gitckpt.mcp_server import run
+
+    run(root)
+
+
+@cli.group()
+def skill() -> None:
+    """SKILL.md: the contract that teaches an agent to save each step."""
+
+
+@skill.command("install")
+@click.argument("folder", metavar="DIR")
+@click.option("--force", is_flag=True, help="Overwrite an existing DIR/SKILL.md.")
+def skill_install(folder: str, force: bool) -> None:
+    """Write SKILL.md into DIR (for example ~/.claude/skills/gitckpt)."""
+    from gitckpt.skill import install
+
+    echo(f"Wrote {install(folder, force)}\n")
+
+
+@skill.command("print")
+def skill_print() -> None:
+    """Print SKILL.md."""
+    from gitckpt.skill import skill_text
+
+    echo(skill_text())
+
+
+@skill.command("path")
+def skill_path() -> None:
+    """Print where the installed SKILL.md is."""
+    from gitckpt.skill import skill_path as where
+
+    echo(f"{where()}\n")
+
+
+@cli.command()
 @click.option("--dir", "where", default=None, metavar="DIR",
               help="Play the demo in this new folder (default: a fresh temporary folder).")
 @pass_ctx

@@ -95,7 +95,9 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
 def _git(n: int, git: dict | None) -> list[str]:
     if not git:
         return []
-    now = f"{git.get('branch') or 'detached HEAD'} at {(git.get('head') or '-')[:7]}"
+    if not git.get("head"):
+        return ["Git: no commit yet in this repository"]
+    now = f"{git.get('branch') or 'detached HEAD'} at {git['head'][:7]}"
     then = git.get("at_step") or {}
     line = f"Git: {now}"
     if then:

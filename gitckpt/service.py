@@ -33,6 +33,11 @@ from gitckpt.watch import PollingSource, Settings, Source, Watcher, WatchdogSour
 from gitckpt.workfs import Workdir
 
 
+def _plan_items(plan: list[str | PlanItem] | None) -> list[PlanItem]:
+    """Plan items as the CLI gives them ("text=status") or as objects (MCP)."""
+    return [p if isinstance(p, PlanItem) else PlanItem.parse(p) for p in plan or []]
+
+
 def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None,
                   *, discover: bool = True) -> Timeline:
     """The timeline of the workspace at `root`. With `discover`, a folder without an active
@@ -69,13 +74,13 @@ class InitResult:
 
 
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
-         exclude: list[str] | None = None, plan: list[str] | None = None,
+         exclude: list[str] | None = None, plan: list[str | PlanItem] | None = None,
          store: str | None = None, clock: Clock = time.time) -> InitResult:
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
     tl = open_timeline(root, clock, store, discover=False)
-    items = [PlanItem.parse(p) for p in plan or []]
+    items = _plan_items(plan)
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)
     return InitResult(result, meta.name or name, meta.goal or "", tl.store.kind)
@@ -84,11 +89,11 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
 def save(root: str | Path, title: str, *, conclusion: str = "", next: str = "",
          description: str = "", verified: list[str] | None = None,
          open_questions: list[str] | None = None, decisions: list[str] | None = None,
-         plan: list[str] | None = None, close: bool = False, task: str | None = None,
+         plan: list[str | PlanItem] | None = None, close: bool = False, task: str | None = None,
          clock: Clock = time.time) -> SaveResult:
     """Save a finished step of the active task (or `task`, without changing the active one)."""
     tl = open_timeline(root, clock)
-    items = [PlanItem.parse(p) for p in plan or []]
+    items = _plan_items(plan)
     return tl.save(title, conclusion=conclusion, next=next, description=description,
                    verified=verified, open_questions=open_questions, decisions=decisions,
                    plan=items, close=close, task=task)

@@ -1,0 +1,391 @@
+"""The MCP front end: gitckpt's tools over stdio (official `mcp` SDK). Each tool parses its
+arguments, records a boundary drift, calls `service`, and returns the result's `to_dict()`:
+the same object the CLI prints with `--json`. Nothing here writes to stdout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import unquote, urlparse
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from gitckpt import __version__, service
+from gitckpt.errors import GitckptError, NoActiveTask, TaskClosed, WorkspaceError
+from gitckpt.notes import PlanItem
+from gitckpt.watch import Settings
+
+log = logging.getLogger("gitckpt.mcp")
+
+INSTRUCTIONS = """gitckpt keeps a checkpoint trail for long tasks in this workspace (git commits \
+under refs/checkpoints/, never touching the user's branches, index or stash).
+The rhythm:
+1. Call ckpt_resume first in every session: it says where the task stands and what is next.
+2. For a job of more than a few steps, call ckpt_init with a name and a goal.
+3. After every finished step, call ckpt_save with a title, a conclusion (what is now true) and \
+next (the first action of the next step); add verified for checks you ran.
+4. Before going back, call ckpt_restore without apply to preview; apply only after reading the \
+plan, and keep the returned safety id: restoring it undoes the restore.
+Changes made between calls (shell commands, the user) are captured automatically as drifts."""
+
+Root = Annotated[str | None, Field(
+    description="Absolute path of the workspace. Default: the server's --root, GITCKPT_ROOT, the "
+                "client's first file:// root, or the server's working directory.")]
+TaskArg = Annotated[str | None, Field(description="Task id (default: the active task).")]
+Paths = Annotated[list[str], Field(description="Limit to these paths (relative to the "
+                                               "workspace root); empty means everything.")]
+
+
+class PlanEntry(BaseModel):
+    """One checklist item; items are matched by their text."""
+
+    item: str = Field(description="The item's text.")
+    status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
+
+
+class _Out(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+
+class SaveOut(_Out):
+    """A saved step (or `idempotent: true` when nothing changed since the previous one)."""
+
+    task: str
+    step: int
+    commit: str
+    idempotent: bool
+    changes: dict[str, list[str]]
+
+
+class ResumeOut(_Out):
+    """Where the task stands: `text` is the handoff; the other fields are the same facts."""
+
+    task: str
+    step: int
+    next: str
+    text: str
+    unsaved: dict[str, list[str]] | None
+    problems: list[str]
+
+
+class TimelineOut(_Out):
+    """A task's steps and drifts, or (all_tasks) every task with its status."""
+
+
+class DiffOut(_Out):
+    """Changed paths with line counts, and the unified patch when asked."""
+
+    files: list[dict[str, Any]]
+    patch: str | None
+
+
+class RestoreOut(_Out):
+    """The restore plan; with apply, what was done and the safety copy that undoes it."""
+
+    applied: bool
+    create: list[str]
+    modify: list[str]
+    delete: list[str]
+    safety: str | None
+
+
+class DriftOut(_Out):
+    """A capture: `recorded` is false when nothing changed since the tip."""
+
+    recorded: bool
+    commit: str
+
+
+class TaskOut(_Out):
+    """A task and its status."""
+
+
+class PackageOut(_Out):
+    """A handoff package written or imported."""
+
+    task: str
+
+
+class CompressOut(_Out):
+    """Drift chains eligible, kept and dropped, and the bytes freed or freeable."""
+
+
+class Workspaces:
+    """Resolves each call's workspace and keeps one background watcher per workspace that has
+    an active task (unless GITCKPT_WATCH=off)."""
+
+    def __init__(self, root: str | None) -> None:
+        self.cli_root = root
+        self.client_root: str | None = None
+        self.sessions: dict[Path, service.WatchSession] = {}
+        self.logged: set[Path] = set()
+        self.lock = threading.Lock()
+
+    def default(self) -> str:
+        return self.cli_root or os.environ.get("GITCKPT_ROOT") or self.client_root or os.getcwd()
+
+    async def resolve(self, root: str | None, ctx: Context | None) -> str:
+        if root is None and not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
+            if self.client_root is None and ctx is not None:
+                self.client_root = await _client_root(ctx)
+        path = root if root is not None else self.default()
+        if not os.path.isabs(path):
+            raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
+                                 "Pass root as an absolute path, e.g. /home/me/project.")
+        if not os.path.isdir(path):
+            raise WorkspaceError(f"The workspace {path} does not exist.",
+                                 "Pass the absolute path of an existing folder as root.")
+        return path
+
+    def boundary(self, root: str) -> None:
+        """Attribute the changes made since the last call: a drift if files moved."""
+        try:
+            drift = service.capture(root, trigger="boundary")
+        except (NoActiveTask, TaskClosed):
+            return
+        if drift.recorded:
+            log.info("boundary drift %s: %d paths", drift.commit[:7], len(drift.changes.paths()))
+
+    def watch(self, root: str) -> None:
+        """Start the watcher for `root` if it has an active task and none runs yet."""
+        if not Settings.from_env().enabled:
+            return
+        try:
+            tl = service.open_timeline(root)
+            tl.resolve(None)
+        except GitckptError:
+            return
+        key = tl.store.root
+        with self.lock:
+            self._log_to_store(tl.store.state_dir)
+            if key in self.sessions:
+                return
+            try:
+                session = service.watch(root, on_drift=lambda r: log.info(
+                    "drift %s (%s): %d paths", r.commit[:7], r.trigger, len(r.changes.paths())))
+            except GitckptError as e:
+                log.warning("no watcher for %s: %s", root, e.message)
+                return
+            self.sessions[key] = session
+        threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
+        log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
+
+    def _log_to_store(self, state_dir: Path) -> None:
+        if state_dir in self.logged:
+            return
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handler = logging.FileHandler(state_dir / "mcp.log")
+        except OSError:
+            return
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.getLogger("gitckpt").addHandler(handler)
+        self.logged.add(state_dir)
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.stop()
+
+
+async def _client_root(ctx: Context) -> str | None:
+    """The client's first file:// root, where the client offers roots."""
+    caps = ctx.client_capabilities
+    if caps is None or getattr(caps, "roots", None) is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = await ctx.session.list_roots()
+    except Exception as e:  # a client that declared roots but cannot answer
+        log.info("roots/list failed: %s", e)
+        return None
+    for r in result.roots:
+        uri = urlparse(str(r.uri))
+        if uri.scheme == "file":
+            return unquote(uri.path)
+    return None
+
+
+def build_server(root: str | None = None) -> MCPServer:
+    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
+    ws = Workspaces(root)
+    server = MCPServer("gitckpt", instructions=INSTRUCTIONS, version=__version__)
+    server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
+
+    async def call(root: str | None, ctx: Context | None, fn, *args, boundary: bool = True,
+                   **kwargs) -> dict:
+        """Resolve, record the boundary drift, run `fn` off the event loop, translate errors."""
+        try:
+            path = await ws.resolve(root, ctx)
+
+            def work() -> dict:
+                if boundary:
+                    ws.boundary(path)
+                result = fn(path, *args, **kwargs).to_dict()
+                ws.watch(path)
+                return result
+
+            return await anyio.to_thread.run_sync(work)
+        except GitckptError as e:
+            raise ToolError(f"{e.message}\nhint: {e.hint}" if e.hint else e.message) from e
+
+    @server.tool()
+    async def ckpt_init(
+            name: Annotated[str, Field(description="Short name of the task.")],
+            goal: Annotated[str, Field(description="What done looks like.")] = "",
+            constraints: Annotated[str, Field(description="Rules the work must keep.")] = "",
+            exclude: Annotated[list[str], Field(description="Patterns (.gitignore syntax) to "
+                                                            "leave out of snapshots.")] = [],  # noqa: B006
+            plan: Annotated[list[PlanEntry], Field(description="The checklist.")] = [],  # noqa: B006
+            root: Root = None, ctx: Context | None = None) -> SaveOut:
+        """Start a long task here: snapshot 0, and make it the active task. Call it once, when
+        a job will take more than a few steps (ckpt_resume says if a task is active already).
+        Next: work, then ckpt_save after each finished step."""
+        items = [PlanItem(p.item, p.status) for p in plan]
+        return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
+                          exclude=exclude, plan=items, boundary=False)
+
+    @server.tool()
+    async def ckpt_save(
+            title: Annotated[str, Field(description="The finished step, in a few words.")],
+            conclusion: Annotated[str, Field(description="What is true now that was not "
+                                                         "before; what you learned.")] = "",
+            next: Annotated[str, Field(description="The first action of the next step.")] = "",
+            description: Annotated[str, Field(description="Longer notes.")] = "",
+            verified: Annotated[list[str], Field(description="Checks that passed, as "
+                                                             "'command: result'.")] = [],  # noqa: B006
+            open_questions: Annotated[list[str], Field(description="What is still open.")] = [],  # noqa: B006
+            decisions: Annotated[list[str], Field(description="Choices made.")] = [],  # noqa: B006
+            plan: Annotated[list[PlanEntry], Field(description="Plan items to add or update "
+                                                               "(by text).")] = [],  # noqa: B006
+            close: Annotated[bool, Field(description="This is the last step: end the task.")]
+            = False,
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> SaveOut:
+        """Save a finished step: a commit of the whole workspace plus what it meant. Call it
+        after every step you could report in one sentence. Saving the same step twice is
+        harmless (idempotent). Next: continue with `next`."""
+        items = [PlanItem(p.item, p.status) for p in plan]
+        return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
+                          description=description, verified=verified,
+                          open_questions=open_questions, decisions=decisions, plan=items,
+                          close=close, task=task)
+
+    @server.tool()
+    async def ckpt_resume(task: TaskArg = None, root: Root = None,
+                          ctx: Context | None = None) -> ResumeOut:
+        """The handoff: goal, step, conclusions, next, open questions, what changed since the
+        last step. Call it first in every session. Read-only."""
+        return await call(root, ctx, service.resume, task=task)
+
+    @server.tool()
+    async def ckpt_log(task: TaskArg = None,
+                       all_tasks: Annotated[bool, Field(description="List every task instead "
+                                                                    "of one timeline.")] = False,
+                       root: Root = None, ctx: Context | None = None) -> TimelineOut:
+        """The timeline of a task (steps and drifts, oldest first), or with all_tasks every task
+        with its status. Read-only."""
+        if all_tasks:
+            return await call(root, ctx, service.tasks)
+        return await call(root, ctx, service.log, task=task)
+
+    @server.tool()
+    async def ckpt_diff(
+            base: Annotated[str, Field(description="A step number, commit id prefix, ref, or "
+                                                   "'live'.")],
+            target: Annotated[str, Field(description="The same kinds; default the live "
+                                                     "workspace.")] = "live",
+            paths: Paths = [],  # noqa: B006
+            patch: Annotated[bool, Field(description="Include the unified patch.")] = False,
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> DiffOut:
+        """What changed between two points (or a point and the live workspace): paths with
+        +/- line counts, and the patch when asked. Read-only."""
+        return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
+                          task=task)
+
+    @server.tool()
+    async def ckpt_restore(
+            target: Annotated[str, Field(description="A step number, a commit id prefix (a "
+                                                     "drift or safety copy), or a ref.")],
+            apply: Annotated[bool, Field(description="Do it. Without it, only the plan is "
+                                                     "returned and nothing changes.")] = False,
+            paths: Paths = [],  # noqa: B006
+            task: TaskArg = None,
+            expect: Annotated[str | None, Field(description="live_tree of the preview you "
+                                                            "approved.")] = None,
+            root: Root = None, ctx: Context | None = None) -> RestoreOut:
+        """Put the workspace (or some paths) back to a step or drift. Call it first without
+        apply and read the plan (create/modify/delete, and what it cannot bring back). With
+        apply it saves the current state as a safety copy first: keep the returned `safety`
+        id; ckpt_restore(target=<safety>, apply=true) undoes the restore."""
+        return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
+                          task=task, expect=expect)
+
+    @server.tool()
+    async def ckpt_capture(task: TaskArg = None, root: Root = None,
+                           ctx: Context | None = None) -> DriftOut:
+        """Record the files as they are now as a drift (before something risky). Changes are
+        also captured automatically; this makes it explicit."""
+        return await call(root, ctx, service.capture, task=task, boundary=False)
+
+    @server.tool()
+    async def ckpt_switch(task: Annotated[str, Field(description="The task id to activate.")],
+                          root: Root = None, ctx: Context | None = None) -> TaskOut:
+        """Make another (suspended) task the active one; the current one is suspended."""
+        return await call(root, ctx, service.switch, task)
+
+    @server.tool()
+    async def ckpt_export(
+            to: Annotated[str, Field(description="A new folder for the package (absolute, or "
+                                                 "relative to the workspace).")],
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> PackageOut:
+        """Write a handoff package of a task (HANDOFF.md, manifest, a bare git repository) so
+        another checkout or agent can continue it with ckpt_import."""
+        path = await ws.resolve(root, ctx) if root is None else root
+        return await call(root, ctx, service.export, os.path.join(path, to), task=task)
+
+    @server.tool()
+    async def ckpt_import(
+            package: Annotated[str, Field(description="The package folder.")],
+            as_id: Annotated[str | None, Field(description="Import under this task id when the "
+                                                           "package's id is taken.")] = None,
+            root: Root = None, ctx: Context | None = None) -> PackageOut:
+        """Continue a packaged task here; it becomes the active task. Everything is checked
+        before anything is written. Next: ckpt_resume."""
+        path = await ws.resolve(root, ctx) if root is None else root
+        return await call(root, ctx, service.import_, os.path.join(path, package), as_id=as_id)
+
+    @server.tool()
+    async def ckpt_compress(
+            keep: Annotated[str, Field(description="Keep drifts newer than this (7d, 12h).")]
+            = "7d",
+            dry_run: Annotated[bool, Field(description="Only report.")] = False,
+            min_steps: Annotated[int, Field(ge=0, description="Always keep the drifts after the "
+                                                              "newest N steps.")] = 3,
+            root: Root = None, ctx: Context | None = None) -> CompressOut:
+        """Reclaim space from old drifts (never a step, never a restore's safety copy)."""
+        return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
+                          dry_run=dry_run)
+
+    return server
+
+
+def run(root: str | None = None) -> None:
+    """Serve over stdio until the client goes away; the watcher starts with the server."""
+    if root is not None and not os.path.isabs(root):
+        root = os.path.abspath(root)
+    server = build_server(root)
+    ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
+    try:
+        ws.watch(ws.default())
+        server.run("stdio")
+    finally:
+        ws.close()

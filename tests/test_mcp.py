@@ -1,0 +1,332 @@
+"""The MCP server: in-process with the SDK's client (both protocol modes), over real stdio, a
+raw JSON-RPC client of the 2025-06-18 era, a killed server, and two servers at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from conftest import run_cli
+from gitckpt.mcp_server import build_server
+
+TOOLS = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_restore",
+         "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress"}
+MODES = ["legacy", "auto"]
+
+
+def session(server_or_params, mode: str, body, **kw):
+    """Run `body(client)` inside one client session."""
+    async def main():
+        async with Client(server_or_params, mode=mode, **kw) as client:
+            return await body(client)
+    return anyio.run(main)
+
+
+def cli_json(root: Path, *args: str) -> dict:
+    r = run_cli("-C", str(root), "--json", *args)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+@pytest.fixture
+def server(ws):
+    s = build_server(str(ws.root))
+    yield s
+    s.workspaces.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
+    async def body(c):
+        return (await c.list_tools()).tools
+    tools = {t.name: t for t in session(server, mode, body)}
+    assert set(tools) == TOOLS
+    for t in tools.values():
+        assert len(t.description) > 60, t.name
+        assert t.output_schema and t.output_schema["type"] == "object", t.name
+        assert "root" in t.input_schema["properties"], t.name
+        for name, prop in t.input_schema["properties"].items():
+            assert prop.get("description"), f"{t.name}.{name}"
+    plan = tools["ckpt_save"].input_schema
+    assert "plan" in plan["properties"] and "title" in plan["required"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
+    monkeypatch.setenv("GITCKPT_WATCH", "off")  # no background drift between the two reads
+
+    async def body(c):
+        out = {}
+        r = await c.call_tool("ckpt_init", {"name": "mcp task", "goal": "g",
+                                            "plan": [{"item": "first", "status": "in_progress"}]})
+        assert not r.is_error, r.content
+        out["init"] = r.structured_content
+        (ws.root / "src" / "app.py").write_text("print('by the agent')\n")
+        r = await c.call_tool("ckpt_save", {"title": "one", "conclusion": "c", "next": "n",
+                                            "verified": ["pytest: ok"],
+                                            "plan": [{"item": "first", "status": "done"}]})
+        out["save"] = r.structured_content
+        (ws.root / "shell.txt").write_text("made by a shell command\n")
+        for name, args in (("ckpt_resume", {}), ("ckpt_log", {}),
+                           ("ckpt_log", {"all_tasks": True}), ("ckpt_diff", {"base": "0"}),
+                           ("ckpt_restore", {"target": "0"}), ("ckpt_capture", {}),
+                           ("ckpt_save", {"title": "two"}), ("ckpt_save", {"title": "two"})):
+            r = await c.call_tool(name, args)
+            assert not r.is_error, (name, r.content)
+            out[(name, json.dumps(args))] = r.structured_content
+        return out
+    out = session(server, mode, body)
+    assert out["init"]["plan"] == [{"item": "first", "status": "in_progress"}]
+    assert out["save"]["plan"] == [{"item": "first", "status": "done"}]
+    resume = out[("ckpt_resume", "{}")]
+    assert "shell.txt" in resume["since_step"]["added"]
+    assert [d["trigger"] for d in resume["drifts"]] == ["boundary"]  # the shell edit
+    assert out[("ckpt_save", '{"title": "two"}')]["idempotent"] is True
+    assert cli_json(ws.root, "save", "two") == out[("ckpt_save", '{"title": "two"}')]
+
+    async def reads(c):
+        got = {}
+        for name, args in (("ckpt_log", {}), ("ckpt_log", {"all_tasks": True}),
+                           ("ckpt_diff", {"base": "0", "patch": True}),
+                           ("ckpt_restore", {"target": "0"}), ("ckpt_resume", {})):
+            got[name + json.dumps(args)] = (await c.call_tool(name, args)).structured_content
+        return got
+    got = session(server, mode, reads)
+    # the same operations through the CLI give the same objects
+    assert got["ckpt_log{}"] == cli_json(ws.root, "log")
+    assert got['ckpt_log{"all_tasks": true}'] == cli_json(ws.root, "tasks")
+    assert got['ckpt_diff{"base": "0", "patch": true}'] == cli_json(ws.root, "diff", "0",
+                                                                    "--patch")
+    assert got['ckpt_restore{"target": "0"}'] == cli_json(ws.root, "restore", "0")
+    assert got["ckpt_resume{}"] == cli_json(ws.root, "resume")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_errors_are_tool_results_with_a_hint(ws, server, mode, tmp_path):
+    async def body(c):
+        results = {}
+        for name, args in (("ckpt_resume", {}), ("ckpt_save", {"title": "x"}),
+                           ("ckpt_save", {}), ("ckpt_init", {"name": "t", "plan": [{"x": 1}]}),
+                           ("ckpt_resume", {"root": "relative/path"}),
+                           ("ckpt_resume", {"root": str(tmp_path / "missing")}),
+                           ("ckpt_restore", {"target": "zz"}),
+                           ("ckpt_compress", {"min_steps": -1})):
+            r = await c.call_tool(name, args)
+            results[(name, json.dumps(args))] = (r.is_error, r.content[0].text)
+        return results
+    results = session(server, mode, body)
+    assert all(is_error for is_error, _ in results.values())
+    text = {k[0] + k[1]: v[1] for k, v in results.items()}
+    assert "No active task" in text['ckpt_resume{}'] and "hint:" in text['ckpt_resume{}']
+    assert "title" in text['ckpt_save{}']  # the validation error names the field
+    assert "plan.0.item" in text['ckpt_init{"name": "t", "plan": [{"x": 1}]}']
+    assert "not an absolute path" in text['ckpt_resume{"root": "relative/path"}']
+    assert "does not exist" in [v for k, v in text.items() if "missing" in k][0]
+    assert "min_steps" in text['ckpt_compress{"min_steps": -1}']
+
+
+def test_the_clients_first_root_is_the_workspace(ws, tmp_path, monkeypatch):
+    from mcp_types import ListRootsResult, Root
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITCKPT_ROOT", raising=False)
+    server = build_server(None)
+
+    async def roots(_ctx):
+        return ListRootsResult(roots=[Root(uri=ws.root.as_uri(), name="project")])
+
+    async def body(c):
+        r = await c.call_tool("ckpt_init", {"name": "rooted"})
+        return r
+    try:
+        r = session(server, "legacy", body, list_roots_callback=roots)
+    finally:
+        server.workspaces.close()
+    assert not r.is_error, r.content
+    assert cli_json(ws.root, "tasks")["active"] == r.structured_content["task"]
+
+
+def _params(root: Path, **env) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "gitckpt", "mcp", "--root",
+                                                               str(root)],
+                                 env={**os.environ, **env})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_whole_session_over_stdio(ws, mode):
+    async def body(c):
+        r = await c.call_tool("ckpt_init", {"name": "stdio session"})
+        assert not r.is_error, r.content
+        (ws.root / "README.md").write_text("# changed in step one\n")
+        r = await c.call_tool("ckpt_save", {"title": "one", "next": "more"})
+        assert r.structured_content["step"] == 1
+        subprocess.run(["sh", "-c", "echo generated > gen.txt"], cwd=ws.root, check=True)
+        r = await c.call_tool("ckpt_resume", {})
+        assert "gen.txt" in r.structured_content["text"]
+        r = await c.call_tool("ckpt_restore", {"target": "1"})
+        assert r.structured_content["delete"] == ["gen.txt"] and not (
+            r.structured_content["applied"])
+        r = await c.call_tool("ckpt_restore", {"target": "1", "apply": True})
+        safety = r.structured_content["safety"]
+        assert not (ws.root / "gen.txt").exists()
+        r = await c.call_tool("ckpt_restore", {"target": safety, "apply": True})
+        assert (ws.root / "gen.txt").read_text() == "generated\n"
+    session(_params(ws.root), mode, body)
+
+
+def _rpc(proc, msg: dict) -> dict | None:
+    proc.stdin.write(json.dumps(msg) + "\n")
+    proc.stdin.flush()
+    if "id" not in msg:
+        return None
+    while True:
+        line = proc.stdout.readline()
+        assert line, "the server closed stdout"
+        frame = json.loads(line)  # every stdout line is a protocol frame
+        assert frame.get("jsonrpc") == "2.0", line
+        if frame.get("id") == msg["id"]:
+            return frame
+
+
+def _start(root: Path, **env) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(root)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, **env})
+
+
+def _handshake(proc) -> dict:
+    init = _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "old-client", "version": "0.1"}}})
+    _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return init
+
+
+def _call(proc, n: int, tool: str, args: dict) -> dict:
+    return _rpc(proc, {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                       "params": {"name": tool, "arguments": args}})
+
+
+def test_raw_json_rpc_from_an_older_client(ws):
+    proc = _start(ws.root)
+    try:
+        init = _handshake(proc)
+        assert init["result"]["protocolVersion"] == "2025-06-18"
+        assert "save after every finished step" in init["result"]["instructions"].lower() or \
+            "ckpt_save" in init["result"]["instructions"]
+        tools = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert {t["name"] for t in tools["result"]["tools"]} == TOOLS
+        r = _call(proc, 3, "ckpt_init", {"name": "raw"})
+        assert r["result"]["structuredContent"]["step"] == 0
+        r = _call(proc, 4, "ckpt_resume", {})
+        assert "raw" in r["result"]["structuredContent"]["text"]
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+    assert proc.stdout.read() == ""  # nothing after the last response either
+
+
+def test_a_server_killed_during_a_save_leaves_a_consistent_store(ws):
+    for i in range(2000):
+        (ws.root / "src" / f"f{i}.py").write_text(f"x = {i}\n" * 50)
+    run_cli("-C", str(ws.root), "init", "killed")
+    for delay in (0.0, 0.05, 0.2):
+        for i in range(0, 2000, 7):
+            (ws.root / "src" / f"f{i}.py").write_text(f"y = {delay}\n")
+        proc = _start(ws.root)
+        _handshake(proc)
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                     "params": {"name": "ckpt_save",
+                                                "arguments": {"title": f"s{delay}"}}}) + "\n")
+        proc.stdin.flush()
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    proc = _start(ws.root)
+    try:
+        _handshake(proc)
+        r = _call(proc, 2, "ckpt_resume", {})
+        assert "result" in r and not r["result"].get("isError"), r
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+    ws.fsck()
+    assert cli_json(ws.root, "doctor")["findings"] == [] or run_cli(
+        "-C", str(ws.root), "doctor", "--fix").code == 0
+
+
+def test_two_servers_on_one_workspace(ws):
+    run_cli("-C", str(ws.root), "init", "shared")
+
+    async def agent(name: str) -> None:
+        async with Client(_params(ws.root), mode="legacy") as c:
+            for i in range(4):
+                (ws.root / f"{name}-{i}.txt").write_text(f"{name} {i}\n")
+                r = await c.call_tool("ckpt_save", {"title": f"{name} {i}"})
+                assert not r.is_error, r.content
+
+    async def main():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent, "a")
+            tg.start_soon(agent, "b")
+    anyio.run(main)
+    steps = cli_json(ws.root, "log", "--steps")["steps"]
+    assert [s["step"] for s in steps] == list(range(9))
+    assert sorted(s["title"] for s in steps[1:]) == sorted(
+        f"{n} {i}" for n in "ab" for i in range(4))
+    ws.fsck()
+
+
+def test_the_watcher_runs_from_server_start(ws):
+    run_cli("-C", str(ws.root), "init", "watched")
+    proc = _start(ws.root, GITCKPT_QUIET="0.3")
+    try:
+        time.sleep(1.5)  # no tool call at all
+        (ws.root / "edited-by-user.txt").write_text("the user typed this\n")
+        deadline = time.monotonic() + 15
+        drifts = []
+        while not drifts and time.monotonic() < deadline:
+            time.sleep(0.2)
+            drifts = [e for e in cli_json(ws.root, "log")["timeline"] if e["kind"] == "drift"]
+        assert drifts and drifts[0]["trigger"] == "watch"
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def test_skill_install_print_and_path(tmp_path):
+    r = run_cli("skill", "path")
+    assert r.code == 0 and r.out.strip().endswith("SKILL.md")
+    assert "ckpt_save" in run_cli("skill", "print").out
+    target = tmp_path / "skills" / "gitckpt"
+    assert run_cli("skill", "install", str(target)).code == 0
+    assert (target / "SKILL.md").read_text() == Path(r.out.strip()).read_text()
+    again = run_cli("skill", "install", str(target))
+    assert again.code == 1 and "--force" in again.err
+    assert run_cli("skill", "install", str(target), "--force").code == 0
+
+
+def test_skill_ships_inside_the_wheel(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                            str(tmp_path / "dist"), str(root)], capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {built.stderr[-300:]}")
+    import zipfile
+    wheel = next((tmp_path / "dist").glob("gitckpt-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path / "site")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from gitckpt.skill import skill_path;"
+            "print(skill_path())")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")],
+                         capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+    assert out.strip() == str(tmp_path / "site" / "gitckpt" / "SKILL.md")
