@@ -24,7 +24,8 @@ from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
 from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
 from gitckpt.store.base import NOTES_REF, Store
-from gitckpt.store.dir import DirStore, read_loose
+from gitckpt.store.dir import DirStore
+from gitckpt.store.dir_files import read_loose
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 
 FORMAT = 1

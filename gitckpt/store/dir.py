@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.snapshot import POINTER, DirScanner, Progress, builtin_ignore
 from gitckpt.store.base import Snapshot, Store
+from gitckpt.store.dir_files import fsync_dir, make_dir, syncfs, write_file, read_loose
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
@@ -42,77 +42,6 @@ def read_pointer(path: Path) -> Path:
                            "It should hold one line: gitckpt-store: /path/to/store")
     target = Path(text[len(POINTER_PREFIX):])
     return target if target.is_absolute() else path.parent / target
-
-
-def _mkdir(path: Path) -> None:
-    """Create a private folder and make its entry in the parent durable."""
-    if path.is_dir():
-        return
-    _mkdir(path.parent)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        return
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """Atomically replace `path`: unique temp file, fsync, rename, fsync the folder."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _syncfs(path: Path) -> bool:
-    """Flush the whole file system holding `path` (Linux); False where unavailable."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            return libc.syncfs(fd) == 0
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        return False
-
-
-def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
-    """(kind, body) of the loose object file `path`, checked to hash to `oid`."""
-    try:
-        raw = zlib.decompress(path.read_bytes())
-    except FileNotFoundError as e:
-        raise StoreCorrupt(f"Object {oid} is missing from {path.parent.parent.parent}",
-                           CHECK_STORE) from e
-    except (OSError, zlib.error) as e:
-        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt ({e})", CHECK_STORE) from e
-    header, _, body = raw.partition(b"\0")
-    kind = header.split(b" ")[0].decode("ascii", "replace")
-    if kind not in ("blob", "tree", "commit") or hash_object(kind, body) != oid:
-        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt", CHECK_STORE)
-    return kind, body
 
 
 class DirStore(Store):
@@ -164,7 +93,7 @@ class DirStore(Store):
                                    "own store.")
             if not pointer.exists() or read_pointer(pointer) != self.path:
                 try:
-                    _write_file(pointer, f"{POINTER_PREFIX}{self.path}\n".encode())
+                    write_file(pointer, f"{POINTER_PREFIX}{self.path}\n".encode())
                 except OSError as e:
                     raise StoreNotWritable(f"Cannot write {pointer}: {e.strerror}.",
                                            "Check the workspace's permissions.") from e
@@ -174,7 +103,7 @@ class DirStore(Store):
                                    "Choose an empty or new folder for the store.")
         try:
             for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "gitckpt"):
-                _mkdir(self.path / d)
+                make_dir(self.path / d)
             for name, text in (("HEAD", "ref: refs/heads/main\n"),
                                ("config", "[core]\n\trepositoryformatversion = 0\n"
                                           "\tfilemode = true\n\tbare = true\n"
@@ -183,7 +112,7 @@ class DirStore(Store):
                                (".gitignore", "*\n"),
                                ("gitckpt/format", f"{FORMAT}\n")):
                 if not (self.path / name).exists():
-                    _write_file(self.path / name, text.encode())
+                    write_file(self.path / name, text.encode())
         except OSError as e:
             raise StoreNotWritable(f"Cannot create the store {self.path}: {e.strerror}.",
                                    "Check the folder's permissions, or set GITCKPT_STORE.") from e
@@ -199,7 +128,7 @@ class DirStore(Store):
             return oid  # objects are never rewritten
         folder = self._object_path(oid).parent
         try:
-            _mkdir(folder)
+            make_dir(folder)
             tmp = folder / f"tmp_obj_{secrets.token_hex(8)}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
@@ -227,7 +156,7 @@ class DirStore(Store):
                                    "Check the store folder's free space and permissions.") from e
 
     def _flush(self) -> None:
-        if not _syncfs(self.path):
+        if not syncfs(self.path):
             for tmp in self._pending.values():
                 fd = os.open(tmp, os.O_RDONLY)
                 try:
@@ -247,9 +176,9 @@ class DirStore(Store):
                 continue
             os.unlink(tmp)
             folders.add(final.parent)
-        if not _syncfs(self.path):
+        if not syncfs(self.path):
             for folder in folders:
-                _fsync_dir(folder)
+                fsync_dir(folder)
         self._pending.clear()
 
     def _read_object(self, oid: ObjectId, kind: str) -> bytes:
@@ -361,8 +290,8 @@ class DirStore(Store):
         self.flush()
         path = self.path / name
         try:
-            _mkdir(path.parent)
-            _write_file(path, f"{oid}\n".encode())
+            make_dir(path.parent)
+            write_file(path, f"{oid}\n".encode())
         except OSError as e:
             raise StoreNotWritable(f"Cannot write {name} in {self.path}: {e.strerror}.",
                                    "Check the store folder's permissions and free space.") from e
@@ -383,7 +312,7 @@ class DirStore(Store):
             if name in self._packed_refs():
                 lines = (self.path / "packed-refs").read_text().splitlines(keepends=True)
                 kept = "".join(ln for ln in lines if not ln.rstrip("\n").endswith(" " + name))
-                _write_file(self.path / "packed-refs", kept.encode())
+                write_file(self.path / "packed-refs", kept.encode())
         except OSError as e:
             raise StoreNotWritable(f"Cannot delete {name} in {self.path}: {e.strerror}.",
                                    "Check the store folder's permissions.") from e

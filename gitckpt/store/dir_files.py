@@ -1,0 +1,86 @@
+"""The plain-folder store's file primitives: durable writes and loose object reads."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import zlib
+from pathlib import Path
+
+from gitckpt.errors import CHECK_STORE, StoreCorrupt
+from gitckpt.ids import ObjectId
+from gitckpt.objects import hash_object
+
+
+def make_dir(path: Path) -> None:
+    """Create a private folder and make its entry in the parent durable."""
+    if path.is_dir():
+        return
+    make_dir(path.parent)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Atomically replace `path`: unique temp file, fsync, rename, fsync the folder."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def syncfs(path: Path) -> bool:
+    """Flush the whole file system holding `path` (Linux); False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            return libc.syncfs(fd) == 0
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        return False
+
+
+def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
+    """(kind, body) of the loose object file `path`, checked to hash to `oid`."""
+    try:
+        raw = zlib.decompress(path.read_bytes())
+    except FileNotFoundError as e:
+        raise StoreCorrupt(f"Object {oid} is missing from {path.parent.parent.parent}",
+                           CHECK_STORE) from e
+    except (OSError, zlib.error) as e:
+        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt ({e})", CHECK_STORE) from e
+    header, _, body = raw.partition(b"\0")
+    kind = header.split(b" ")[0].decode("ascii", "replace")
+    if kind not in ("blob", "tree", "commit") or hash_object(kind, body) != oid:
+        raise StoreCorrupt(f"Object {oid} ({path}) is corrupt", CHECK_STORE)
+    return kind, body
+
+
