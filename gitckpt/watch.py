@@ -239,12 +239,14 @@ class WatchdogSource(Source):
         self.root = root
         self.private = private
         self._observer = None
+        self._hint: Hint | None = None
 
     def start(self, hint: Hint) -> None:
         from watchdog import events as ev
         from watchdog.observers import Observer
 
         root, private = self.root, self.private
+        self._hint = hint
 
         class Handler(ev.FileSystemEventHandler):
             def on_any_event(self, event) -> None:
@@ -272,6 +274,8 @@ class WatchdogSource(Source):
             e.is_alive() for e in getattr(self._observer, "emitters", ()))
 
     def stop(self) -> None:
+        if self._hint in _OverflowHint.hints:
+            _OverflowHint.hints.remove(self._hint)
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -279,19 +283,22 @@ class WatchdogSource(Source):
 
 class _OverflowHint(logging.Handler):
     """watchdog logs a queue overflow without telling the event handler: the warning itself
-    becomes a hint, so the snapshot after the burst looks at everything."""
+    becomes a hint to every running source, so the snapshot after the burst looks at all."""
 
-    def __init__(self, hint: Hint) -> None:
+    hints: list[Hint] = []
+
+    def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.hint = hint
 
     def emit(self, record: logging.LogRecord) -> None:
         if "overflow" in record.getMessage().lower():
-            self.hint()
+            for hint in list(self.hints):
+                hint()
 
 
 def _overflow_hints(hint: Hint) -> None:
+    _OverflowHint.hints.append(hint)
     for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
         logger = logging.getLogger(name)
-        logger.handlers = [h for h in logger.handlers if not isinstance(h, _OverflowHint)]
-        logger.addHandler(_OverflowHint(hint))
+        if not any(isinstance(h, _OverflowHint) for h in logger.handlers):
+            logger.addHandler(_OverflowHint())
