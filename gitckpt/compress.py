@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gitckpt.errors import InvalidArgument
+from gitckpt.errors import InvalidArgument, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.objects import Mode, decode_commit, decode_tree
 from gitckpt.store.base import Store
@@ -123,7 +123,11 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         for c in out.eligible:
             store.delete_ref(drift_ref(c.task, c.step), c.tip)
             out.dropped.append(c)
-        store.update_notes({oid: None for oid in doomed}, "Notes of dropped drifts removed\n")
+        # A commit can be shared (a task imported under a second id, worktrees): its note
+        # stays while any ref still reaches it.
+        still = _commits(store, list(store.list_refs(REF_ROOT).values()))
+        store.update_notes({oid: None for oid in doomed if oid not in still},
+                           "Notes of dropped drifts removed\n")
         if store.kind == "dir":
             out.bytes_freed = prune(store)
         else:
@@ -131,13 +135,27 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
     return out
 
 
-def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId]) -> set[ObjectId]:
-    """Objects reachable from commits `tips`, not yet in `seen` (which it extends)."""
+def _commits(store: Store, tips: list[ObjectId]) -> set[ObjectId]:
+    """The commits reachable from `tips` (parents only)."""
+    seen: set[ObjectId] = set()
+    todo = list(tips)
+    while todo:
+        oid = todo.pop()
+        if oid not in seen:
+            seen.add(oid)
+            todo += store.read_commit(oid).parents
+    return seen
+
+
+def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId], strict: bool = False
+          ) -> set[ObjectId]:
+    """Objects reachable from commits `tips`, not yet in `seen` (which it extends). With
+    `strict`, a missing object raises StoreCorrupt instead of being passed over."""
     found: set[ObjectId] = set()
     commits, trees = list(tips), []
     while commits:
         oid = commits.pop()
-        if oid in seen or not store.has_object(oid):
+        if oid in seen or not _present(store, oid, strict):
             continue
         seen.add(oid)
         found.add(oid)
@@ -146,7 +164,7 @@ def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId]) -> set[Object
         trees.append(c.tree)
     while trees:
         oid = trees.pop()
-        if oid in seen or not store.has_object(oid):
+        if oid in seen or not _present(store, oid, strict):
             continue
         seen.add(oid)
         found.add(oid)
@@ -154,9 +172,19 @@ def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId]) -> set[Object
             if e.mode == Mode.TREE:
                 trees.append(e.id)
             elif e.mode != Mode.GITLINK and e.id not in seen:
+                _present(store, e.id, strict)
                 seen.add(e.id)
                 found.add(e.id)
     return found
+
+
+def _present(store: Store, oid: ObjectId, strict: bool) -> bool:
+    if store.has_object(oid):
+        return True
+    if strict:
+        raise StoreCorrupt(f"Object {oid} is missing, so nothing was pruned",
+                           "Run `gitckpt doctor` to see what the store lacks.")
+    return False
 
 
 def _unique_size(store: Store, tl: Timeline, doomed: set[ObjectId]) -> int:
@@ -177,7 +205,7 @@ def prune(store) -> int:
     bytes freed. The caller holds the lock, so no save runs; the stat caches, which may name a
     deleted blob, are dropped so that the next snapshot reads the files again."""
     seen: set[ObjectId] = set()
-    _walk(store, list(store.list_refs("refs/").values()), seen)
+    _walk(store, list(store.list_refs("refs/").values()), seen, strict=True)
     freed = 0
     for oid, path in store.loose_objects().items():
         if oid not in seen:

@@ -50,9 +50,9 @@ class DoctorResult:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
-def _task_refs(tl: Timeline) -> dict[TaskId, dict[str, ObjectId]]:
+def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, ObjectId]]:
     out: dict[TaskId, dict[str, ObjectId]] = {}
-    for name, oid in tl.store.list_refs(REF_ROOT).items():
+    for name, oid in tl.store.list_refs(REF_ROOT, damaged).items():
         task, _, rest = name[len(REF_ROOT):].partition("/")
         try:
             out.setdefault(TaskId(task), {})[rest] = oid
@@ -63,12 +63,19 @@ def _task_refs(tl: Timeline) -> dict[TaskId, dict[str, ObjectId]]:
 
 def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     store = tl.store
-    tasks = _task_refs(tl)
+    damaged: list[str] = []
+    tasks = _task_refs(tl, damaged)
     result = DoctorResult(str(getattr(store, "path", None) or getattr(store, "git_dir", "")),
                           store.kind, len(tasks),
                           ["refs", "notes", "steps", "objects", "caches", "restore", "locks"],
                           watch="on" if Settings.from_env().enabled else "off")
     add = result.findings.append
+    for name in damaged:
+        if "/steps/" in name:
+            continue  # reported with the commit that belongs there, below
+        add(Finding("refs", f"The ref {name} cannot be read (damaged).",
+                    "Look at it with git; if its step is known, write that commit id into it. "
+                    "Steps are never rewritten, so the id is in `git log` of the task."))
     commits: set[ObjectId] = set()
     for task, refs in sorted(tasks.items()):
         for rest, oid in sorted(refs.items()):
@@ -79,7 +86,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                             "missing or not a commit.",
                             "Restore the repository's objects from a backup; `git fsck` "
                             "lists what is missing."))
-        _check_steps(tl, task, refs, fix, add, commits)
+        _check_steps(tl, task, refs, fix, add, commits, set(damaged))
         try:
             commits.update(tl.commits(task))
         except GitckptError:
@@ -104,7 +111,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
 
 
 def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: bool, add,
-                 commits: set[ObjectId]) -> None:
+                 commits: set[ObjectId], damaged: set[str]) -> None:
     store = tl.store
     steps = {int(r[6:]): o for r, o in refs.items() if r.startswith("steps/") and r[6:].isdigit()}
     if "head" not in refs:
@@ -113,11 +120,12 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
         newest = max(steps)
         f = Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
                     f"gitckpt doctor --fix re-creates {head_ref(task)} at step {newest}.")
-        if fix:
-            with store.lock():
-                store.create_ref(head_ref(task), steps[newest])
-            f.fixed = True
         add(f)
+        if not fix:
+            return
+        with store.lock():
+            store.create_ref(head_ref(task), steps[newest])
+        f.fixed = True
         refs = {**refs, "head": steps[newest]}
     try:
         chain = tl.steps(task)
@@ -131,7 +139,12 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
                         f"{record.n} where {expected} was expected.",
                         "Export the task and inspect it with git; steps are never rewritten."))
             return
-        if steps.get(record.n) is None:
+        if steps.get(record.n) is None and step_ref(task, record.n) in damaged:
+            add(Finding("refs", f"{step_ref(task, record.n)} is damaged; it should name step "
+                        f"{record.n}, commit {record.commit}.",
+                        f"git --git-dir={getattr(store, 'path', None) or store.git_dir} "
+                        f"update-ref {step_ref(task, record.n)} {record.commit}"))
+        elif steps.get(record.n) is None:
             f = Finding("steps", f"{step_ref(task, record.n)} is missing (a save was cut off).",
                         "gitckpt doctor --fix (or the next save) re-creates it.")
             if fix:
@@ -145,6 +158,13 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
 
 
 def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
+    try:
+        tl.store.read_note(next(iter(commits))) if commits else None
+    except GitckptError as e:
+        add(Finding("notes", f"refs/notes/checkpoints cannot be read: {e.message}",
+                    "Look at it with `git log refs/notes/checkpoints`; a handoff package "
+                    "(gitckpt import) or a backup holds the notes too."))
+        return
     for oid in sorted(commits):
         try:
             text = tl.store.read_note(oid)

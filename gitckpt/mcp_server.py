@@ -25,6 +25,7 @@ from gitckpt.notes import PlanItem
 from gitckpt.watch import Settings
 
 log = logging.getLogger("gitckpt.mcp")
+BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
 
 INSTRUCTIONS = """gitckpt keeps a checkpoint trail for long tasks in this workspace (git commits \
 under refs/checkpoints/, never touching the user's branches, index or stash).
@@ -147,10 +148,14 @@ class Workspaces:
         return path
 
     def boundary(self, root: str) -> None:
-        """Attribute the changes made since the last call: a drift if files moved."""
+        """Attribute the changes made since the last call: a drift if files moved. Best
+        effort: a busy store or a task of another workspace must not fail the tool itself."""
         try:
-            drift = service.capture(root, trigger="boundary")
+            drift = service.capture(root, trigger="boundary", lock_timeout=BOUNDARY_WAIT)
         except (NoActiveTask, TaskClosed):
+            return
+        except GitckptError as e:
+            log.info("no boundary drift: %s", e.message)
             return
         if drift.recorded:
             log.info("boundary drift %s: %d paths", drift.commit[:7], len(drift.changes.paths()))
@@ -231,12 +236,20 @@ def build_server(root: str | None = None) -> MCPServer:
                 if boundary:
                     ws.boundary(path)
                 result = fn(path, *args, **kwargs).to_dict()
-                ws.watch(path)
+                try:
+                    ws.watch(path)
+                except Exception:  # the call succeeded; a watcher that cannot start is logged
+                    log.exception("cannot start the watcher for %s", path)
                 return result
 
             return await anyio.to_thread.run_sync(work)
         except GitckptError as e:
             raise ToolError(f"{e.message}\nhint: {e.hint}" if e.hint else e.message) from e
+        except Exception as e:  # a bug: the agent still gets a result it can read
+            log.exception("tool failed")
+            raise ToolError(f"internal error ({type(e).__name__}: {e}); this is a bug in "
+                            "gitckpt.\nhint: the details are in the server's log (mcp.log "
+                            "in the store's state folder).") from e
 
     @server.tool()
     async def ckpt_init(

@@ -14,8 +14,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,7 +36,15 @@ _BAD_PACKAGE = "The package is damaged or was not made by `gitckpt export`; ask 
 
 
 def reachable(read_object, tips: list[ObjectId]) -> dict[ObjectId, str]:
-    """Every object reachable from the commits `tips`, with its kind (gitlinks excluded)."""
+    """Every object reachable from the commits `tips`, with its kind (gitlinks excluded);
+    StoreCorrupt for anything malformed."""
+    try:
+        return _reachable(read_object, tips)
+    except (ValueError, IndexError, UnicodeDecodeError) as e:
+        raise StoreCorrupt(f"A commit or tree is malformed ({e}).", _BAD_PACKAGE) from e
+
+
+def _reachable(read_object, tips: list[ObjectId]) -> dict[ObjectId, str]:
     kinds: dict[ObjectId, str] = {}
     commits = list(tips)
     trees: list[ObjectId] = []
@@ -102,11 +111,32 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
     kinds = reachable(store.read_object, list(refs.values()))
     notes = {c: store.read_note(c) for c, k in kinds.items() if k == "commit"}
     info = tl.info(task)
+    final, to = to, to.with_name(f".{to.name}.{os.getpid()}.partial")
     try:
         to.mkdir(mode=0o755)
     except OSError as e:
         raise InvalidArgument(f"Cannot create {to}: {e.strerror}.",
                               "Export to a writable folder.") from e
+    try:
+        result = _write_package(tl, task, to, final, refs, kinds, notes, info, handoff)
+        _readable(to)  # a package is for someone else: other users may read it
+        os.rename(to, final)
+    except BaseException:
+        shutil.rmtree(to, ignore_errors=True)  # no half package left behind
+        raise
+    return replace(result, path=final)
+
+
+def _readable(root: Path) -> None:
+    for dirpath, _, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+
+
+def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kinds, notes,
+                   info, handoff: str) -> ExportResult:
+    store = tl.store
     pkg = DirStore(to, to / REPO, bare=True)
     pkg.prepare()
     for oid in kinds:
@@ -118,15 +148,16 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
         for name, oid in sorted(refs.items()):
             pkg.create_ref(name, oid)
     files = pkg.loose_objects()  # the timeline's objects and the notes'
-    text = handoff.rstrip("\n") + "\n\n" + _instructions(task, to)
-    (to / HANDOFF).write_text(text, encoding="utf-8")
+    text = handoff.rstrip("\n") + "\n\n" + _instructions(task, final)
+    data = text.encode("utf-8", "surrogateescape")  # file names need not be UTF-8
+    (to / HANDOFF).write_bytes(data)
     manifest = {
         "format": FORMAT, "task": task, "name": info.meta.name, "goal": info.meta.goal,
         "workspace": store.root.name, "steps": info.head.n, "objects": len(files),
         "refs": dict(sorted(refs.items())),
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "checksums": {"objects": _digest(list(files)),
-                      HANDOFF: hashlib.sha256(text.encode()).hexdigest()},
+                      HANDOFF: hashlib.sha256(data).hexdigest()},
     }
     (to / MANIFEST).write_text(json_text(manifest) + "\n", encoding="utf-8")
     size = sum(f.stat().st_size for f in to.rglob("*") if f.is_file())
@@ -178,9 +209,11 @@ def check_package(path: Path) -> _Checked:
                               "Pass the folder `gitckpt export` wrote (not a link to it).")
     for dirpath, dirs, files in os.walk(path):
         for name in dirs + files:
-            if stat.S_ISLNK(os.lstat(os.path.join(dirpath, name)).st_mode):
+            mode = os.lstat(os.path.join(dirpath, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 rel = os.path.relpath(os.path.join(dirpath, name), path)
-                raise StoreCorrupt(f"The package holds a symbolic link ({rel}).", _BAD_PACKAGE)
+                kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+                raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
     try:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         fmt, task = manifest["format"], TaskId(manifest["task"])
@@ -253,6 +286,15 @@ def import_package(tl: Timeline, path: Path, as_id: str | None = None) -> Import
         raise InvalidArgument(f"Task {task} exists in this store already.",
                               f"Import it under another id: gitckpt import {path} --as "
                               f"{task}-2")
+    for oid, note in checked.notes.items():
+        if note.kind == "init" and note.step == 0:
+            here = store.read_note(oid) if store.has_object(oid) else None
+            if here is not None and Note.parse(here, oid).workspace not in (
+                    None, store.workspace):
+                raise InvalidArgument(
+                    "This store holds the package's commits already, for another workspace "
+                    "(a task and its copy would share their notes).",
+                    "Import it from the workspace the task belongs to, or into another store.")
     store.prepare()
     with store.lock():
         new = 0

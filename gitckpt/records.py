@@ -55,11 +55,13 @@ class TaskInfo:
     meta: Note
     head: StepRecord
     status: str  # active | suspended | closed
+    last_activity: str = ""  # the newest step's or drift's time
 
     def to_dict(self) -> dict:
         return {"task": self.id, "name": self.meta.name, "goal": self.meta.goal,
                 "status": self.status, "steps": self.head.n, "head": self.head.commit,
-                "last_activity": self.head.note.created_at, "workspace": self.meta.workspace}
+                "last_activity": self.last_activity or self.head.note.created_at,
+                "workspace": self.meta.workspace}
 
 
 @dataclass(frozen=True)

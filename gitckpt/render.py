@@ -69,7 +69,7 @@ def render_tasks(r: service.TasksResult) -> str:
     for t in r.tasks:
         mark = "*" if t.status == "active" else " "
         out.append(f"{mark} {t.id:<{width}}  {t.status:<9}  {t.head.n:>5}  "
-                   f"{t.head.note.created_at:<20}  {t.meta.name}")
+                   f"{t.to_dict()['last_activity']:<20}  {t.meta.name}")
     return "\n".join(out) + "\n"
 
 

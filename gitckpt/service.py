@@ -312,9 +312,9 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
 
 
 def capture(root: str | Path, *, task: str | None = None, trigger: str = "capture",
-            clock: Clock = time.time) -> DriftResult:
+            lock_timeout: float | None = None, clock: Clock = time.time) -> DriftResult:
     """Record a drift now if in-scope files differ from the tip; `recorded` says if one was."""
-    return open_timeline(root, clock).capture(trigger, task)
+    return open_timeline(root, clock).capture(trigger, task, lock_timeout=lock_timeout)
 
 
 @dataclass

@@ -138,7 +138,7 @@ class Timeline:
         if active is False:
             active = self.active_id()
         status = "closed" if head.note.closed else "active" if active == task else "suspended"
-        return TaskInfo(task, meta, head, status)
+        return TaskInfo(task, meta, head, status, self.tip(task, head).note.created_at)
 
     def tasks(self) -> list[TaskInfo]:
         active = self.active_id()
@@ -312,10 +312,10 @@ class Timeline:
         return Scope.load(str(self.store.root), meta.exclude or [])
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
-                ) -> DriftResult:
+                lock_timeout: float | None = None) -> DriftResult:
         """Record a drift if in-scope files differ from the tip."""
         tid = self.resolve(task)
-        with self.store.lock():
+        with self.store.lock(lock_timeout):
             head, meta = self.writable(tid)
             return self.record_drift(tid, head, self.store.snapshot(self.scope(meta)), trigger,
                                      partial=partial)

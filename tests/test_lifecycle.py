@@ -306,3 +306,71 @@ def test_doctor_reports_damage_it_cannot_fix(ws):
     if ws.kind == "dir":
         assert "objects" in checks
     assert not report.healthy
+
+
+def test_compress_keeps_the_notes_a_copy_of_the_task_still_needs(ws, tmp_path):
+    task, _ = session(ws)
+    service.export(ws.root, tmp_path / "pkg")
+    copy = service.import_(ws.root, tmp_path / "pkg", as_id=f"{task}-copy").task
+    service.switch(ws.root, task)
+    for n in range(4):  # the original moves on; the copy still holds the old drift chain
+        (ws.root / f"more{n}.txt").write_text(f"{n}\n")
+        service.save(ws.root, f"more {n}")
+    result = service.compress(ws.root, keep="0s", min_steps=1)
+    assert (task, 3) in {(c.task, c.step) for c in result.dropped}  # the copy's is kept
+    assert len(service.log(ws.root, task=copy).timeline()) == 5  # 4 steps and its drift
+    assert service.resume(ws.root, task=copy).info.head.n == 3
+    assert service.tasks(ws.root).tasks[0].to_dict()["last_activity"]
+
+
+def test_import_refuses_a_copy_for_another_workspace_of_the_same_store(repo, tmp_path):
+    task = service.init(repo, "root task").save.task
+    service.export(repo, tmp_path / "pkg")
+    (repo / "sub").mkdir()
+    refs = git(repo, "for-each-ref", "refs/checkpoints", "refs/notes")
+    with pytest.raises(InvalidArgument, match="another workspace"):
+        service.import_(repo / "sub", tmp_path / "pkg", as_id=f"{task}-sub")
+    assert git(repo, "for-each-ref", "refs/checkpoints", "refs/notes") == refs
+
+
+def test_malformed_commits_and_special_files_in_a_package_are_refused(ws, tmp_path):
+    import hashlib
+
+    task, _ = session(ws)
+    pkg = tmp_path / "pkg"
+    service.export(ws.root, pkg)
+    bad = tmp_path / "malformed"
+    shutil.copytree(pkg, bad)
+    body = b"parent " + b"1" * 40 + b"\n\nno tree\n"
+    raw = b"commit %d\0" % len(body) + body
+    oid = hashlib.sha1(raw).hexdigest()
+    (bad / "checkpoints.git" / "objects" / oid[:2]).mkdir(exist_ok=True)
+    (bad / "checkpoints.git" / "objects" / oid[:2] / oid[2:]).write_bytes(zlib.compress(raw))
+    head = bad / "checkpoints.git" / "refs" / "checkpoints" / task / "head"
+    head.write_text(oid + "\n")
+    m = json.loads((bad / "manifest.json").read_text())
+    m["refs"][f"refs/checkpoints/{task}/head"] = oid
+    ids = sorted(p.parent.name + p.name for p in (bad / "checkpoints.git" / "objects")
+                 .glob("??/*"))
+    m["objects"] = len(ids)
+    m["checksums"]["objects"] = hashlib.sha256("\n".join(ids).encode()).hexdigest()
+    (bad / "manifest.json").write_text(json.dumps(m))
+    there = other(tmp_path, "dir")
+    with pytest.raises(StoreCorrupt, match="malformed"):
+        service.import_(there.root, bad)
+    fifo = tmp_path / "fifo"
+    shutil.copytree(pkg, fifo)
+    (fifo / "manifest.json").unlink()
+    os.mkfifo(fifo / "manifest.json")
+    with pytest.raises(StoreCorrupt, match="special file"):
+        service.import_(there.root, fifo)
+    assert not (there.root / ".gitckpt").exists()
+
+
+@pytest.mark.crafted_store
+def test_doctor_reports_a_damaged_ref(ws):
+    task, _ = session(ws)
+    (ws.git_dir / "refs" / "checkpoints" / task / "steps" / "1").write_text("garbage\n")
+    report = service.doctor(ws.root)
+    assert not report.healthy
+    assert any(f.check == "refs" and "steps/1" in f.problem for f in report.findings)

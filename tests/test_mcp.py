@@ -330,3 +330,27 @@ def test_skill_ships_inside_the_wheel(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")],
                          capture_output=True, text=True, cwd=tmp_path, check=True).stdout
     assert out.strip() == str(tmp_path / "site" / "gitckpt" / "SKILL.md")
+
+
+def test_a_busy_store_does_not_fail_a_read_only_tool(ws, server):
+    import filelock
+
+    run_cli("-C", str(ws.root), "init", "busy")
+    (ws.root / "changed.txt").write_text("x\n")
+    lock_path = ws.git_dir / "gitckpt" / "lock"
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import filelock, sys, time; l = filelock.FileLock(sys.argv[1]); l.acquire(); "
+        "print('held', flush=True); time.sleep(30)"), str(lock_path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+
+        async def body(c):
+            return await c.call_tool("ckpt_resume", {})
+        r = session(server, "legacy", body)
+        assert not r.is_error, r.content
+        assert "changed.txt" in r.structured_content["text"]
+    finally:
+        other.kill()
+        other.wait()
+    _ = filelock

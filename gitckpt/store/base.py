@@ -105,8 +105,9 @@ class Store(ABC):
     private: tuple[str, ...] = ()
 
     @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the store's write lock, or raise StoreBusy after the timeout. Re-entrant."""
+    def lock(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the store's write lock, or raise StoreBusy after `timeout` seconds (default:
+        GITCKPT_LOCK_TIMEOUT). Re-entrant."""
         lock = self.__dict__.get("_lock")
         if lock is None:
             try:
@@ -117,7 +118,7 @@ class Store(ABC):
                     "gitckpt needs write access to the store; check its permissions.",
                 ) from e
             lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path), mode=0o600)
-        timeout = lock_timeout()
+        timeout = lock_timeout() if timeout is None else timeout
         try:
             lock.acquire(timeout=timeout)
         except filelock.Timeout as e:
@@ -204,8 +205,9 @@ class Store(ABC):
         """The id `name` points at, or None if it does not exist."""
 
     @abstractmethod
-    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
-        """All refs whose name starts with `prefix`, with their targets."""
+    def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
+        """All refs whose name starts with `prefix`, with their targets. A ref that cannot be
+        read raises StoreCorrupt, or with `damaged` is added to that list instead."""
 
     @abstractmethod
     def create_ref(self, name: str, oid: ObjectId) -> None:

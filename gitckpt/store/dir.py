@@ -272,7 +272,7 @@ class DirStore(Store):
                 out[parts[1]] = ObjectId(parts[0])
         return out
 
-    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
+    def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
         out = {k: v for k, v in self._packed_refs().items() if k.startswith(prefix)}
         top = self.path / "refs"
         for folder, _, files in os.walk(top):
@@ -281,7 +281,13 @@ class DirStore(Store):
                     continue
                 name = Path(folder, f).relative_to(self.path).as_posix()
                 if name.startswith(prefix):
-                    oid = self.get_ref(name)
+                    try:
+                        oid = self.get_ref(name)
+                    except StoreCorrupt:
+                        if damaged is None:
+                            raise
+                        damaged.append(name)
+                        continue
                     if oid:
                         out[name] = oid
         return out

@@ -8,6 +8,7 @@ written, and no git command line is run.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -166,11 +167,25 @@ class GitStore(Store):
                                "Check the repository with `git fsck`.") from e
         return None if ref is None else ObjectId(str(ref.target))
 
-    def list_refs(self, prefix: str) -> dict[str, ObjectId]:
+    def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
         out = {}
-        for ref in self.repo.references.iterator():
-            if ref.name.startswith(prefix):
-                out[ref.name] = ObjectId(str(ref.target))
+        try:
+            for ref in self.repo.references.iterator():
+                if ref.name.startswith(prefix):
+                    out[ref.name] = ObjectId(str(ref.target))
+        except (pygit2.GitError, ValueError) as e:
+            if damaged is None:
+                raise StoreCorrupt(f"Cannot list the refs: {e}",
+                                   "Check the repository with `git fsck`.") from e
+            damaged.append(f"{prefix}* ({e})")
+        if damaged is not None:  # libgit2 passes over a loose ref it cannot parse: find them
+            top = self.common_dir / "refs"
+            for folder, _, files in os.walk(top):
+                for f in files:
+                    name = "refs/" + Path(folder, f).relative_to(top).as_posix()
+                    if (name.startswith(prefix) and name not in out
+                            and not f.endswith(".lock")):
+                        damaged.append(name)
         return out
 
     def _clear_stale_lock(self, name: str) -> None:
