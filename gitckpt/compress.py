@@ -15,7 +15,7 @@ from datetime import datetime
 
 from gitckpt.errors import InvalidArgument, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
-from gitckpt.objects import Mode, decode_commit, decode_tree
+from gitckpt.reach import reachable
 from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT, Timeline, drift_ref
 
@@ -149,42 +149,10 @@ def _commits(store: Store, tips: list[ObjectId]) -> set[ObjectId]:
 
 def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId], strict: bool = False
           ) -> set[ObjectId]:
-    """Objects reachable from commits `tips`, not yet in `seen` (which it extends). With
-    `strict`, a missing object raises StoreCorrupt instead of being passed over."""
-    found: set[ObjectId] = set()
-    commits, trees = list(tips), []
-    while commits:
-        oid = commits.pop()
-        if oid in seen or not _present(store, oid, strict):
-            continue
-        seen.add(oid)
-        found.add(oid)
-        c = decode_commit(oid, store.read_object(oid)[1])
-        commits += c.parents
-        trees.append(c.tree)
-    while trees:
-        oid = trees.pop()
-        if oid in seen or not _present(store, oid, strict):
-            continue
-        seen.add(oid)
-        found.add(oid)
-        for e in decode_tree(store.read_object(oid)[1]):
-            if e.mode == Mode.TREE:
-                trees.append(e.id)
-            elif e.mode != Mode.GITLINK and e.id not in seen:
-                _present(store, e.id, strict)
-                seen.add(e.id)
-                found.add(e.id)
-    return found
-
-
-def _present(store: Store, oid: ObjectId, strict: bool) -> bool:
-    if store.has_object(oid):
-        return True
-    if strict:
-        raise StoreCorrupt(f"Object {oid} is missing, so nothing was pruned",
-                           "Run `gitckpt doctor` to see what the store lacks.")
-    return False
+    """Objects reachable from commits `tips`, not yet in `seen` (which it extends); missing
+    ones are passed over, or with `strict` raise StoreCorrupt."""
+    return set(reachable(store.read_object, tips, seen=seen, blob_exists=store.has_object,
+                         missing=None if strict else (lambda oid: None)))
 
 
 def _unique_size(store: Store, tl: Timeline, doomed: set[ObjectId]) -> int:
@@ -205,7 +173,11 @@ def prune(store) -> int:
     bytes freed. The caller holds the lock, so no save runs; the stat caches, which may name a
     deleted blob, are dropped so that the next snapshot reads the files again."""
     seen: set[ObjectId] = set()
-    _walk(store, list(store.list_refs("refs/").values()), seen, strict=True)
+    try:
+        _walk(store, list(store.list_refs("refs/").values()), seen, strict=True)
+    except StoreCorrupt as e:
+        raise StoreCorrupt(f"{e.message}; nothing was pruned",
+                           "Run `gitckpt doctor` to see what the store lacks.") from e
     freed = 0
     for oid, path in store.loose_objects().items():
         if oid not in seen:

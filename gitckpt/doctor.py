@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from gitckpt.errors import GitckptError
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
-from gitckpt.objects import Mode, decode_commit, decode_tree
+from gitckpt.reach import reachable
 from gitckpt.restore import interrupted
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.watch import Settings
@@ -121,7 +121,10 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
         f = Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
                     f"gitckpt doctor --fix re-creates {head_ref(task)} at step {newest}.")
         add(f)
-        if not fix:
+        if not fix:  # without a head there is no chain to follow: name the gaps in steps/
+            for n in sorted(set(range(newest + 1)) - set(steps)):
+                add(Finding("steps", f"{step_ref(task, n)} is missing.",
+                            "gitckpt doctor --fix re-creates head, then this ref."))
             return
         with store.lock():
             store.create_ref(head_ref(task), steps[newest])
@@ -179,33 +182,14 @@ def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
 
 def _check_objects(store, commits: set[ObjectId], add) -> None:
     """Every tree and blob the timeline commits reach exists."""
-    seen: set[ObjectId] = set()
-    trees = []
-    for oid in commits:
-        try:
-            trees.append(decode_commit(oid, store.read_object(oid)[1]).tree)
-        except GitckptError:
-            continue  # reported with its ref or note
     missing: list[ObjectId] = []
-    while trees and len(missing) < 20:
-        oid = trees.pop()
-        if oid in seen:
-            continue
-        seen.add(oid)
-        try:
-            entries = decode_tree(store.read_object(oid)[1])
-        except GitckptError:
-            missing.append(oid)
-            continue
-        for e in entries:
-            if e.mode == Mode.TREE:
-                trees.append(e.id)
-            elif e.mode != Mode.GITLINK and e.id not in seen:
-                seen.add(e.id)
-                if not store.has_object(e.id):
-                    missing.append(e.id)
+    try:
+        reachable(store.read_object, sorted(commits), blob_exists=store.has_object,
+                  missing=missing.append)
+    except GitckptError as e:
+        add(Finding("objects", e.message, e.hint))
     if missing:
-        add(Finding("objects", f"{len(missing)}+ objects the timeline needs are missing or "
+        add(Finding("objects", f"{len(missing)} objects the timeline needs are missing or "
                     f"damaged (first: {missing[0][:12]}).",
                     "Steps that need them cannot be restored; recover them from a backup "
                     "or a handoff package (gitckpt import)."))

@@ -23,7 +23,7 @@ from pathlib import Path
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
-from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
+from gitckpt.reach import reachable
 from gitckpt.store.base import NOTES_REF, Store
 from gitckpt.store.dir import DirStore
 from gitckpt.store.dir_files import read_loose
@@ -33,51 +33,6 @@ FORMAT = 1
 MANIFEST, HANDOFF, REPO = "manifest.json", "HANDOFF.md", "checkpoints.git"
 _TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+)")
 _BAD_PACKAGE = "The package is damaged or was not made by `gitckpt export`; ask for a new one."
-
-
-def reachable(read_object, tips: list[ObjectId]) -> dict[ObjectId, str]:
-    """Every object reachable from the commits `tips`, with its kind (gitlinks excluded);
-    StoreCorrupt for anything malformed."""
-    try:
-        return _reachable(read_object, tips)
-    except (ValueError, IndexError, UnicodeDecodeError) as e:
-        raise StoreCorrupt(f"A commit or tree is malformed ({e}).", _BAD_PACKAGE) from e
-
-
-def _reachable(read_object, tips: list[ObjectId]) -> dict[ObjectId, str]:
-    kinds: dict[ObjectId, str] = {}
-    commits = list(tips)
-    trees: list[ObjectId] = []
-    while commits:
-        oid = commits.pop()
-        if oid in kinds:
-            continue
-        kind, body = read_object(oid)
-        if kind != "commit":
-            raise StoreCorrupt(f"{oid} is a {kind}, not a commit", _BAD_PACKAGE)
-        kinds[oid] = kind
-        c = decode_commit(oid, body)
-        commits += c.parents
-        trees.append(c.tree)
-    while trees:
-        oid = trees.pop()
-        if oid in kinds:
-            continue
-        kind, body = read_object(oid)
-        if kind != "tree":
-            raise StoreCorrupt(f"{oid} is a {kind}, not a tree", _BAD_PACKAGE)
-        kinds[oid] = kind
-        for e in decode_tree(body):
-            if unsafe_name(e.name):
-                raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", _BAD_PACKAGE)
-            if e.mode == Mode.TREE:
-                trees.append(e.id)
-            elif e.mode != Mode.GITLINK and e.id not in kinds:
-                blob_kind, _ = read_object(e.id)
-                if blob_kind != "blob":
-                    raise StoreCorrupt(f"{e.id} is a {blob_kind}, not a blob", _BAD_PACKAGE)
-                kinds[e.id] = "blob"
-    return kinds
 
 
 def _digest(lines: list[str]) -> str:
@@ -252,7 +207,7 @@ def check_package(path: Path) -> _Checked:
             raise StoreCorrupt(f"Object {oid} is missing from the package.", _BAD_PACKAGE)
         return read_loose(files[oid], oid)  # checks that it hashes to its id
 
-    kinds = reachable(read, list(refs.values()))
+    kinds = reachable(read, list(refs.values()), check_names=True, hint=_BAD_PACKAGE)
     for oid in files.keys() - kinds.keys():
         read(oid)  # unreferenced objects are not copied, but must not be damaged either
     if notes_head is None:

@@ -1,0 +1,80 @@
+"""The one walk from commits to every object they reach, shared by export, import, compress
+and doctor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitckpt.errors import CHECK_STORE, StoreCorrupt
+from gitckpt.ids import ObjectId
+from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
+
+ReadObject = Callable[[ObjectId], tuple[str, bytes]]
+
+
+def reachable(read_object: ReadObject, tips: list[ObjectId], *,
+              seen: set[ObjectId] | None = None,
+              blob_exists: Callable[[ObjectId], bool] | None = None,
+              missing: Callable[[ObjectId], None] | None = None,
+              check_names: bool = False, hint: str = CHECK_STORE) -> dict[ObjectId, str]:
+    """Every object reachable from the commits `tips` (parents, trees, blobs; gitlinks are
+    another repository's) and not already in `seen`, which the walk extends, with its kind.
+
+    `read_object` raises StoreCorrupt for a missing object, unless `missing` is given: then
+    `missing(oid)` is told and the walk goes on past it. `blob_exists` checks blobs without
+    reading them (default: each blob is read and its kind checked). With `check_names`, a tree
+    holding a name no checkout may write is refused. Anything malformed is StoreCorrupt with
+    `hint`.
+    """
+    seen = set() if seen is None else seen
+    kinds: dict[ObjectId, str] = {}
+
+    def body(oid: ObjectId, expected: str) -> bytes | None:
+        try:
+            kind, data = read_object(oid)
+        except StoreCorrupt:
+            if missing is None:
+                raise
+            missing(oid)
+            return None
+        if kind != expected:
+            raise StoreCorrupt(f"Object {oid} is a {kind}, not a {expected}", hint)
+        kinds[oid] = kind
+        return data
+
+    commits, trees = list(tips), []
+    try:
+        while commits:
+            oid = commits.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            data = body(oid, "commit")
+            if data is not None:
+                c = decode_commit(oid, data)
+                commits += c.parents
+                trees.append(c.tree)
+        while trees:
+            oid = trees.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            data = body(oid, "tree")
+            for e in decode_tree(data) if data is not None else ():
+                if check_names and unsafe_name(e.name):
+                    raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", hint)
+                if e.mode == Mode.TREE:
+                    trees.append(e.id)
+                elif e.mode != Mode.GITLINK and e.id not in seen:
+                    seen.add(e.id)
+                    if blob_exists is None:
+                        body(e.id, "blob")
+                    elif blob_exists(e.id):
+                        kinds[e.id] = "blob"
+                    elif missing is not None:
+                        missing(e.id)
+                    else:
+                        raise StoreCorrupt(f"Object {e.id} is missing", hint)
+    except (ValueError, IndexError, UnicodeDecodeError) as e:
+        raise StoreCorrupt(f"A commit or tree is malformed ({e})", hint) from e
+    return kinds
