@@ -10,17 +10,18 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated
 from urllib.parse import unquote, urlparse
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypedDict
+from pydantic import Field
 
 from gitckpt import __version__, service
 from gitckpt.errors import GitckptError, NoActiveTask, TaskClosed, WorkspaceError
+from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, PlanEntry, RestoreOut,
+                                 ResumeOut, SaveOut, TaskOut, TimelineOut)
 from gitckpt.notes import PlanItem
 from gitckpt.watch import Settings
 
@@ -44,80 +45,6 @@ Root = Annotated[str | None, Field(
 TaskArg = Annotated[str | None, Field(description="Task id (default: the active task).")]
 Paths = Annotated[list[str], Field(description="Limit to these paths (relative to the "
                                                "workspace root); empty means everything.")]
-
-
-class PlanEntry(BaseModel):
-    """One checklist item; items are matched by their text."""
-
-    item: str = Field(description="The item's text.")
-    status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
-
-
-class _Out(TypedDict, total=False):
-    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
-
-
-class SaveOut(_Out):
-    """A saved step (or `idempotent: true` when nothing changed since the previous one)."""
-
-    task: str
-    step: int
-    commit: str
-    idempotent: bool
-    changes: dict[str, list[str]]
-
-
-class ResumeOut(_Out):
-    """Where the task stands: `text` is the handoff; the other fields are the same facts."""
-
-    task: str
-    step: int
-    next: str
-    text: str
-    unsaved: dict[str, list[str]] | None
-    problems: list[str]
-
-
-class TimelineOut(_Out):
-    """A task's steps and drifts, or (all_tasks) every task with its status."""
-
-
-class DiffOut(_Out):
-    """Changed paths with line counts, and the unified patch when asked."""
-
-    files: list[dict[str, Any]]
-    patch: str | None
-
-
-class RestoreOut(_Out):
-    """The restore plan; with apply, what was done and the safety copy that undoes it."""
-
-    applied: bool
-    create: list[str]
-    modify: list[str]
-    delete: list[str]
-    safety: str | None
-
-
-class DriftOut(_Out):
-    """A capture: `recorded` is false when nothing changed since the tip."""
-
-    recorded: bool
-    commit: str
-
-
-class TaskOut(_Out):
-    """A task and its status."""
-
-
-class PackageOut(_Out):
-    """A handoff package written or imported."""
-
-    task: str
-
-
-class CompressOut(_Out):
-    """Drift chains eligible, kept and dropped, and the bytes freed or freeable."""
 
 
 class Workspaces:

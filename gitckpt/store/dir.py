@@ -182,20 +182,9 @@ class DirStore(Store):
         self._pending.clear()
 
     def _read_object(self, oid: ObjectId, kind: str) -> bytes:
-        path = self._pending.get(oid) or self._object_path(oid)
-        try:
-            raw = zlib.decompress(path.read_bytes())
-        except FileNotFoundError as e:
-            raise StoreCorrupt(f"Object {oid} is missing from {self.path}",
-                               CHECK_STORE) from e
-        except (OSError, zlib.error) as e:
-            raise StoreCorrupt(f"Object {oid} in {self.path} is corrupt ({e})",
-                               CHECK_STORE) from e
-        header, _, body = raw.partition(b"\0")
-        if hash_object(kind, body) != oid:
-            what = header.split(b" ")[0].decode(errors="replace")
-            problem = "corrupt" if what == kind else f"a {what}, not a {kind}"
-            raise StoreCorrupt(f"Object {oid} in {self.path} is {problem}",
+        found, body = read_loose(self._pending.get(oid) or self._object_path(oid), oid)
+        if found != kind:
+            raise StoreCorrupt(f"Object {oid} in {self.path} is a {found}, not a {kind}",
                                CHECK_STORE)
         return body
 
