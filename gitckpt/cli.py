@@ -149,7 +149,8 @@ def watch(c: Ctx, task: str | None) -> None:
 
     session = service.watch(c.root, task=task, on_drift=lambda r: c.emit(r, render_capture))
     signal.signal(signal.SIGTERM, lambda *_: session.stop())
-    echo(f"Watching {session.root} for task {session.task} ({session.watcher.mode}); "
+    who = f"task {task}" if task else f"the active task (now {session.task})"
+    echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
          "Ctrl-C stops.\n", err=True)
     try:
         session.run()
@@ -180,7 +181,8 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
     paths = _paths(paths)
     result = service.restore(c.root, target, apply=do_apply, paths=paths, task=task,
                              patch=patch, expect=expect, cwd=c.root)
-    again = ["gitckpt restore", target, *(["--task", task] if task else [])]
+    again = ["gitckpt", *(["-C", c.root] if c.root != "." else []), "restore", target,
+             *(["--task", task] if task else [])]
     c.emit(result, lambda r: render_restore(r, again, paths))
 
 

@@ -14,9 +14,9 @@ from gitckpt.notes import Note
 from gitckpt.reach import reachable
 from gitckpt.restore import interrupted
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
-from gitckpt.watch import Settings
+from gitckpt.store.base import STALE_LOCK_SECONDS
+from gitckpt.watch import watch_enabled
 
-STALE_LOCK_SECONDS = 10
 
 
 @dataclass
@@ -68,7 +68,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     result = DoctorResult(str(getattr(store, "path", None) or getattr(store, "git_dir", "")),
                           store.kind, len(tasks),
                           ["refs", "notes", "steps", "objects", "caches", "restore", "locks"],
-                          watch="on" if Settings.from_env().enabled else "off")
+                          watch="on" if watch_enabled() else "off")
     add = result.findings.append
     for name in damaged:
         if "/steps/" in name:

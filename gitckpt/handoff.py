@@ -39,12 +39,18 @@ def _plan(info: TaskInfo, items: int) -> list[str]:
     plan = info.head.note.plan
     if not plan:
         return []
-    open_items = [p for p in plan if p.status != "done"]
-    shown = (open_items + [p for p in plan if p.status == "done"])[:items]
-    lines = ["", "Plan:"] + [f"  {PLAN_MARKS[p.status]} {_clip(p.item, 100)}"
-                             for p in plan if p in shown]
-    if len(plan) > len(shown):
-        lines.append(f"  ... {len(plan) - len(shown)} more done")
+    # Open items first; the list keeps the plan's order. Hidden items are counted by status,
+    # so an open item is never reported as done.
+    order = sorted(range(len(plan)), key=lambda i: plan[i].status == "done")
+    shown = sorted(order[:items])
+    lines = ["", "Plan:"] + [f"  {PLAN_MARKS[plan[i].status]} {_clip(plan[i].item, 100)}"
+                             for i in shown]
+    hidden = [plan[i].status for i in order[items:]]
+    if hidden:
+        counts = ", ".join(f"{hidden.count(s)} {s.replace('_', ' ')}"
+                           for s in ("pending", "in_progress", "blocked", "done")
+                           if hidden.count(s))
+        lines.append(f"  ... {len(hidden)} more ({counts}): `gitckpt resume --json`")
     return lines
 
 
@@ -87,7 +93,7 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
     if since_step:
         out.append(f"Unsaved changes since step {n}: {_counts(since_step)}")
         out += _paths(since_step)
-    if unsaved and drifts:
+    if unsaved and drifts and since_step:
         out.append(f"Of these, not captured by a drift yet: {_counts(unsaved)}")
     return out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from gitckpt import service
@@ -132,7 +134,9 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
         if r.blocked:
             lines.append("Some paths were not written (above); everything else was restored.")
     elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):
-        cmd = " ".join([*again, "--apply", *(["--", *paths] if paths else [])])
+        # --expect: the apply re-plans and says so if the files moved since this preview
+        cmd = shlex.join([*again, "--apply", "--expect", r.plan.live_tree,
+                          *(["--", *paths] if paths else [])])
         lines.append(f"Nothing was changed. Apply with: {cmd}")
     else:
         lines.append("The workspace already matches; nothing to restore.")

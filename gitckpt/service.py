@@ -6,7 +6,6 @@ structured content are that dict. Nothing here prints.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,8 @@ from gitckpt.store import open_store
 from gitckpt.store.base import Changes
 from gitckpt.targets import LIVE, Target, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
-from gitckpt.watch import PollingSource, Settings, Source, Watcher, WatchdogSource
+from gitckpt.watch import (PollingSource, Settings, Source, Watcher, WatchdogSource,
+                           watch_enabled)
 from gitckpt.workfs import Workdir
 
 
@@ -160,8 +160,7 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     git = tl.store.git_since((info.head.note.git or {}).get("head"))
     if git is not None:
         git["at_step"] = info.head.note.git
-    watch = "on" if os.environ.get("GITCKPT_WATCH", "on").strip().lower() not in (
-        "off", "0", "false", "no") else "off"
+    watch = "on" if watch_enabled() else "off"
     text = handoff_text(info, steps, drifts, unsaved, since_step, git, watch, problems)
     return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text)
 
@@ -297,7 +296,9 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
     def side(spec: str) -> tuple[ObjectId, dict]:
         if spec.strip().lower() == LIVE:
             tid = tl.resolve(task)
-            return tl.live(tl.meta(tid)).tree, {"label": "live workspace", "commit": None}
+            meta = tl.meta(tid)
+            tl.check_workspace(tid, meta)  # the live side is this folder: it must be the task's
+            return tl.live(meta).tree, {"label": "live workspace", "commit": None}
         t = resolve_target(tl, spec, task)
         return t.tree, t.to_dict()
 
@@ -324,10 +325,9 @@ class WatchSession:
     root: Path
     task: str
     watcher: Watcher
-    fallback: Callable[[], Source]
 
     def run(self) -> None:
-        self.watcher.run(self.fallback)
+        self.watcher.run()
 
     def stop(self) -> None:
         self.watcher.stop()
@@ -349,12 +349,11 @@ def watch(root: str | Path, *, task: str | None = None,
             on_drift(result)
         return result
 
-    watcher = Watcher(capture_once, settings, clock)
+    watcher = Watcher(capture_once, settings, clock, fallback=lambda: PollingSource(settings.poll))
     store = tl.store
     store.prefer_low_memory()
-    watcher.start(source or WatchdogSource(str(store.root), store.private),
-                  lambda: PollingSource(settings.poll))
-    return WatchSession(store.root, tid, watcher, lambda: PollingSource(settings.poll))
+    watcher.start(source or WatchdogSource(str(store.root), store.private))
+    return WatchSession(store.root, tid, watcher)
 
 
 def switch(root: str | Path, task: str) -> TaskInfo:

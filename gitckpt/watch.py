@@ -53,9 +53,14 @@ class Settings:
                                       f"Use a positive number, for example {name}={default:g}.")
             return value
 
-        switch = os.environ.get("GITCKPT_WATCH", "on").strip().lower()
         return cls(seconds("GITCKPT_QUIET", 2.0), seconds("GITCKPT_MAX_WAIT", 30.0),
-                   seconds("GITCKPT_POLL", 15.0), switch not in ("off", "0", "false", "no"))
+                   seconds("GITCKPT_POLL", 15.0), watch_enabled())
+
+
+def watch_enabled() -> bool:
+    """GITCKPT_WATCH: anything but off/0/false/no keeps the background watcher on."""
+    return os.environ.get("GITCKPT_WATCH", "on").strip().lower() not in (
+        "off", "0", "false", "no")
 
 
 class Debouncer:
@@ -97,8 +102,10 @@ class Watcher:
     """
 
     def __init__(self, capture: Callable[[bool], object], settings: Settings,
-                 clock: Clock = time.monotonic) -> None:
+                 clock: Clock = time.monotonic,
+                 fallback: Callable[[], Source] | None = None) -> None:
         self.capture = capture
+        self.fallback = fallback  # the source to use when file events cannot be had
         self.settings = settings
         self.clock = clock
         self.debounce = Debouncer(settings.quiet, settings.max_wait)
@@ -135,9 +142,10 @@ class Watcher:
         finally:
             release_memory()
 
-    def start(self, source: Source, fallback: Callable[[], Source] | None = None) -> None:
+    def start(self, source: Source) -> None:
         """Start `source`; if it cannot run (inotify limits, an unsupported file system),
-        start `fallback` (polling) instead and say so once in the log."""
+        start the fallback (polling) instead and say so once in the log."""
+        fallback = self.fallback
         try:
             source.start(self.hint)
             self.source, self.mode = source, "events"
@@ -150,7 +158,7 @@ class Watcher:
             self.source.start(self.hint)
             self.mode = "polling"
 
-    def run(self, fallback: Callable[[], Source] | None = None) -> None:
+    def run(self) -> None:
         """Wait for due captures until `stop()`. Between events this sleeps; it wakes every
         `poll` seconds only to check that the event source is still alive."""
         while True:
@@ -163,6 +171,7 @@ class Watcher:
                 if self.stopped:
                     break
             self.step()
+            fallback = self.fallback
             if self.source is not None and not self.source.alive() and fallback is not None:
                 log.warning("file events stopped; polling every %gs instead",
                             self.settings.poll)
@@ -224,8 +233,8 @@ class PollingSource(Source):
 def ignored(path: str, root: str, private: tuple[str, ...]) -> bool:
     """Events under `.git`, `.gitckpt` or the store are our own or git's: never hints."""
     rel = os.path.relpath(path, root)
-    if rel.startswith(".."):
-        return True
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return True  # outside the root (a name like "..notes" is inside)
     parts = rel.replace(os.sep, "/").split("/")
     if any(p in _IGNORED_NAMES for p in parts):
         return True

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from conftest import run_cli
 
 
@@ -35,7 +37,8 @@ def test_restore_session_from_the_issue(ws):
     r = run_cli("-C", root, "restore", "1")
     assert r.code == 0, r.err
     assert "1 to create, 1 to modify, 1 to delete" in r.out
-    assert "Nothing was changed. Apply with: gitckpt restore 1 --apply" in r.out
+    assert f"Nothing was changed. Apply with: gitckpt -C {root} restore 1 --apply --expect " \
+        in r.out
     assert (ws.root / "extra.txt").exists()
 
     r = run_cli("-C", root, "restore", "1", "--patch")
@@ -89,3 +92,41 @@ def test_paths_are_relative_to_the_folder_the_command_runs_in(ws):
     assert r.code == 0, r.err
     assert (ws.root / "src" / "app.py").read_text() == "print('v2')\n"
     assert (ws.root / "README.md").read_text() == "changed\n"
+
+
+def test_the_suggested_apply_command_is_exact(ws):
+    root = str(ws.root)
+    assert run_cli("-C", root, "init", "quoting").code == 0
+    (ws.root / "my file.txt").write_text("x\n")
+    assert run_cli("-C", root, "save", "with a spaced name").code == 0
+    (ws.root / "my file.txt").write_text("changed\n")
+    r = run_cli("-C", root, "restore", "1", "--", "my file.txt")
+    line = next(ln for ln in r.out.splitlines() if ln.startswith("Nothing was changed"))
+    cmd = line.split("Apply with: ")[1]
+    import shlex
+    args = shlex.split(cmd)
+    assert args[:3] == ["gitckpt", "-C", root] and args[-2:] == ["--", "my file.txt"]
+    assert "--expect" in args
+    r = run_cli(*args[1:])
+    assert r.code == 0, r.err
+    assert (ws.root / "my file.txt").read_text() == "x\n"
+
+
+@pytest.mark.user_git
+def test_commands_find_the_task_from_a_subfolder_of_a_repository(repo):
+    assert run_cli("-C", str(repo), "init", "from the top").code == 0
+    (repo / "src" / "deep").mkdir()
+    r = run_cli("resume", cwd=repo / "src" / "deep")
+    assert r.code == 0 and "from the top" in r.out
+    (repo / "src" / "app.py").write_text("changed\n")
+    r = run_cli("save", "from below", cwd=repo / "src" / "deep")
+    assert r.code == 0 and "Saved step 1" in r.out
+
+
+def test_diff_of_a_task_from_another_folder_is_refused(repo):
+    (repo / "a").mkdir()
+    (repo / "b").mkdir()
+    assert run_cli("-C", str(repo / "a"), "init", "in a").code == 0
+    task = json.loads(run_cli("-C", str(repo / "a"), "--json", "tasks").out)["active"]
+    r = run_cli("-C", str(repo / "b"), "diff", "0", "--task", task)
+    assert r.code == 1 and "belongs to workspace" in r.err

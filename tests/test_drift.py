@@ -159,9 +159,9 @@ def test_falls_back_to_polling_when_events_are_unavailable(ws, caplog):
     start(ws)
     clock = FakeClock()
     polled = FakeSource()
-    w = Watcher(lambda partial: None, Settings(poll=15), clock)
+    w = Watcher(lambda partial: None, Settings(poll=15), clock, fallback=lambda: polled)
     with caplog.at_level(logging.WARNING, logger="gitckpt.watch"):
-        w.start(FakeSource(fail=True), lambda: polled)
+        w.start(FakeSource(fail=True))
     assert w.mode == "polling" and polled.running
     assert [r.message for r in caplog.records if "polling" in r.message] == [
         "file events unavailable (inotify watch limit reached); polling every 15s instead"]
@@ -170,10 +170,10 @@ def test_falls_back_to_polling_when_events_are_unavailable(ws, caplog):
 def test_an_event_source_that_dies_is_replaced_by_polling(ws):
     start(ws)
     events, polled = FakeSource(), FakeSource()
-    w = Watcher(lambda partial: None, Settings(quiet=0.01, poll=0.05))
+    w = Watcher(lambda partial: None, Settings(quiet=0.01, poll=0.05), fallback=lambda: polled)
     w.start(events)
     events.running = False  # as when inotify gives up
-    t = threading.Thread(target=w.run, args=(lambda: polled,))
+    t = threading.Thread(target=w.run)
     t.start()
     deadline = time.monotonic() + 10
     while w.mode != "polling" and time.monotonic() < deadline:
@@ -333,3 +333,17 @@ def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
     assert proc.returncode == 0 and "Stopped watching" in err
     r = run_cli("-C", str(ws.root), "watch", env={"GITCKPT_POLL": "-1"})
     assert r.code == 1 and "GITCKPT_POLL" in r.err
+
+
+def test_names_starting_with_two_dots_are_inside_the_workspace(tmp_path):
+    root = str(tmp_path)
+    assert not ignored(f"{root}/..notes", root, ())
+    assert not ignored(f"{root}/...x/y", root, ())
+    assert ignored(f"{tmp_path.parent}/sibling", root, ())
+
+
+def test_the_handoff_never_calls_an_open_plan_item_done(ws):
+    service.init(ws.root, "big plan", plan=[f"item {i}" for i in range(20)] + ["finished=done"])
+    text = service.resume(ws.root).text
+    assert "more done" not in text
+    assert "more (" in text and "pending" in text.split("more (")[1]

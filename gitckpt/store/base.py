@@ -20,6 +20,7 @@ from gitckpt.scope import Reason, Scope
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
+STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds: an older one was left behind
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,7 @@ class Store(ABC):
         commit = self.write_commit(self.write_tree(list(root.values())),
                                    [head] if head else [], message, int(time.time()))
         self.cas_ref(NOTES_REF, commit, head)
+        self.__dict__["_notes"] = (commit, root)  # the next read need not fetch it again
 
     # -- the workspace ------------------------------------------------------------------------
 

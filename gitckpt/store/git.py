@@ -23,10 +23,9 @@ from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit,
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.store.git_config import filters_possible
-from gitckpt.store.base import GitState, Snapshot, Store
+from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 
-STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
 
 
