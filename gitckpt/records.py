@@ -18,11 +18,12 @@ def rfc3339(t: float) -> str:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One step of a timeline: its commit, tree and note."""
+    """One commit of a timeline (a step or a drift): its commit, tree, note and parents."""
 
     commit: ObjectId
     tree: ObjectId
     note: Note
+    parents: tuple[ObjectId, ...] = ()
 
     @property
     def n(self) -> int:

@@ -17,7 +17,7 @@ from gitckpt import package
 from gitckpt import restore as restoring
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
-from gitckpt.errors import GitckptError, TaskClosed
+from gitckpt.errors import GitckptError
 from gitckpt.handoff import handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
@@ -26,7 +26,7 @@ from gitckpt.patch import FileDiff, file_diffs, unified
 from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
 from gitckpt.store.base import Changes
-from gitckpt.targets import LIVE, Target, resolve_target
+from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
 from gitckpt.watch import (PollingSource, Settings, Source, Watcher, WatchdogSource,
                            watch_enabled)
@@ -230,14 +230,6 @@ class RestoreResult:
         return d
 
 
-def _writable_target(tl: Timeline, spec: str, task: str | None) -> tuple[Target, TaskInfo]:
-    target = resolve_target(tl, spec, task)
-    info = tl.info(target.task)
-    if info.head.note.closed:
-        raise TaskClosed(target.task)
-    tl.check_workspace(target.task, info.meta)
-    return target, info
-
 
 def restore(root: str | Path, target: str, *, apply: bool = False,
             paths: list[str] | tuple[str, ...] = (), task: str | None = None,
@@ -250,13 +242,14 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     and reports `replanned`."""
     tl = open_timeline(root)
     only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
-    tgt, info = _writable_target(tl, target, task)
+    tgt = resolve_target(tl, target, task)
+    _, meta = tl.open_task(tgt.task)  # closed tasks and other workspaces' are refused
     store = tl.store
     if apply:
         out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None)
         plan = out.plan
     else:
-        scope = tl.scope(info.meta)
+        scope = tl.scope(meta)
         live = store.snapshot(scope, update_cache=False)
         plan = restoring.plan_for(store, tgt, live, scope, only)
         with Workdir(str(store.root)) as wd:

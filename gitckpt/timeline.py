@@ -47,12 +47,12 @@ class Timeline:
     # -- reading -------------------------------------------------------------------------------
 
     def record(self, commit: ObjectId) -> StepRecord:
-        tree = self.store.read_commit(commit).tree  # first: a missing commit says so
+        c = self.store.read_commit(commit)  # first: a missing commit says so
         text = self.store.read_note(commit)
         if text is None:
             raise StoreCorrupt(f"Timeline commit {commit} has no note",
                                CHECK_STORE)
-        return StepRecord(commit, tree, Note.parse(text, commit))
+        return StepRecord(commit, c.tree, Note.parse(text, commit), c.parents)
 
     def head(self, task: TaskId) -> StepRecord:
         commit = self.store.get_ref(head_ref(task))
@@ -72,7 +72,7 @@ class Timeline:
         """Every step, oldest first, following first parents from `head`."""
         out = [self.head(task)]
         while out[-1].n > 0:
-            parents = self.store.read_commit(out[-1].commit).parents
+            parents = out[-1].parents
             if not parents:
                 raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent",
                                    CHECK_STORE)
@@ -94,8 +94,7 @@ class Timeline:
             if record.note.kind in ("init", "step"):
                 break
             out.append(record)
-            parents = self.store.read_commit(commit).parents
-            commit = parents[0] if parents else None
+            commit = record.parents[0] if record.parents else None
         return out[::-1]
 
     def drift_steps(self, task: TaskId) -> list[int]:
@@ -194,10 +193,9 @@ class Timeline:
         record = head
         while self.store.get_ref(step_ref(task, record.n)) is None:
             self.store.create_ref(step_ref(task, record.n), record.commit)
-            parents = self.store.read_commit(record.commit).parents
-            if record.n == 0 or not parents:
+            if record.n == 0 or not record.parents:
                 break
-            record = self.record(parents[0])
+            record = self.record(record.parents[0])
 
     def _commit(self, task: TaskId, tree: ObjectId, parent: StepRecord | None, message: str,
                 note: Note, now: float) -> ObjectId:
@@ -287,23 +285,26 @@ class Timeline:
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           note.skipped, redacted, merged)
 
-    def writable(self, tid: TaskId) -> tuple[StepRecord, Note]:
-        """Under the lock: the head and metadata of a task this workspace may write to."""
+    def open_task(self, tid: TaskId) -> tuple[StepRecord, Note]:
+        """The head and metadata of a task this workspace may change: not closed, and of
+        this workspace (TaskClosed, TaskElsewhere)."""
         head = self.head(tid)
         if head.note.closed:
             raise TaskClosed(tid)
         meta = head.note if head.n == 0 else self.meta(tid)
         self.check_workspace(tid, meta)
+        return head, meta
+
+    def writable(self, tid: TaskId) -> tuple[StepRecord, Note]:
+        """Under the lock: `open_task`, with step refs a killed writer left missing repaired."""
+        head, meta = self.open_task(tid)
         self._repair(tid, head)
         return head, meta
 
     def switch(self, task: str) -> TaskInfo:
         """Make `task` the active task of this workspace (the current one is suspended)."""
         tid = TaskId(task)
-        head = self.head(tid)
-        if head.note.closed:
-            raise TaskClosed(tid)
-        self.check_workspace(tid, head.note if head.n == 0 else self.meta(tid))
+        self.open_task(tid)
         with self.store.lock():
             self.set_active(tid)
         return self.info(tid, tid)
