@@ -32,6 +32,7 @@ class DemoResult:
     folder: str
     task: str
     handoff: str
+    restore: str
     git_log: str
 
     @property
@@ -39,15 +40,16 @@ class DemoResult:
         rule = "-" * 72
         return (f"gitckpt demo: an agent works on a small project in {self.folder}\n"
                 f"(a fresh git repository; it did init, two saves with edits between them, "
-                f"one unsaved edit, then resume)\n\n"
+                f"then a shell command broke greet.py and README.md was edited)\n\n"
                 f"{rule}\n$ gitckpt resume\n{rule}\n{self.handoff}\n"
+                f"{rule}\n$ gitckpt restore 2 --apply -- greet.py\n{rule}\n{self.restore}\n"
                 f"{rule}\n$ git log --notes=checkpoints refs/checkpoints/{self.task}/head\n"
                 f"{rule}\n{self.git_log}\n{rule}\n"
                 f"Look around: cd {self.folder} && gitckpt log && git status\n")
 
     def to_dict(self) -> dict:
         return {"folder": self.folder, "task": self.task, "handoff": self.handoff,
-                "git_log": self.git_log}
+                "restore": self.restore, "git_log": self.git_log}
 
 
 def run_demo(where: str | None = None) -> DemoResult:
@@ -85,7 +87,16 @@ def run_demo(where: str | None = None) -> DemoResult:
                  open_questions=["What should greet('') return?"], plan=["Add tests=done"])
     with open(root / "README.md", "a") as f:
         f.write("\nUsage: `greet('ada')`\n")  # an edit the agent has not saved yet
+    subprocess.run(["sh", "-c", "echo 'def greet(name): return None' > greet.py"], cwd=root,
+                   check=True)  # a shell command gone wrong
 
     handoff = service.resume(root).text
+    preview = service.restore(root, "2", paths=["greet.py"])
+    done = service.restore(root, "2", paths=["greet.py"], apply=True,
+                           expect=preview.plan.live_tree)
+    restore = (f"The preview listed: modify {', '.join(preview.plan.names('modify'))}; "
+               f"README.md was left as it is.\nRestored greet.py from step 2. Safety copy "
+               f"{(done.safety or '')[:12]}: `gitckpt restore {(done.safety or '')[:12]} "
+               "--apply` undoes it.\n")
     log = git(root, "log", "--notes=checkpoints", f"refs/checkpoints/{init.save.task}/head")
-    return DemoResult(str(root), init.save.task, handoff, log)
+    return DemoResult(str(root), init.save.task, handoff, restore, log)
