@@ -56,6 +56,7 @@ class Workspaces:
         self.client_root: str | None = None
         self.sessions: dict[Path, service.WatchSession] = {}
         self.logged: set[Path] = set()
+        self.watched: set[str] = set()  # folders whose workspace has its watcher
         self.lock = threading.Lock()
 
     def default(self) -> str:
@@ -89,8 +90,8 @@ class Workspaces:
 
     def watch(self, root: str) -> None:
         """Start the watcher for `root` if it has an active task and none runs yet."""
-        if not Settings.from_env().enabled:
-            return
+        if root in self.watched or not Settings.from_env().enabled:
+            return  # checked once per folder: no store is opened again on every call
         try:
             tl = service.open_timeline(root)
             tl.resolve(None)
@@ -100,6 +101,7 @@ class Workspaces:
         with self.lock:
             self._log_to_store(tl.store.state_dir)
             if key in self.sessions:
+                self.watched.add(root)
                 return
             try:
                 session = service.watch(root, on_drift=lambda r: log.info(
@@ -108,6 +110,7 @@ class Workspaces:
                 log.warning("no watcher for %s: %s", root, e.message)
                 return
             self.sessions[key] = session
+            self.watched.add(root)
         threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
         log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
 

@@ -48,6 +48,17 @@ def state_dirs(root: Path) -> set[str]:
             if os.path.relpath(d, root).split(os.sep)[0] not in SKIP}
 
 
+def _plant(store, task: str, tree: str, name: str) -> str:
+    """A timeline commit of `tree` with a note, at refs/checkpoints/<task>/<name>: what only a
+    crafted store or package holds."""
+    commit = store.write_commit(tree, [], f"{name}\n", 1_790_000_000)
+    with store.lock():
+        store.write_note(commit, Note(kind="step", task=task, step=9,
+                                      created_at="2026-11-30T00:00:00Z").dump())
+        store.create_ref(f"refs/checkpoints/{task}/{name}", commit)
+    return commit
+
+
 def start(ws, **kw):
     return service.init(ws.root, "restore test", **kw).save.task
 
@@ -235,11 +246,7 @@ def test_a_crafted_target_tree_is_refused_before_anything_is_written(ws, bad):
     hooks = store.write_tree([TreeEntry(b"post-checkout", Mode.EXECUTABLE, blob)])
     tree = store.write_tree([TreeEntry(bad, Mode.TREE, hooks),
                              TreeEntry(b"ok.txt", Mode.FILE, blob)])
-    commit = store.write_commit(tree, [], "crafted\n", 1_790_000_000)
-    note = Note(kind="step", task=task, step=9, created_at="2026-11-30T00:00:00Z")
-    with store.lock():
-        store.write_note(commit, note.dump())
-        store.create_ref(f"refs/checkpoints/{task}/crafted", commit)
+    _plant(store, task, tree, "crafted")
     before = fs_state(ws.root)
     with pytest.raises(StoreCorrupt, match="unsafe path"):
         service.restore(ws.root, f"refs/checkpoints/{task}/crafted", apply=True)
@@ -270,11 +277,7 @@ def test_missing_content_is_unrestorable(ws):
     task = start(ws)
     store = open_store(ws.root)
     tree = store.write_tree([TreeEntry(b"gone.txt", Mode.FILE, "1" * 40)])
-    commit = store.write_commit(tree, [], "x\n", 1)
-    with store.lock():
-        store.write_note(commit, Note(kind="step", task=task, step=5,
-                                      created_at="2026-11-30T00:00:00Z").dump())
-        store.create_ref(f"refs/checkpoints/{task}/odd", commit)
+    _plant(store, task, tree, "odd")
     plan = service.restore(ws.root, f"refs/checkpoints/{task}/odd").to_dict()
     assert {"path": "gone.txt", "reason": "content missing"} in plan["unrestorable"]
     with store.lock():  # leave the store valid for fsck
@@ -400,11 +403,7 @@ def test_a_target_never_writes_into_gitckpts_own_store(ws):
     inner = store.write_tree([TreeEntry(b"HEAD", Mode.FILE, blob)])
     base = store.read_tree(store.read_commit(store.get_ref(f"refs/checkpoints/{task}/head")).tree)
     tree = store.write_tree([*base, TreeEntry(b".gitckpt", Mode.TREE, inner)])
-    commit = store.write_commit(tree, [], "odd\n", 1)
-    with store.lock():
-        store.write_note(commit, Note(kind="step", task=task, step=3,
-                                      created_at="2026-11-30T00:00:00Z").dump())
-        store.create_ref(f"refs/checkpoints/{task}/odd", commit)
+    _plant(store, task, tree, "odd")
     before = fs_state(ws.root, skip={".git"})
     result = service.restore(ws.root, f"refs/checkpoints/{task}/odd", apply=True)
     assert {"path": ".gitckpt/HEAD", "reason": "inside gitckpt's store"} in \
