@@ -35,6 +35,12 @@ class NotAGitWorkspace(WorkspaceError):
     code = "not_git"
 
 
+class StoreElsewhere(WorkspaceError):
+    """A store found for a folder was not made for it (another path, owner or workspace)."""
+
+    code = "store_elsewhere"
+
+
 class NoActiveTask(GitckptError):
     code = "no_active_task"
 
@@ -93,6 +99,13 @@ CHECK_STORE = ("Check the store with `git fsck` (plain folders: `git --git-dir=.
 
 class StoreCorrupt(GitckptError):
     code = "store_corrupt"
+
+
+class StoreUnsafe(StoreCorrupt):
+    """Something inside the store (a symlink, a folder that is a file) that gitckpt will not
+    write through."""
+
+    code = "store_unsafe"
 
 
 class SchemaTooNew(StoreCorrupt):

@@ -23,11 +23,14 @@ def log_file() -> Path:
 
 def write_crash(text: str) -> Path | None:
     """Append a traceback to the log file; returns where, or None if it cannot be written."""
+    from gitckpt.store.state import StateDir
+    from gitckpt.errors import GitckptError
+
     path = log_file()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as f:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with StateDir(path.parent).open_log(path.name) as f:  # 0600, never through a symlink
             f.write(text)
-    except OSError:
+    except (OSError, GitckptError):
         return None
     return path

@@ -10,7 +10,7 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import unquote, urlparse
 
 import anyio.to_thread
@@ -24,6 +24,9 @@ from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, Pla
                                  ResumeOut, SaveOut, TaskOut, TimelineOut)
 from gitckpt.notes import PlanItem
 from gitckpt.watch import Settings
+
+if TYPE_CHECKING:
+    from gitckpt.store.state import StateDir
 
 log = logging.getLogger("gitckpt.mcp")
 BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
@@ -99,7 +102,7 @@ class Workspaces:
             return
         key = tl.store.root
         with self.lock:
-            self._log_to_store(tl.store.state_dir)
+            self._log_to_store(tl.store.state)
             if key in self.sessions:
                 self.watched.add(root)
                 return
@@ -114,13 +117,14 @@ class Workspaces:
         threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
         log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
 
-    def _log_to_store(self, state_dir: Path) -> None:
+    def _log_to_store(self, state: StateDir) -> None:
+        state_dir = state.path
         if state_dir in self.logged:
             return
         try:
-            state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handler = logging.FileHandler(state_dir / "mcp.log")
-        except OSError:
+            handler = logging.StreamHandler(state.open_log("mcp.log"))
+        except (OSError, GitckptError) as e:  # a symlink planted there is refused
+            log.warning("no log file in %s: %s", state_dir, getattr(e, "message", e))
             return
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logging.getLogger("gitckpt").addHandler(handler)

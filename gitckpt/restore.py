@@ -353,33 +353,26 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
 
 def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
     """Leave the marker of a restore in progress (written before the first file changes)."""
-    state = tl.store.state_dir
     data = {"task": target.task, "target": target.commit, "label": target.label,
             "safety": safety, "pid": os.getpid()}
-    tmp = state / f"{MARKER}.{os.getpid()}.tmp"
     try:
-        state.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, state / MARKER)
+        tl.store.state.write(MARKER, json.dumps(data).encode())
     except OSError as e:
-        raise StoreNotWritable(f"Cannot write {state / MARKER}: {e.strerror}.",
+        raise StoreNotWritable(f"Cannot write {tl.store.state_dir / MARKER}: {e.strerror}.",
                                "gitckpt needs write access to its state folder.") from e
 
 
 def _unmark(tl: Timeline) -> None:
-    try:
-        os.unlink(tl.store.state_dir / MARKER)
-    except FileNotFoundError:
-        pass
+    tl.store.state.remove(MARKER)
 
 
 def interrupted(tl: Timeline) -> dict | None:
     """The marker of a restore that did not finish, or None. A marker while the store lock
     is held may be a restore in progress; with the lock free, its apply is over."""
     try:
-        data = json.loads((tl.store.state_dir / MARKER).read_text())
+        data = json.loads(tl.store.state.read(MARKER) or b"null")
         safety = str(data["safety"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, StoreCorrupt):
         return None
     if tl.store.lock_held_elsewhere():
         return None

@@ -20,14 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitckpt.errors import GitckptError
 from gitckpt.ids import ObjectId
 from gitckpt.ignore import IgnoreFile
 from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.scope import Scope, is_sensitive
 from gitckpt.store.base import Skipped
+from gitckpt.store.state import StateDir
 
 RACY_NS = 2_000_000_000
 POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
+CACHE = "cache"  # the stat cache's file name in the workspace's state folder
 CACHE_VERSION = 5
 
 # Dependency and build folders left out of plain-folder snapshots. A `.ckptignore` line such as
@@ -154,12 +157,13 @@ def _packed_ref(git_dir: str, ref: str) -> str | None:
 class DirScanner:
     """Snapshots a plain folder into a store's object database."""
 
-    def __init__(self, root: Path, cache_path: Path, skip: set[str],
+    def __init__(self, root: Path, state: StateDir, skip: set[str],
                  has_object: Callable[[ObjectId], bool],
                  write_object: Callable[[str, bytes], ObjectId],
                  flush: Callable[[], None]) -> None:
         self.root = root
-        self.cache_path = cache_path
+        self.state = state
+        self.cache_path = state.path / CACHE
         self.skip = skip  # workspace-relative paths that are ours (a store inside the root)
         self.has_object = has_object
         self.write_object = write_object
@@ -197,8 +201,8 @@ class DirScanner:
         file entries packed into one string of paths and one string of fixed-size values,
         which loads ten times faster than a marshalled dict."""
         try:
-            with open(self.cache_path, "rb") as f:
-                data = marshal.load(f)
+            raw = self.state.read(CACHE)
+            data = marshal.loads(raw) if raw is not None else None
             if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
                 paths, values = data.pop("paths"), data.pop("values")
                 n = _ENTRY
@@ -208,26 +212,22 @@ class DirScanner:
                 data["files"] = dict(zip(names, [values[i:i + n] for i in
                                                  range(0, len(values), n)], strict=True))
                 return data
-        except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError,
+                GitckptError):
             pass  # a missing or corrupt cache costs a re-read, never data
         return {}
 
     def cache_problem(self) -> str | None:
         """Why the cache file cannot be used, or None (also when there is none yet)."""
-        if not self.cache_path.exists() or self._read_cache():
+        if not self.state.exists(CACHE) or self._read_cache():
             return None
         return "unreadable, damaged or from another version"
 
     def _write_cache(self, data: dict) -> None:
-        tmp = self.cache_path.with_name(f"{self.cache_path.name}.{os.getpid()}.tmp")
         try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                marshal.dump(data, f)
-            os.replace(tmp, self.cache_path)
+            self.state.write(CACHE, marshal.dumps(data))
         except OSError:
-            tmp.unlink(missing_ok=True)  # the cache is an optimisation; the snapshot stands
+            pass  # the cache is an optimisation; the snapshot stands (a symlink is refused)
 
     # -- the walk ------------------------------------------------------------------------------
 

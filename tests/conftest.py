@@ -7,7 +7,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,14 +187,15 @@ class Workspace:
 
 
 @pytest.fixture(params=["git", "dir"])
-def ws(request, tmp_path) -> Workspace:
+def ws(request, tmp_path, hermetic) -> Workspace:
     """The same test on a git repository (GitStore) and on a plain folder (DirStore); the
-    repository must keep everything of the user's (see `repo`)."""
+    repository must keep everything of the user's (see `repo`). The plain folder lies in the
+    (fake) home folder, as a user's projects do, so its subfolders find its store."""
     if request.param == "git":
         root = make_repo(tmp_path / "repo")
         guard = RepoGuard(root)
     else:
-        root = make_plain(tmp_path / "plain")
+        root = make_plain(hermetic / "plain")
         guard = None
     w = Workspace(request.param, root)
     yield w
@@ -208,7 +208,7 @@ def ws(request, tmp_path) -> Workspace:
 
 def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:
     """What git itself computes for the in-scope files: a temp index, `add -A`, `write-tree`."""
-    index = Path(tempfile.mkdtemp()) / "index"
+    index = root.parent / f".git-tree-index-{os.getpid()}"  # beside the root: in the test's folder
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     try:
         spec = [f":(exclude){e}" for e in excludes]

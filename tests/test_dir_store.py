@@ -274,8 +274,8 @@ def test_pointer_to_a_missing_store(tmp_path):
     assert r.code == 1 and "not a gitckpt store pointer" in r.err
 
 
-def test_a_subfolder_uses_the_parent_store(tmp_path):
-    root = make_plain(tmp_path / "w")
+def test_a_subfolder_uses_the_parent_store(hermetic):
+    root = make_plain(hermetic / "w")  # parent stores count only below the home folder
     task = service.init(root, "t").save.task
     assert service.resume(root / "src").info.id == task
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from gitckpt.errors import InvalidArgument, StoreCorrupt, WorkspaceError
+from gitckpt.errors import (InvalidArgument, StoreCorrupt, StoreElsewhere,
+                            WorkspaceError)
 from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Store
 
@@ -41,42 +43,112 @@ def _is_store(path: Path) -> bool:
     return (path / "gitckpt" / "format").is_file()
 
 
-def _marked(root: Path, *, ancestor: bool = False) -> Store | None:
-    """The store a `.gitckpt` folder or pointer file at `root` names, if any.
+def _own(st: os.stat_result) -> bool:
+    return st.st_uid == os.geteuid()
 
-    A marker is never followed through a symlink (a downloaded folder could point it
-    anywhere). A parent folder's marker counts only if it is a real store (or pointer) of
-    the current user.
+
+def _marked(folder: Path, *, ancestor: bool = False) -> Store | None:
+    """The store a `.gitckpt` folder or pointer file at `folder` names, if any.
+
+    A store is used for `folder` only if it belongs to the current user and was made for
+    `folder` (it records `folder` as one of its workspaces). At the workspace itself anything
+    else is an error that says why; in a parent folder it is passed over in silence.
+    A marker is never followed through a symlink (a downloaded folder could point it anywhere).
     """
-    from gitckpt.store.dir import read_pointer
+    from gitckpt.store.dir import DirStore, read_pointer
 
-    marker = root / POINTER
-    if marker.is_symlink():
-        raise WorkspaceError(f"{marker} is a symbolic link; gitckpt does not follow it.",
-                             "Remove it, or point GITCKPT_STORE at the store you mean.")
+    marker = folder / POINTER
     try:
         st = marker.lstat()
     except OSError:
         return None
-    if ancestor and st.st_uid != os.geteuid():
-        return None
-    if marker.is_dir():
-        if ancestor and not _is_store(marker):
+    if stat.S_ISLNK(st.st_mode):
+        if ancestor:
             return None
-        return _dir_store(root, marker)
-    target = read_pointer(marker)
+        raise WorkspaceError(f"{marker} is a symbolic link; gitckpt does not follow it.",
+                             "Remove it, or point GITCKPT_STORE at the store you mean.")
+    if not _own(st):
+        if ancestor:
+            return None
+        raise StoreElsewhere(f"{marker} belongs to another user (uid {st.st_uid}).",
+                             "gitckpt only uses stores of the current user: move it away, or "
+                             "set GITCKPT_STORE to a store of your own.")
+    if stat.S_ISDIR(st.st_mode):
+        if not _is_store(marker):
+            return None if ancestor else _dir_store(folder, marker)
+        store = _dir_store(folder, marker)
+    else:
+        try:
+            target = read_pointer(marker)
+        except StoreCorrupt:
+            if ancestor:
+                return None
+            raise
+        problem = _pointer_problem(target)
+        if problem:
+            if ancestor:
+                return None
+            raise StoreElsewhere(f"{marker} names {target}, which {problem}.",
+                                 "Delete the pointer file to start a new store here, or set "
+                                 "GITCKPT_STORE to the store you mean.")
+        store = _dir_store(folder, target)
+    assert isinstance(store, DirStore)
+    if not store.made_for(folder):
+        if ancestor:
+            return None
+        raise StoreElsewhere(
+            f"The store {store.path} was made for {store.recorded_text()}, not for {folder}.",
+            "If you moved or copied the folder here, run `gitckpt adopt` in it to record the "
+            "new path; otherwise remove that .gitckpt or set GITCKPT_STORE.")
+    return store
+
+
+def _pointer_problem(target: Path) -> str | None:
+    """Why the store a pointer file names may not be used, or None."""
+    if not target.is_absolute():
+        return "is not an absolute path"
+    try:
+        st = target.lstat()
+    except OSError:
+        return "does not exist"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not _own(st):
+        return f"belongs to another user (uid {st.st_uid})"
     if not _is_store(target):
-        raise StoreCorrupt(f"{marker} names the store {target}, which does not exist.",
-                           "Restore that folder, or delete the pointer file to start a new "
-                           "store here.")
-    return _dir_store(root, target)
+        return "is not a gitckpt store"
+    return None
 
 
-def open_store(path: str | Path, *, store: str | None = None) -> Store:
+def ancestors(root: Path) -> list[Path]:
+    """The parent folders whose stores may serve `root`: strictly below the user's home, and
+    never a world-writable or sticky folder (such as /tmp) or anything above one."""
+    try:
+        home = Path.home().resolve()
+    except (OSError, RuntimeError):
+        return []
+    out = []
+    for folder in (root, *root.parents):
+        if folder == home or home not in folder.parents:
+            break
+        try:
+            mode = folder.stat().st_mode
+        except OSError:
+            break
+        if mode & (stat.S_IWOTH | stat.S_ISVTX):
+            break
+        if folder != root:
+            out.append(folder)
+    return out
+
+
+def open_store(path: str | Path, *, store: str | None = None, ancestors_too: bool = True
+               ) -> Store:
     """The store of the workspace at `path`.
 
     A `.gitckpt` folder or pointer file at the workspace wins; then the git repository the
-    workspace is in; then a `.gitckpt` in a parent folder; then `store` (init --store) or
+    workspace is in; then (unless `ancestors_too` is False, as for init) a store in a parent
+    folder that was made for that folder (see `ancestors`); then `store` (init --store) or
     GITCKPT_STORE; then a new `.gitckpt` folder in the workspace.
     """
     from gitckpt.store.git import open_git_store  # pygit2 loads only when a store is opened
@@ -90,10 +162,7 @@ def open_store(path: str | Path, *, store: str | None = None) -> Store:
     found = _marked(root) or open_git_store(root)
     if found is not None:
         return found
-    home = Path.home().resolve()
-    for parent in root.parents:
-        if parent == home or parent == Path(parent.anchor):
-            break  # a store in the home folder or at / does not take over everything below
+    for parent in ancestors(root) if ancestors_too else ():
         found = _marked(parent, ancestor=True)
         if found is not None:
             return found

@@ -17,6 +17,7 @@ from gitckpt.errors import StoreBusy, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Reason, Scope
+from gitckpt.store.state import StateDir, unsafe
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -97,10 +98,17 @@ class Store(ABC):
     root: Path
     #: How tasks record which workspace of the store they belong to.
     workspace: str
-    #: Private state of this workspace in this store (active task, stat cache); created on demand.
+    #: Private state of this workspace in this store (active task, stat cache, restore marker,
+    #: logs), written only through it; created on demand. `state_dir` is its path.
+    state: StateDir
     state_dir: Path
+    #: The store's own state folder, shared by its workspaces: it holds the lock file.
+    shared: StateDir
     #: The lock file shared by every workspace of this store.
     lock_path: Path
+    #: Earlier `workspace` values of this workspace (a plain folder moved or copied and then
+    #: adopted): tasks recorded under them are this workspace's tasks.
+    aliases: tuple[str, ...] = ()
     #: Workspace-relative folders that belong to the store itself (never snapshotted, never
     #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
     private: tuple[str, ...] = ()
@@ -112,7 +120,9 @@ class Store(ABC):
         lock = self.__dict__.get("_lock")
         if lock is None:
             try:
-                self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+                self.shared.ensure()
+                if self.lock_path.is_symlink():
+                    raise unsafe(self.lock_path)
             except OSError as e:
                 raise StoreNotWritable(
                     f"Cannot create {self.lock_path.parent}: {e.strerror}.",

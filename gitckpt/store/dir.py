@@ -10,6 +10,7 @@ are replaced by fsync-and-rename under the store lock. Files are 0600, folders 0
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import zlib
@@ -24,10 +25,28 @@ from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.snapshot import POINTER, DirScanner, Progress, builtin_ignore
 from gitckpt.store.base import Snapshot, Store
-from gitckpt.store.dir_files import fsync_dir, make_dir, syncfs, write_file, read_loose
+from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
+from gitckpt.store.state import StateDir, unsafe
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
+WORKSPACES = "workspaces"  # in STORE/gitckpt/: the workspaces the store was made for
+
+
+def _state_name(root: Path) -> str:
+    """The state folder of workspace `root` inside a store."""
+    return "ws-" + hashlib.sha1(os.fsencode(str(root))).hexdigest()[:12]
+
+
+def _uses(folder: Path, store: Path) -> bool:
+    """True if `folder` still reaches `store` through its own `.gitckpt` or pointer file."""
+    marker = folder / POINTER
+    try:
+        if marker.is_dir() and not marker.is_symlink():
+            return marker.resolve() == store.resolve()
+        return marker.is_file() and read_pointer(marker).resolve() == store.resolve()
+    except (OSError, StoreCorrupt):
+        return False
 
 
 def read_pointer(path: Path) -> Path:
@@ -40,8 +59,7 @@ def read_pointer(path: Path) -> Path:
     if not text.startswith(POINTER_PREFIX):
         raise StoreCorrupt(f"{path} is not a gitckpt store pointer",
                            "It should hold one line: gitckpt-store: /path/to/store")
-    target = Path(text[len(POINTER_PREFIX):])
-    return target if target.is_absolute() else path.parent / target
+    return Path(text[len(POINTER_PREFIX):])  # a relative path is refused by the caller
 
 
 class DirStore(Store):
@@ -52,10 +70,12 @@ class DirStore(Store):
         self.path = path
         self.bare = bare  # a handoff package's repository: no workspace, no pointer file
         self.workspace = str(root)
-        key = hashlib.sha1(os.fsencode(str(root))).hexdigest()[:12]
-        self.state_dir = path / "gitckpt" / f"ws-{key}"
-        self.lock_path = path / "gitckpt" / "lock"
+        self.state = StateDir(path, "gitckpt", _state_name(root))
+        self.state_dir = self.state.path
+        self.shared = StateDir(path, "gitckpt")
+        self.lock_path = self.shared.path / "lock"
         self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
+        self._checked: set[Path] = set()  # folders verified to be real folders (make_dir)
         if self.exists():
             self._check_format()
         skip = set()
@@ -64,7 +84,7 @@ class DirStore(Store):
             skip.add(real.relative_to(root).as_posix())
         self.private = tuple(sorted(skip))
         self.builtin = builtin_ignore()
-        self._scanner = DirScanner(root, self.state_dir / "cache", skip, self.has_object,
+        self._scanner = DirScanner(root, self.state, skip, self.has_object,
                                    self._write_object, self.flush)
 
     # -- layout ------------------------------------------------------------------------------
@@ -97,13 +117,19 @@ class DirStore(Store):
                 except OSError as e:
                     raise StoreNotWritable(f"Cannot write {pointer}: {e.strerror}.",
                                            "Check the workspace's permissions.") from e
+        if self.path.is_symlink():
+            raise unsafe(self.path)
         if (self.path.exists() and not self.exists()
                 and any(p.name != "gitckpt" for p in self.path.iterdir())):
             raise StoreNotWritable(f"{self.path} holds other files; it is not a gitckpt store.",
                                    "Choose an empty or new folder for the store.")
         try:
+            if not self.path.is_dir():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                os.mkdir(self.path, 0o700)
+                fsync_dir(self.path.parent)
             for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "gitckpt"):
-                make_dir(self.path / d)
+                make_dir(self.path / d, self.path, self._checked)
             for name, text in (("HEAD", "ref: refs/heads/main\n"),
                                ("config", "[core]\n\trepositoryformatversion = 0\n"
                                           "\tfilemode = true\n\tbare = true\n"
@@ -113,9 +139,72 @@ class DirStore(Store):
                                ("gitckpt/format", f"{FORMAT}\n")):
                 if not (self.path / name).exists():
                     write_file(self.path / name, text.encode())
+            if not self.bare:
+                self._record(self.workspace)
         except OSError as e:
             raise StoreNotWritable(f"Cannot create the store {self.path}: {e.strerror}.",
                                    "Check the folder's permissions, or set GITCKPT_STORE.") from e
+
+    # -- which workspaces the store was made for ---------------------------------------------
+
+    def recorded(self) -> dict[str, list[str]] | None:
+        """The workspaces this store was made for (absolute paths), each with the earlier
+        paths it was adopted from; None for a store from before this record existed."""
+        try:
+            raw = self.shared.read(WORKSPACES)
+            data = json.loads(raw) if raw is not None else None
+        except (OSError, ValueError) as e:
+            raise StoreCorrupt(f"{self.shared.path / WORKSPACES} is damaged ({e})",
+                               "Run `gitckpt adopt` in the workspace to write it again.") from e
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not all(
+                isinstance(k, str) and isinstance(v, list) for k, v in data.items()):
+            raise StoreCorrupt(f"{self.shared.path / WORKSPACES} is damaged",
+                               "Run `gitckpt adopt` in the workspace to write it again.")
+        return data
+
+    def made_for(self, folder: Path) -> bool:
+        """True if `folder` is a recorded workspace of this store. A store from before the
+        record counts as made for a folder that has a state folder in it (it was used there),
+        or for the folder whose own `.gitckpt` it is."""
+        found = self.recorded()
+        if found is not None:
+            return str(folder) in found
+        return (self.path == folder / POINTER
+                or (self.path / "gitckpt" / _state_name(folder)).is_dir())
+
+    def recorded_text(self) -> str:
+        found = self.recorded() or {}
+        return ", ".join(sorted(found)) or "another folder"
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple((self.recorded() or {}).get(self.workspace, ()))
+
+    def _record(self, workspace: str, aliases: tuple[str, ...] = ()) -> None:
+        found = self.recorded() or {}
+        now = sorted({*found.get(workspace, ()), *aliases})
+        if workspace in found and found[workspace] == now:
+            return
+        found[workspace] = now
+        self.shared.write(WORKSPACES, (json.dumps(found, indent=1, sort_keys=True) + "\n")
+                          .encode())
+
+    def adopt(self) -> list[str]:
+        """Record this folder as a workspace of the store (after the folder was moved or
+        copied here): tasks of recorded workspaces that no longer use this store become
+        tasks of this one. Returns those earlier paths. The caller holds the lock."""
+        found = self.recorded() or {}
+        old = [w for w in found if w != self.workspace and not _uses(Path(w), self.path)]
+        if not found and self.path == self.root / POINTER:
+            old = []  # a store from before the record: its tasks name their own path
+        self._record(self.workspace, tuple(old))
+        for w in old:  # the active task carries over
+            active = StateDir(self.path, "gitckpt", _state_name(Path(w))).read("active")
+            if active and not self.state.exists("active"):
+                self.state.write("active", active)
+        return old
 
     # -- objects -----------------------------------------------------------------------------
 
@@ -128,7 +217,7 @@ class DirStore(Store):
             return oid  # objects are never rewritten
         folder = self._object_path(oid).parent
         try:
-            make_dir(folder)
+            make_dir(folder, self.path, self._checked)
             tmp = folder / f"tmp_obj_{secrets.token_hex(8)}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
@@ -264,6 +353,8 @@ class DirStore(Store):
     def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
         out = {k: v for k, v in self._packed_refs().items() if k.startswith(prefix)}
         top = self.path / "refs"
+        if top.is_symlink():
+            raise unsafe(top)
         for folder, _, files in os.walk(top):
             for f in files:
                 if f.startswith(".") or f.endswith(".lock"):
@@ -285,7 +376,7 @@ class DirStore(Store):
         self.flush()
         path = self.path / name
         try:
-            make_dir(path.parent)
+            make_dir(path.parent, self.path, self._checked)
             write_file(path, f"{oid}\n".encode())
         except OSError as e:
             raise StoreNotWritable(f"Cannot write {name} in {self.path}: {e.strerror}.",

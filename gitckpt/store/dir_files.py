@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -11,18 +12,32 @@ from pathlib import Path
 from gitckpt.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.ids import ObjectId
 from gitckpt.objects import hash_object
+from gitckpt.store.state import unsafe
 
 
-def make_dir(path: Path) -> None:
-    """Create a private folder and make its entry in the parent durable."""
-    if path.is_dir():
+def make_dir(path: Path, base: Path, checked: set[Path] | None = None) -> None:
+    """Create the private folder `path` inside the store `base` (and its parents), making each
+    new entry durable. Every component below `base` must be a real folder, never a symlink
+    (StoreUnsafe); `checked` remembers folders already verified by this store."""
+    if checked is not None and path in checked:
         return
-    make_dir(path.parent)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        return
-    fsync_dir(path.parent)
+    if path != base:
+        if base not in path.parents:
+            raise ValueError(f"{path} is not inside {base}")
+        make_dir(path.parent, base, checked)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            fsync_dir(path.parent)
+            st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise unsafe(path)
+    if checked is not None:
+        checked.add(path)
 
 
 def fsync_dir(path: Path) -> None:
@@ -39,9 +54,10 @@ def fsync_dir(path: Path) -> None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Atomically replace `path`: unique temp file, fsync, rename, fsync the folder."""
+    """Atomically replace `path`: unique temp file (never through a symlink), fsync, rename,
+    fsync the folder. The caller has checked the folder (`make_dir`)."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, data)
         os.fsync(fd)

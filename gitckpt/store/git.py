@@ -25,6 +25,7 @@ from gitckpt.scope import Scope
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
+from gitckpt.store.state import StateDir
 
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
 
@@ -72,9 +73,11 @@ class GitStore(Store):
                            if common.exists() else self.git_dir)
         # One state folder per workspace (a monorepo may hold several) of this worktree.
         key = "root" if not self.prefix else hashlib.sha1(self.prefix.encode()).hexdigest()[:12]
-        self.state_dir = self.git_dir / "gitckpt" / f"ws-{key}"
-        self.lock_path = self.common_dir / "gitckpt" / "lock"
-        self._scanner = Scanner(repo, workdir, self.prefix, self.state_dir, self.common_dir,
+        self.state = StateDir(self.git_dir, "gitckpt", f"ws-{key}")
+        self.state_dir = self.state.path
+        self.shared = StateDir(self.common_dir, "gitckpt")
+        self.lock_path = self.shared.path / "lock"
+        self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
                                 self.git_dir / "index")
 
     # -- objects ---------------------------------------------------------------------------

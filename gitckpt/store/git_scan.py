@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
-from gitckpt.errors import GitIndexChanged, InternalError, StoreNotWritable
+from gitckpt.errors import GitckptError, GitIndexChanged, InternalError, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
                              encode_tree)
@@ -28,6 +28,7 @@ from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, 
 from gitckpt.store.git_index import index_diff, nested_head
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat
 from gitckpt.store.git_split import scan_deltas
+from gitckpt.store.state import StateDir
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -42,6 +43,7 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
           | DiffOption.DISABLE_PATHSPEC_MATCH)
 
+SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
 #: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
 Progress = Callable[[str], None]
 
@@ -49,14 +51,14 @@ Progress = Callable[[str], None]
 class Scanner:
     """Snapshots one workspace (`prefix` inside the work tree) of one repository."""
 
-    def __init__(self, repo: pygit2.Repository, workdir: Path, prefix: str, state_dir: Path,
+    def __init__(self, repo: pygit2.Repository, workdir: Path, prefix: str, state: StateDir,
                  common_dir: Path, user_index: Path) -> None:
         self.repo = repo
         self.workdir = workdir
         self.prefix = prefix
         self.common_dir = common_dir
-        self.index_path = state_dir / "index"
-        self.state_path = state_dir / "scan.json"
+        self.state = state
+        self.index_path = state.path / "index"
         if self.index_path.resolve() == user_index.resolve():
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
@@ -145,15 +147,16 @@ class Scanner:
         if fresh:
             index = pygit2.Index()
             if update_cache:
-                self.index_path.unlink(missing_ok=True)
+                self.state.ensure()
+                self.state.remove("index")
                 index = pygit2.Index(str(self.index_path))
             index._repo = self.repo
             return index
         if update_cache:
             try:
-                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+                self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
                 # Left by a killed writer: the caller holds the store lock.
-                self.index_path.with_name("index.lock").unlink(missing_ok=True)
+                self.state.remove("index.lock")
             except OSError as e:
                 raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
                                        "Check the permissions of the .git folder.") from e
@@ -164,7 +167,7 @@ class Scanner:
             if not update_cache:
                 index = pygit2.Index()
             else:
-                self.index_path.unlink(missing_ok=True)
+                self.state.remove("index")
                 index = pygit2.Index(str(self.index_path))
         index._repo = self.repo  # diff_to_workdir needs the repository; ownership stays None
         return index
@@ -183,14 +186,13 @@ class Scanner:
 
     def _read_state(self) -> dict:
         try:
-            return json.loads(self.state_path.read_text())
-        except (OSError, ValueError):
+            data = json.loads(self.state.read(SCAN_STATE) or b"{}")
+        except (OSError, ValueError, GitckptError):
             return {}
+        return data if isinstance(data, dict) else {}
 
     def _write_state(self, state: dict) -> None:
-        tmp = self.state_path.with_name(f"scan.json.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(state))
-        os.replace(tmp, self.state_path)
+        self.state.write(SCAN_STATE, json.dumps(state).encode())
 
     # -- the scan ------------------------------------------------------------------------------
 
