@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
+from gitckpt.gitnames import refused_name
 from gitckpt.ids import ObjectId
 
 
@@ -144,11 +145,11 @@ def apply_changes(read_tree: Callable[[ObjectId], list[TreeEntry]],
     return write_tree(list(entries.values())) if entries else EMPTY_TREE
 
 
-def unsafe_name(name: bytes) -> bool:
+def unsafe_name(name: bytes, mode: int | None = None) -> bool:
     """True for a tree entry name no checkout may write: it could escape the folder it is in,
-    or plant a repository (`.git` in any case, with Windows' trailing dots and spaces)."""
-    return (name in (b"", b".", b"..") or b"/" in name or b"\0" in name
-            or name.rstrip(b". ").lower() == b".git")
+    plant a repository, or is one git and libgit2 refuse in a work tree (`.git` in any case,
+    its NTFS and HFS+ lookalikes, `GIT~1`, a `.gitmodules` symlink; see `gitnames`)."""
+    return refused_name(name, mode=mode) is not None
 
 
 class UnsafeTree(ValueError):
@@ -189,7 +190,7 @@ def diff_entries(read_tree: Callable[[ObjectId], list[TreeEntry]], old: ObjectId
         for name in sorted(left.keys() | right.keys()):
             x, y = left.get(name), right.get(name)
             path = prefix + name
-            if y is not None and check_new and unsafe_name(name):
+            if y is not None and check_new and unsafe_name(name, int(y.mode)):
                 raise UnsafeTree(path)
             if x == y or not _reaches(path, only):
                 continue

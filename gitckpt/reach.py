@@ -61,7 +61,7 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
             seen.add(oid)
             data = body(oid, "tree")
             for e in decode_tree(data) if data is not None else ():
-                if check_names and unsafe_name(e.name):
+                if check_names and unsafe_name(e.name, int(e.mode)):
                     raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", hint)
                 if e.mode == Mode.TREE:
                     trees.append(e.id)

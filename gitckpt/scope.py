@@ -18,7 +18,11 @@ from typing import Literal
 from gitckpt.errors import InvalidArgument
 from gitckpt.ignore import IgnoreFile
 
-Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo"]
+Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo",
+                 "invalid_name", "too_deep"]
+#: Folders nested deeper than this below the root are left out (`too_deep`): libgit2 does not
+#: enter them (its iterator's limit), and both stores must take the same files.
+MAX_DEPTH = 99
 
 CKPTIGNORE = ".ckptignore"
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024

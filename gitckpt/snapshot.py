@@ -9,6 +9,7 @@ re-read by the next scan, and ctime catches an edit whose mtime was put back.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import marshal
 import os
@@ -21,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitckpt.errors import GitckptError
+from gitckpt.gitnames import refused_name
 from gitckpt.ids import ObjectId
 from gitckpt.ignore import IgnoreFile
 from gitckpt.objects import EMPTY_TREE, Mode, hash_object
-from gitckpt.scope import Scope, is_sensitive
+from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.store.base import Skipped
 from gitckpt.store.state import StateDir
 
@@ -246,6 +248,10 @@ class DirScanner:
         except PermissionError:
             w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
             return None
+        except OSError as e:  # a path longer than the system allows (ENAMETOOLONG), ...
+            w.skipped.append(Skipped(rel.rstrip("/") or ".",
+                                     "too_deep" if e.errno == errno.ENAMETOOLONG else "unreadable"))
+            return None
         for e, st in entries:
             if e.name == ".gitignore" and not e.is_symlink():  # git 2.32+ skips linked ones
                 stack = [*stack, _GitIgnore(rel, os.path.join(path, ".gitignore"))]
@@ -269,6 +275,12 @@ class DirScanner:
                 same = False
                 continue  # vanished between listing and stat
             mode = st.st_mode
+            if ((name[0] in ".gG~" or "~" in name or not name.isascii())
+                    and refused_name(os.fsencode(name), mode=mode)):
+                same = False  # git and libgit2 refuse it (`GIT~1`): a tree cannot hold it
+                w.skipped.append(Skipped(child, "invalid_name", st.st_size,
+                                         round(st.st_mtime, 3)))
+                continue
             if S_ISDIR(mode):
                 # Decisions are per name and kind: `build/` may ignore a folder, not a file.
                 tag = name + "/"
@@ -279,6 +291,10 @@ class DirScanner:
                     same = same and ignored  # a newly seen in-scope name changes the tree
                 if ignored:
                     self._leave_out(w, now_out, tag, child, st)
+                    continue
+                if child.count("/") >= MAX_DEPTH:
+                    same = False
+                    w.skipped.append(Skipped(child, "too_deep"))
                     continue
                 if progress:
                     progress(child)

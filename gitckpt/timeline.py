@@ -145,9 +145,10 @@ class Timeline:
 
     def active_id(self) -> TaskId | None:
         try:
-            text = (self.store.state_dir / "active").read_text().strip()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+            raw = self.store.state.read("active")
+        except (OSError, StoreCorrupt):
+            return None  # unreadable, or a symlink planted there: no active task
+        text = (raw or b"").decode("utf-8", "replace").strip()
         try:
             return TaskId(text) if text else None
         except InvalidArgument:
@@ -166,7 +167,8 @@ class Timeline:
         return active
 
     def check_workspace(self, task: TaskId, meta: Note) -> None:
-        if meta.workspace is not None and meta.workspace != self.store.workspace:
+        if meta.workspace is not None and meta.workspace not in (self.store.workspace,
+                                                                 *self.store.aliases):
             raise TaskElsewhere(
                 f"Task {task} belongs to workspace {meta.workspace or '(repository root)'!r} "
                 f"of this store, not to {self.store.workspace or '(repository root)'!r}.",
@@ -176,16 +178,10 @@ class Timeline:
     # -- writing ------------------------------------------------------------------------------
 
     def set_active(self, task: TaskId) -> None:
-        state = self.store.state_dir
         try:
-            state.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = state / f"active.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(task + "\n")
-            os.replace(tmp, state / "active")
+            self.store.state.write("active", f"{task}\n".encode())
         except OSError as e:
-            raise StoreNotWritable(f"Cannot write {state}: {e.strerror}.",
+            raise StoreNotWritable(f"Cannot write {self.store.state_dir}: {e.strerror}.",
                                    "Check the permissions of the store.") from e
 
     def _repair(self, task: TaskId, head: StepRecord) -> None:

@@ -238,7 +238,9 @@ def test_path_filter_restores_only_those_paths(ws):
 
 
 @pytest.mark.crafted_store
-@pytest.mark.parametrize("bad", [b".git", b".GIT", b".Git. ", b"..", b"", b"/abs"])
+@pytest.mark.parametrize("bad", [b".git", b".GIT", b".Git. ", b"..", b"", b"/abs", b"GIT~1",
+                                 b"git~1", b".git.", b".git::$INDEX_ALLOCATION",
+                                 ".g\u200cit".encode()])
 def test_a_crafted_target_tree_is_refused_before_anything_is_written(ws, bad):
     task = start(ws)
     store = open_store(ws.root)

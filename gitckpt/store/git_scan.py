@@ -18,10 +18,11 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
 from gitckpt.errors import GitckptError, GitIndexChanged, InternalError, StoreNotWritable
+from gitckpt.gitnames import refused_path
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
                              encode_tree)
-from gitckpt.scope import Scope
+from gitckpt.scope import MAX_DEPTH, Scope
 from gitckpt.store.base import Snapshot
 from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
                                       trust_exec)
@@ -98,8 +99,19 @@ class Scanner:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
         if state.get("filters") != filters:
             p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
-        deltas = scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
-                             self.prefix, _FLAGS, self.parallel)
+        try:
+            deltas = scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
+                                 self.prefix, _FLAGS, self.parallel)
+        except pygit2.GitError as e:
+            if "nesting too deep" not in str(e):
+                raise
+            # libgit2 refuses folders deeper than MAX_DEPTH: leave those out by diffing the
+            # literal paths that cover everything else.
+            deep = too_deep(self.workdir, self.prefix, self.repo.path_is_ignored)
+            for path in deep:
+                p.skip(self._rel(path), "too_deep")
+            paths = cover(self.workdir, self.prefix, deep, [e.path for e in index])
+            deltas = list(index_diff(self.repo, index, _FLAGS, paths).deltas) if paths else []
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
         recheck = set(p.racy)
@@ -227,7 +239,12 @@ class Scanner:
         st = lstat(full)
         reason = p.scope.excluded(rel) or (
             st is not None and stat.S_ISDIR(st.st_mode) and p.scope.excluded(rel + "/"))
-        if reason:
+        if st is not None and refused_path(os.fsencode(path), mode=st.st_mode):
+            reason = "invalid_name"  # libgit2 refuses it in an index (`GIT~1/config`)
+        if reason == "invalid_name":
+            p.remove(path)
+            p.skip(rel, reason, st)
+        elif reason:
             p.remove(path)
             if reason == "sensitive" and st:
                 p.skip(rel, reason, st)
@@ -390,3 +407,60 @@ class Scanner:
 
     def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
         return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
+
+
+def too_deep(workdir: Path, prefix: str, ignored: Callable[[str], bool]) -> list[str]:
+    """Folders (work-tree paths) exactly MAX_DEPTH + 1 levels deep below `prefix`, not inside
+    an ignored folder: those libgit2 refuses to enter."""
+    out: list[str] = []
+    stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
+    while stack:
+        rel, depth = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(workdir, rel) if rel else workdir))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name == ".git" or not e.is_dir(follow_symlinks=False):
+                continue
+            child = f"{rel}/{e.name}" if rel else e.name
+            try:
+                if ignored(child + "/"):
+                    continue
+            except (pygit2.GitError, UnicodeEncodeError):
+                pass
+            if depth + 1 > MAX_DEPTH:
+                out.append(child)
+            else:
+                stack.append((child, depth + 1))
+    return sorted(out)
+
+
+
+def cover(workdir: Path, prefix: str, deep: list[str], cached: list[str]) -> list[bytes]:
+    """Literal work-tree paths that cover the workspace `prefix` except the folders `deep`:
+    every entry (on disk or in the cache) of each folder on the way to them."""
+    chain = {prefix}
+    for path in deep:
+        parts = path.split("/")
+        chain.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    names: dict[str, set[str]] = {folder: set() for folder in chain}
+    for folder in chain:
+        try:
+            names[folder].update(os.listdir(os.path.join(workdir, folder)))
+        except OSError:
+            pass
+    for path in cached:
+        head, _, _ = path.rpartition("/")
+        while head and head not in names:
+            head, _, _ = head.rpartition("/")
+        if head in names:
+            rest = path[len(head) + 1:] if head else path
+            names[head].add(rest.split("/", 1)[0])
+    out = []
+    for folder in sorted(chain):
+        for name in sorted(names[folder] - {".git"}):
+            child = f"{folder}/{name}" if folder else name
+            if child not in chain and child not in deep:
+                out.append(os.fsencode(child))
+    return out
