@@ -169,9 +169,12 @@ def watch(c: Ctx, task: str | None) -> None:
 @click.option("--expect", default=None, metavar="TREE",
               help="The live_tree of the preview you approved (from --json): if the workspace "
                    "changed since, the plan is made again and the difference is reported.")
+@click.option("--yes", "confirm", is_flag=True,
+              help="Confirm an apply that deletes or rewrites many files (more than 500, or "
+                   "more than half of the workspace).")
 @pass_ctx
 def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: bool,
-            task: str | None, expect: str | None) -> None:
+            task: str | None, expect: str | None, confirm: bool) -> None:
     """Restore TARGET (a step number, a commit id prefix, or a ref): preview, or --apply.
 
     The preview changes nothing. --apply first saves the workspace as a safety copy; restoring
@@ -180,7 +183,7 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
     """
     paths = _paths(paths)
     result = service.restore(c.root, target, apply=do_apply, paths=paths, task=task,
-                             patch=patch, expect=expect, cwd=c.root)
+                             patch=patch, expect=expect, cwd=c.root, confirm=confirm)
     again = ["gitckpt", *(["-C", c.root] if c.root != "." else []), "restore", target,
              *(["--task", task] if task else [])]
     c.emit(result, lambda r: render_restore(r, again, paths))

@@ -118,6 +118,13 @@ class SchemaTooNew(StoreCorrupt):
         )
 
 
+class NeedsConfirmation(GitckptError):
+    """An operation whose reach is larger than a user would expect; it runs only when
+    confirmed (CLI `--yes`, MCP `confirm: true`)."""
+
+    code = "needs_confirmation"
+
+
 class InternalError(Exception):
     """A broken invariant: a bug in gitckpt or its environment, never a user error (CLI exit 3)."""
 

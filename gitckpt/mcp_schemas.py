@@ -55,6 +55,8 @@ class RestoreOut(_Out):
     """The restore plan; with apply, what was done and the safety copy that undoes it."""
 
     applied: bool
+    workspace: str
+    needs_confirm: bool
     create: list[str]
     modify: list[str]
     delete: list[str]

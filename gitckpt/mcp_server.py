@@ -268,13 +268,15 @@ def build_server(root: str | None = None) -> MCPServer:
             task: TaskArg = None,
             expect: Annotated[str | None, Field(description="live_tree of the preview you "
                                                             "approved.")] = None,
+            confirm: Annotated[bool, Field(description="Confirm an apply the preview marked "
+                                                       "needs_confirm (many files).")] = False,
             root: Root = None, ctx: Context | None = None) -> RestoreOut:
         """Put the workspace (or some paths) back to a step or drift. Call it first without
         apply and read the plan (create/modify/delete, and what it cannot bring back). With
         apply it saves the current state as a safety copy first: keep the returned `safety`
         id; ckpt_restore(target=<safety>, apply=true) undoes the restore."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
-                          task=task, expect=expect)
+                          task=task, expect=expect, confirm=confirm)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,

@@ -106,9 +106,9 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
     if t.get("title"):
         head += f": {t['title']}"
     where = f" (only {', '.join(d['paths'])})" if d["paths"] else ""
-    lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where}",
-             f"  {_counts(d, r.applied)}; {d['counts']['unrestorable']} unrestorable, "
-             f"{d['counts']['kept']} kept", ""]
+    lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where} in {d['workspace']}: "
+             f"{_counts(d, r.applied)}",
+             f"  {d['counts']['unrestorable']} unrestorable, {d['counts']['kept']} kept", ""]
     lines += _group("create", d["create"], "create")
     lines += _group("modify", d["modify"], "modify")
     lines += _group("delete", d["delete"], "delete")
@@ -136,7 +136,11 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
     elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):
         # --expect: the apply re-plans and says so if the files moved since this preview
         cmd = shlex.join([*again, "--apply", "--expect", r.plan.live_tree,
+                          *(["--yes"] if r.needs_confirm else []),
                           *(["--", *paths] if paths else [])])
+        if r.needs_confirm:
+            lines.append("This restore deletes or rewrites many files: check the workspace "
+                         "path above; the apply needs --yes.")
         lines.append(f"Nothing was changed. Apply with: {cmd}")
     else:
         lines.append("The workspace already matches; nothing to restore.")

@@ -14,7 +14,8 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from gitckpt.errors import CHECK_STORE, InvalidArgument, StoreCorrupt, StoreNotWritable
+from gitckpt.errors import (CHECK_STORE, InvalidArgument, NeedsConfirmation, StoreCorrupt,
+                            StoreNotWritable)
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
 from gitckpt.records import StepRecord
@@ -28,6 +29,11 @@ from gitckpt.workfs import Blocked, Missing, Workdir
 
 ACTIONS = ("create", "modify", "delete", "mode")
 MARKER = "restore.json"
+# An apply that deletes or rewrites more files than this, or (from CONFIRM_FLOOR on) more than
+# half of the in-scope files, runs only when confirmed: a store found for the wrong folder once
+# restored all of /tmp.
+CONFIRM_OVER = 500
+CONFIRM_FLOOR = 20
 
 
 @dataclass(frozen=True)
@@ -318,8 +324,39 @@ class Outcome:
     replanned: Changes | None
 
 
+def reach(store: Store, plan: Plan) -> tuple[int, int | None]:
+    """(files the plan deletes or rewrites, in-scope files now, counted only when needed)."""
+    touched = sum(1 for a in plan.actions if a.kind != "create")
+    if touched < CONFIRM_FLOOR or touched > confirm_over():
+        return touched, None
+    return touched, count_files(store.read_tree, plan.live_tree)
+
+
+def confirm_over() -> int:
+    try:
+        return max(0, int(os.environ.get("GITCKPT_CONFIRM_OVER", CONFIRM_OVER)))
+    except ValueError:
+        return CONFIRM_OVER
+
+
+def needs_confirmation(touched: int, total: int | None) -> bool:
+    return touched > confirm_over() or (
+        touched >= CONFIRM_FLOOR and total is not None and touched * 2 > total)
+
+
+def count_files(read_tree: Callable[[ObjectId], list[TreeEntry]], tree: ObjectId) -> int:
+    n, stack = 0, [tree]
+    while stack:
+        for e in read_tree(stack.pop()):
+            if e.mode == Mode.TREE:
+                stack.append(e.id)
+            else:
+                n += 1
+    return n
+
+
 def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
-          expect: ObjectId | None = None) -> Outcome:
+          expect: ObjectId | None = None, confirmed: bool = False) -> Outcome:
     """Snapshot, plan, take the safety copy, write, and record the restore, under the lock.
 
     `expect` is the live tree a preview planned against; if the workspace has changed since,
@@ -339,6 +376,14 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
             plan = check_obstacles(plan, wd)
             if not plan.actions:
                 return Outcome(plan, None, None, live.tree, (), replanned)
+            touched, total = reach(store, plan)
+            if not confirmed and needs_confirmation(touched, total):
+                of = f" of the {total} in-scope files" if total else ""
+                raise NeedsConfirmation(
+                    f"This restore would delete or rewrite {touched} files{of} in "
+                    f"{store.root}; nothing was changed.",
+                    "Read the preview first; then confirm the apply (CLI: --yes, MCP: "
+                    "confirm: true). Its safety copy undoes it.")
             drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             _mark(tl, target, safety.commit)

@@ -132,21 +132,18 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     tl = open_timeline(root)
     tid = tl.resolve(task)
     info = tl.info(tid)
+    tl.check_workspace(tid, info.meta)  # another workspace's task is read from there only
     steps = tl.steps(tid)
     drifts = tl.drifts(tid, info.head.n)
     tip = drifts[-1] if drifts else info.head
     problems: list[str] = []
     unsaved = since_step = None
-    if info.meta.workspace not in (None, tl.store.workspace):
-        problems.append(f"This task belongs to workspace {info.meta.workspace or '(root)'!r}; "
-                        "unsaved changes are shown from there only.")
-    else:
-        try:
-            live = tl.live(info.meta)
-            unsaved = tl.store.diff_trees(tip.tree, live.tree)
-            since_step = tl.store.diff_trees(info.head.tree, live.tree)
-        except GitckptError as e:
-            problems.append(f"Cannot scan the workspace: {e.message}")
+    try:
+        live = tl.live(info.meta)
+        unsaved = tl.store.diff_trees(tip.tree, live.tree)
+        since_step = tl.store.diff_trees(info.head.tree, live.tree)
+    except GitckptError as e:
+        problems.append(f"Cannot scan the workspace: {e.message}")
     stuck = restoring.interrupted(tl)
     if stuck is not None:
         problems.append(
@@ -215,15 +212,18 @@ class RestoreResult:
 
     plan: restoring.Plan
     applied: bool
+    workspace: str = ""
     safety: ObjectId | None = None
     commit: ObjectId | None = None
     blocked: tuple[tuple[str, str], ...] = ()
     replanned: Changes | None = None
     patch: str | None = None
+    needs_confirm: bool = False  # a preview whose apply must be confirmed (its reach)
 
     def to_dict(self) -> dict:
         d = self.plan.to_dict()
-        d.update(applied=self.applied, safety=self.safety, recovered=self.safety,
+        d.update(workspace=self.workspace, needs_confirm=self.needs_confirm,
+                 applied=self.applied, safety=self.safety, recovered=self.safety,
                  commit=self.commit, blocked=[{"path": p, "reason": r} for p, r in self.blocked],
                  replanned=self.replanned.to_dict() if self.replanned is not None else None,
                  patch=self.patch)
@@ -234,19 +234,20 @@ class RestoreResult:
 def restore(root: str | Path, target: str, *, apply: bool = False,
             paths: list[str] | tuple[str, ...] = (), task: str | None = None,
             patch: bool = False, expect: str | None = None, cwd: str | None = None,
-            ) -> RestoreResult:
+            confirm: bool = False) -> RestoreResult:
     """Preview (default) or apply a restore of `target` (step number, commit prefix or ref).
 
     `paths` limits it to these paths (relative to `cwd` if given, else to the root).
     `expect` is the `live_tree` of a preview: an apply whose workspace changed since re-plans
-    and reports `replanned`."""
+    and reports `replanned`. An apply that deletes or rewrites many files (see
+    `restoring.needs_confirmation`) needs `confirm`."""
     tl = open_timeline(root)
     only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
     tgt = resolve_target(tl, target, task)
     _, meta = tl.open_task(tgt.task)  # closed tasks and other workspaces' are refused
     store = tl.store
     if apply:
-        out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None)
+        out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None, confirm)
         plan = out.plan
     else:
         scope = tl.scope(meta)
@@ -259,10 +260,14 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         changed = tuple(a.name for a in plan.actions)
         pairs = file_diffs(store.read_tree, store.read_blob, plan.live_tree, tgt.tree, changed)
         text = "".join(unified(d, a, b) for d, a, b in pairs) if changed else ""
+    where = str(store.root)
     if not apply:
-        return RestoreResult(plan, False, patch=text)
+        return RestoreResult(plan, False, where, patch=text,
+                             needs_confirm=restoring.needs_confirmation(
+                                 *restoring.reach(store, plan)))
     safety = out.safety.commit if out.safety is not None else None
-    return RestoreResult(plan, True, safety, out.commit, out.blocked, out.replanned, text)
+    return RestoreResult(plan, True, where, safety, out.commit, out.blocked, out.replanned,
+                         text)
 
 
 @dataclass(frozen=True)
@@ -293,6 +298,7 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
             tl.check_workspace(tid, meta)  # the live side is this folder: it must be the task's
             return tl.live(meta).tree, {"label": "live workspace", "commit": None}
         t = resolve_target(tl, spec, task)
+        tl.check_workspace(t.task, tl.meta(t.task))  # its files are read from there only
         return t.tree, t.to_dict()
 
     old, old_info = side(base)
@@ -358,6 +364,7 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
     """Write a handoff package of the active task (or `task`) to the new folder `to`."""
     tl = open_timeline(root)
     tid = tl.resolve(task)
+    tl.check_workspace(tid, tl.meta(tid))
     return package.export(tl, tid, Path(to), resume(root, task=tid).text)
 
 

@@ -170,9 +170,10 @@ class Timeline:
         if meta.workspace is not None and meta.workspace not in (self.store.workspace,
                                                                  *self.store.aliases):
             raise TaskElsewhere(
-                f"Task {task} belongs to workspace {meta.workspace or '(repository root)'!r} "
-                f"of this store, not to {self.store.workspace or '(repository root)'!r}.",
-                "Run gitckpt from that folder (gitckpt -C DIR ...).",
+                f"Task {task} belongs to the workspace {self.store.workspace_path(meta.workspace)}"
+                f", not to {self.store.root}.",
+                f"Run gitckpt in that folder: gitckpt -C {self.store.workspace_path(meta.workspace)}"
+                " ...",
             )
 
     # -- writing ------------------------------------------------------------------------------

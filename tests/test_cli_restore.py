@@ -129,4 +129,4 @@ def test_diff_of_a_task_from_another_folder_is_refused(repo):
     assert run_cli("-C", str(repo / "a"), "init", "in a").code == 0
     task = json.loads(run_cli("-C", str(repo / "a"), "--json", "tasks").out)["active"]
     r = run_cli("-C", str(repo / "b"), "diff", "0", "--task", task)
-    assert r.code == 1 and "belongs to workspace" in r.err
+    assert r.code == 1 and f"belongs to the workspace {repo / 'a'}" in r.err

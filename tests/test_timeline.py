@@ -242,8 +242,9 @@ def test_resume_of_a_task_from_another_workspace_of_the_repo(repo):
     pkg = repo / "pkg"
     pkg.mkdir()
     task = service.init(pkg, "package task").save.task
-    r = service.resume(repo, task=task)
-    assert r.unsaved is None and "belongs to workspace 'pkg'" in r.problems[0]
     from gitckpt.errors import TaskElsewhere
+    with pytest.raises(TaskElsewhere, match=f"belongs to the workspace {pkg}, not to {repo}"):
+        service.resume(repo, task=task)  # read from its own folder only
+    assert service.resume(pkg, task=task).info.id == task
     with pytest.raises(TaskElsewhere):
         service.save(repo, "wrong place", task=task)

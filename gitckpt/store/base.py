@@ -144,6 +144,10 @@ class Store(ABC):
         finally:
             lock.release()
 
+    def workspace_path(self, workspace: str) -> Path:
+        """The folder a task's recorded `workspace` names."""
+        return Path(workspace)
+
     def cache_problem(self) -> tuple[Path, str] | None:
         """The stat cache file of this workspace and why it cannot be used, or None."""
         return None

@@ -80,6 +80,9 @@ class GitStore(Store):
         self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
                                 self.git_dir / "index")
 
+    def workspace_path(self, workspace: str) -> Path:
+        return self.workdir / workspace if workspace else self.workdir
+
     # -- objects ---------------------------------------------------------------------------
 
     def _write(self, kind: ObjectType, body: bytes) -> ObjectId:
