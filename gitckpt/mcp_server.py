@@ -19,7 +19,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from gitckpt import __version__, service
-from gitckpt.errors import GitckptError, NoActiveTask, TaskClosed, WorkspaceError
+from gitckpt.errors import (GitckptError, InvalidArgument, NoActiveTask, TaskClosed,
+                            WorkspaceError)
 from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, PlanEntry, RestoreOut,
                                  ResumeOut, SaveOut, TaskOut, TimelineOut)
 from gitckpt.notes import PlanItem
@@ -56,26 +57,46 @@ class Workspaces:
 
     def __init__(self, root: str | None) -> None:
         self.cli_root = root
-        self.client_root: str | None = None
+        self.client_roots: list[str] | None = None  # asked once, when first needed
         self.sessions: dict[Path, service.WatchSession] = {}
         self.logged: set[Path] = set()
         self.watched: set[str] = set()  # folders whose workspace has its watcher
         self.lock = threading.Lock()
 
-    def default(self) -> str:
-        return self.cli_root or os.environ.get("GITCKPT_ROOT") or self.client_root or os.getcwd()
+    def configured(self) -> list[str]:
+        """The folders this server may act in: --root, else GITCKPT_ROOT, else the client's
+        file:// roots; empty when none is known."""
+        fixed = self.cli_root or os.environ.get("GITCKPT_ROOT")
+        return [fixed] if fixed else list(self.client_roots or [])
 
     async def resolve(self, root: str | None, ctx: Context | None) -> str:
-        if root is None and not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
-            if self.client_root is None and ctx is not None:
-                self.client_root = await _client_root(ctx)
-        path = root if root is not None else self.default()
+        """The workspace of a call: `root`, which must lie in a configured root, else the
+        first configured root, else the server's working folder. A configured root confines
+        every call; without one, `/`, the home folder and system folders are refused."""
+        if not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
+            if self.client_roots is None and ctx is not None:
+                self.client_roots = await _client_roots(ctx)
+        allowed = self.configured()
+        path = root if root is not None else allowed[0] if allowed else os.getcwd()
         if not os.path.isabs(path):
             raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
                                  "Pass root as an absolute path, e.g. /home/me/project.")
         if not os.path.isdir(path):
             raise WorkspaceError(f"The workspace {path} does not exist.",
                                  "Pass the absolute path of an existing folder as root.")
+        real = os.path.realpath(path)
+        if allowed:
+            if not any(_inside(real, os.path.realpath(a)) for a in allowed):
+                raise WorkspaceError(
+                    f"The workspace {path} is outside this server's root "
+                    f"({', '.join(allowed)}).",
+                    "Pass a root inside it, or start the server with --root for that folder.")
+        elif too_wide(real):
+            raise WorkspaceError(
+                f"gitckpt will not checkpoint {path}: it is the home folder, / or a system "
+                "folder.",
+                "Pass root: the absolute path of the project folder, or start the server with "
+                "--root PROJECT.")
         return path
 
     def boundary(self, root: str) -> None:
@@ -135,23 +156,56 @@ class Workspaces:
             session.stop()
 
 
-async def _client_root(ctx: Context) -> str | None:
-    """The client's first file:// root, where the client offers roots."""
+async def _client_roots(ctx: Context) -> list[str]:
+    """The client's file:// roots, where the client offers roots."""
     caps = ctx.client_capabilities
     if caps is None or getattr(caps, "roots", None) is None:
-        return None
+        return []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = await ctx.session.list_roots()
     except Exception as e:  # a client that declared roots but cannot answer
         log.info("roots/list failed: %s", e)
-        return None
+        return []
+    out = []
     for r in result.roots:
         uri = urlparse(str(r.uri))
         if uri.scheme == "file":
-            return unquote(uri.path)
-    return None
+            out.append(unquote(uri.path))
+    return out
+
+
+def export_target(workspace: str, to: str) -> str:
+    """Where a package may be written over MCP: inside GITCKPT_EXPORT_DIR, or else inside the
+    workspace's parent folder (service.export keeps it out of the store)."""
+    dest = os.path.realpath(os.path.join(workspace, to))
+    allowed = os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
+        os.path.realpath(workspace))
+    if not _inside(os.path.dirname(dest), os.path.realpath(allowed)):
+        raise InvalidArgument(f"A package cannot be written to {dest}: only inside {allowed}.",
+                              "Pass to as a new folder name there, or set GITCKPT_EXPORT_DIR "
+                              "for the server.")
+    return dest
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+# Folders no checkpoint belongs in: a task there would take (and a restore rewrite) everything.
+SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+          "/run", "/sbin", "/sys", "/usr", "/var", "/tmp", "/var/tmp")
+
+
+def too_wide(real: str) -> bool:
+    """`/`, the home folder, a system folder itself, or anything below /proc, /sys, /dev,
+    /etc, /usr, /boot and /bin."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if real in ("/", home) or real in SYSTEM:
+        return True
+    return any(_inside(real, f) for f in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot",
+                                         "/bin", "/sbin", "/lib"))
 
 
 def build_server(root: str | None = None) -> MCPServer:
@@ -298,8 +352,12 @@ def build_server(root: str | None = None) -> MCPServer:
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> PackageOut:
         """Write a handoff package of a task (HANDOFF.md, manifest, a bare git repository) so
         another checkout or agent can continue it with ckpt_import."""
-        path = await ws.resolve(root, ctx) if root is None else root
-        return await call(root, ctx, service.export, os.path.join(path, to), task=task)
+        try:
+            path = await ws.resolve(root, ctx)
+            dest = export_target(path, to)
+        except GitckptError as e:
+            raise ToolError(f"{e.message}\nhint: {e.hint}") from e
+        return await call(path, ctx, service.export, dest, task=task)
 
     @server.tool()
     async def ckpt_import(
@@ -334,7 +392,9 @@ def run(root: str | None = None) -> None:
     server = build_server(root)
     ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
     try:
-        ws.watch(ws.default())
+        first = (ws.configured() or [os.getcwd()])[0]
+        if not too_wide(os.path.realpath(first)):
+            ws.watch(first)
         server.run("stdio")
     finally:
         ws.close()

@@ -3,7 +3,8 @@
 A package is `HANDOFF.md` (the resume text as a prompt for whoever takes over),
 `manifest.json` (format, task, counts, checksums) and `checkpoints.git/`, a bare repository
 written by the DirStore code holding only the task's refs, the objects they reach and their
-notes. `git --git-dir=<pkg>/checkpoints.git log --notes=checkpoints --all` reads it.
+notes. `git --no-pager --git-dir=<pkg>/checkpoints.git log --notes=checkpoints --all` reads it
+(see `safe_git` for the command line we suggest: nothing from the package's config runs).
 
 Import validates everything before it writes anything; the package is untrusted input.
 """
@@ -20,12 +21,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt, safe_git
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
 from gitckpt.reach import reachable
 from gitckpt.store.base import NOTES_REF, Store
-from gitckpt.store.dir import DirStore
+from gitckpt.store.dir import CONFIG_TEXT, DirStore
 from gitckpt.store.dir_files import read_loose
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 
@@ -74,7 +75,7 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
                               "Export to a writable folder.") from e
     try:
         result = _write_package(tl, task, to, final, refs, kinds, notes, info, handoff)
-        _readable(to)  # a package is for someone else: other users may read it
+        _readable(to)  # a package is for someone else, as far as the umask says
         os.rename(to, final)
     except BaseException:
         shutil.rmtree(to, ignore_errors=True)  # no half package left behind
@@ -83,10 +84,14 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
 
 
 def _readable(root: Path) -> None:
+    """Modes a new file of the user's would get (0644/0755 under umask 022, but 0600/0700
+    under 077): the package is for someone else only as far as the user's umask allows."""
+    mask = os.umask(0)
+    os.umask(mask)
     for dirpath, _, files in os.walk(root):
-        os.chmod(dirpath, 0o755)
+        os.chmod(dirpath, 0o777 & ~mask)
         for f in files:
-            os.chmod(os.path.join(dirpath, f), 0o644)
+            os.chmod(os.path.join(dirpath, f), 0o666 & ~mask)
 
 
 def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kinds, notes,
@@ -123,7 +128,8 @@ def _instructions(task: TaskId, to: Path) -> str:
     return (f"## Taking over\n\nThis package holds task `{task}` with every step and drift. In "
             f"the checkout where the work continues, run:\n\n    gitckpt import {to}\n    "
             "gitckpt resume\n\nthen save each finished step with `gitckpt save`. To look "
-            f"without importing: `git --git-dir={to / REPO} log --notes=checkpoints --all`.\n")
+            "without importing (a command that runs nothing from the package's config): "
+            f"`{safe_git(to / REPO, 'log', '--notes=checkpoints', '--all')}`.\n")
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,17 @@ def check_package(path: Path) -> _Checked:
     if hashlib.sha256(handoff).hexdigest() != sums.get(HANDOFF):
         raise StoreCorrupt(f"{HANDOFF} does not match the manifest's checksum.", _BAD_PACKAGE)
     pkg = DirStore(path, path / REPO, bare=True)
+    try:
+        config = (path / REPO / "config").read_bytes()
+    except OSError:
+        config = None
+    if config != CONFIG_TEXT.encode():
+        # git reads it: a pager, an alias or a filter there would run on `git log`
+        raise StoreCorrupt("The package's repository config is not the one gitckpt writes.",
+                           _BAD_PACKAGE)
+    if os.path.lexists(path / REPO / "objects" / "info" / "alternates"):
+        raise StoreCorrupt("The package's repository borrows objects from elsewhere "
+                           "(objects/info/alternates).", _BAD_PACKAGE)
     prefix = f"{REF_ROOT}{task}/"
     found = pkg.list_refs("refs/")
     notes_head = found.pop(NOTES_REF, None)

@@ -6,6 +6,7 @@ structured content are that dict. Nothing here prints.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from gitckpt import package
 from gitckpt import restore as restoring
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
-from gitckpt.errors import GitckptError
+from gitckpt.errors import GitckptError, InvalidArgument
 from gitckpt.handoff import handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
@@ -365,6 +366,11 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
     tl = open_timeline(root)
     tid = tl.resolve(task)
     tl.check_workspace(tid, tl.meta(tid))
+    dest = Path(os.path.realpath(to))
+    store = Path(os.path.realpath(tl.store.location))
+    if dest == store or store in dest.parents:
+        raise InvalidArgument(f"A package cannot be written inside the store ({store}).",
+                              "Export to a folder outside it, e.g. next to the workspace.")
     return package.export(tl, tid, Path(to), resume(root, task=tid).text)
 
 

@@ -19,9 +19,22 @@ IDENTITY = {
 }
 
 
+def _strays(base: Path) -> list[Path]:
+    """`.gitckpt` stores or pointers where no test may see or leave one: above the temp root
+    (a store there takes over every plain folder below it) and in the folder tests run from."""
+    places = [*base.parents, Path.cwd(), Path(__file__).resolve().parent.parent]
+    return [p / ".gitckpt" for p in places if os.path.lexists(p / ".gitckpt")]
+
+
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory, monkeypatch):
-    """No test reads or writes the real home, global git config or log folder."""
+    """No test reads or writes the real home, global git config or log folder, none runs with
+    a store above its temp folder, and none leaves a store outside it."""
+    base = tmp_path_factory.getbasetemp()
+    found = _strays(base)
+    if found:
+        pytest.fail(f"a gitckpt store lies above the test's temp folder: {found}; remove it, "
+                    "it would serve every plain folder below it", pytrace=False)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -35,6 +48,10 @@ def hermetic(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(k, v)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n")
     yield home
+    left = _strays(base)
+    if left:
+        pytest.fail(f"the test left a gitckpt store outside its temp folder: {left}",
+                    pytrace=False)
 
 
 def git(root: Path, *args: str, check: bool = True, **kw) -> str:

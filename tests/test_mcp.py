@@ -135,9 +135,9 @@ def test_errors_are_tool_results_with_a_hint(ws, server, mode, tmp_path):
     assert "min_steps" in text['ckpt_compress{"min_steps": -1}']
 
 
-def test_the_clients_first_root_is_the_workspace(ws, tmp_path, monkeypatch):
+def test_the_clients_first_root_is_the_workspace(ws, hermetic, monkeypatch):
     from mcp_types import ListRootsResult, Root
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(hermetic)  # the home folder: a fallback to it would be refused
     monkeypatch.delenv("GITCKPT_ROOT", raising=False)
     server = build_server(None)
 

@@ -106,6 +106,9 @@ class Store(ABC):
     shared: StateDir
     #: The lock file shared by every workspace of this store.
     lock_path: Path
+    #: The folder that holds the store's objects and refs (a plain store's folder, the git
+    #: common dir): nothing of gitckpt's output (packages) may be written inside it.
+    location: Path
     #: Earlier `workspace` values of this workspace (a plain folder moved or copied and then
     #: adopted): tasks recorded under them are this workspace's tasks.
     aliases: tuple[str, ...] = ()

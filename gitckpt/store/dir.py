@@ -30,6 +30,8 @@ from gitckpt.store.state import StateDir, unsafe
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
+CONFIG_TEXT = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+               "[gc]\n\tauto = 0\n")  # git reads it: nothing else belongs there
 WORKSPACES = "workspaces"  # in STORE/gitckpt/: the workspaces the store was made for
 
 
@@ -73,6 +75,7 @@ class DirStore(Store):
         self.state = StateDir(path, "gitckpt", _state_name(root))
         self.state_dir = self.state.path
         self.shared = StateDir(path, "gitckpt")
+        self.location = path
         self.lock_path = self.shared.path / "lock"
         self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
         self._checked: set[Path] = set()  # folders verified to be real folders (make_dir)
@@ -131,9 +134,7 @@ class DirStore(Store):
             for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "gitckpt"):
                 make_dir(self.path / d, self.path, self._checked)
             for name, text in (("HEAD", "ref: refs/heads/main\n"),
-                               ("config", "[core]\n\trepositoryformatversion = 0\n"
-                                          "\tfilemode = true\n\tbare = true\n"
-                                          "[gc]\n\tauto = 0\n"),
+                               ("config", CONFIG_TEXT),
                                ("description", "gitckpt checkpoints\n"),
                                (".gitignore", "*\n"),
                                ("gitckpt/format", f"{FORMAT}\n")):

@@ -76,6 +76,7 @@ class GitStore(Store):
         self.state = StateDir(self.git_dir, "gitckpt", f"ws-{key}")
         self.state_dir = self.state.path
         self.shared = StateDir(self.common_dir, "gitckpt")
+        self.location = self.common_dir
         self.lock_path = self.shared.path / "lock"
         self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
                                 self.git_dir / "index")
