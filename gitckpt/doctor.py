@@ -184,7 +184,8 @@ def _check_objects(store, commits: set[ObjectId], add) -> None:
     """Every tree and blob the timeline commits reach exists."""
     missing: list[ObjectId] = []
     try:
-        reachable(store.read_object, sorted(commits), blob_exists=store.has_object,
+        reachable(store.read_object, sorted(commits),
+                  blob_exists=lambda oid: store.object_problem(oid) is None,
                   missing=missing.append)
     except GitckptError as e:
         add(Finding("objects", e.message, e.hint))

@@ -367,8 +367,11 @@ def build_server(root: str | None = None) -> MCPServer:
             root: Root = None, ctx: Context | None = None) -> PackageOut:
         """Continue a packaged task here; it becomes the active task. Everything is checked
         before anything is written. Next: ckpt_resume."""
-        path = await ws.resolve(root, ctx) if root is None else root
-        return await call(root, ctx, service.import_, os.path.join(path, package), as_id=as_id)
+        try:
+            path = await ws.resolve(root, ctx)
+        except GitckptError as e:
+            raise ToolError(f"{e.message}\nhint: {e.hint}") from e
+        return await call(path, ctx, service.import_, os.path.join(path, package), as_id=as_id)
 
     @server.tool()
     async def ckpt_compress(

@@ -48,7 +48,8 @@ def resolve_target(tl: Timeline, spec: str, task: str | None = None) -> Target:
     spec = spec.strip()
     if spec.startswith("refs/"):
         return _from_ref(tl, spec, task)
-    if _DIGITS.fullmatch(spec):
+    if _DIGITS.fullmatch(spec) and (spec == "0" or spec[0] != "0") and len(spec) < 10:
+        # a step number is written as one: `0042` or forty zeros are commit id prefixes
         n = int(spec)
         try:
             tid = tl.resolve(task)

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
+from gitckpt import limits
 from gitckpt.errors import (CHECK_STORE, InvalidArgument, NoActiveTask, StoreCorrupt,
                             StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
@@ -155,8 +156,8 @@ class Timeline:
             return None
 
     def resolve(self, task: str | None) -> TaskId:
-        """The task named on the command line, else the active one."""
-        if task:
+        """The task named on the command line, else the active one (`""` is no task id)."""
+        if task is not None:
             tid = TaskId(task)
             if self.store.get_ref(head_ref(tid)) is None:
                 raise TaskNotFound(tid)
@@ -209,6 +210,10 @@ class Timeline:
              ) -> tuple[TaskId, SaveResult]:
         """Create a task, take snapshot 0, make it active."""
         exclude = list(exclude or [])
+        for key, value in (("name", name), ("goal", goal), ("constraints", constraints)):
+            limits.check_text(key, value)
+        limits.check_list("exclude", exclude, count=limits.PATTERNS, each=limits.TITLE)
+        _check_plan(plan or [])
         compile_patterns(exclude, "--exclude")
         name, n1 = redact(clean(name, one_line=True))
         goal, n2 = redact(clean(goal))
@@ -241,10 +246,18 @@ class Timeline:
              decisions: list[str] | None = None, plan: list[PlanItem] | None = None,
              close: bool = False, task: str | None = None) -> SaveResult:
         """Record a finished step; identical to the previous step means no new commit."""
-        texts = {"title": clean(title, one_line=True), "conclusion": clean(conclusion),
-                 "next": clean(next), "description": clean(description)}
+        raw = {"title": title, "conclusion": conclusion, "next": next,
+               "description": description}
+        for key, value in raw.items():
+            limits.check_text(key, value)
         lists = {"verified": verified or [], "open_questions": open_questions or [],
                  "decisions": decisions or []}
+        for key, items in lists.items():
+            limits.check_list(key, items)
+        _check_plan(plan or [])
+        limits.check_note({**raw, **lists, "plan": [vars(p) for p in plan or []]})
+        texts = {"title": clean(title, one_line=True), "conclusion": clean(conclusion),
+                 "next": clean(next), "description": clean(description)}
         if not texts["title"]:
             raise InvalidArgument("The step title is empty.", 'Use gitckpt save "TITLE".')
         redacted = 0
@@ -359,6 +372,10 @@ class Timeline:
     def live(self, meta: Note) -> Snapshot:
         """A snapshot of the workspace now, without touching the stat cache or taking the lock."""
         return self.store.snapshot(self.scope(meta), update_cache=False)
+
+
+def _check_plan(plan: list[PlanItem]) -> None:
+    limits.check_list("plan", [p.item for p in plan], count=limits.PLAN, each=limits.TITLE)
 
 
 def _skipped(snap: Snapshot) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import filelock
 
-from gitckpt.errors import StoreBusy, StoreNotWritable
+from gitckpt.errors import StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Reason, Scope
@@ -215,6 +215,15 @@ class Store(ABC):
     @abstractmethod
     def has_object(self, oid: ObjectId) -> bool:
         """True if object `oid` exists."""
+
+    def object_problem(self, oid: ObjectId) -> str | None:
+        """Why object `oid` cannot be read ("missing", "truncated", "hash mismatch", ...), or
+        None; reads it whole, so it costs what a read costs (for doctor)."""
+        try:
+            self.read_object(oid)
+        except StoreCorrupt as e:
+            return e.message
+        return None
 
     # -- refs: ours only, under refs/checkpoints/ -------------------------------------------
 

@@ -25,6 +25,7 @@ from gitckpt.scope import Scope
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
+from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir
 
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -77,6 +78,7 @@ class GitStore(Store):
         self.state_dir = self.state.path
         self.shared = StateDir(self.common_dir, "gitckpt")
         self.location = self.common_dir
+        self.objects_dir = str(self.common_dir / "objects")
         self.lock_path = self.shared.path / "lock"
         self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
                                 self.git_dir / "index")
@@ -93,10 +95,23 @@ class GitStore(Store):
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check the permissions of the .git folder.") from e
 
+    def _check(self, oid: ObjectId) -> None:
+        """StoreCorrupt if the loose file of `oid` would make libgit2 hang or overallocate;
+        each object is checked once per process."""
+        checked = self.__dict__.setdefault("_checked", set())
+        if oid in checked:
+            return
+        problem = loose_problem(self.objects_dir, oid)
+        if problem:
+            raise StoreCorrupt(f"Object {oid} in {self.objects_dir} is corrupt ({problem})",
+                               "Run `gitckpt doctor` and `git fsck`; nothing was changed.")
+        checked.add(oid)
+
     def _read(self, oid: ObjectId, kind: ObjectType) -> bytes:
+        self._check(oid)
         try:
             found, body = self.repo.odb.read(oid)
-        except (KeyError, ValueError, pygit2.GitError) as e:
+        except (KeyError, ValueError, pygit2.GitError, MemoryError) as e:
             raise StoreCorrupt(f"Object {oid} is missing or unreadable",
                                "Run `git fsck` to check the repository.") from e
         if found != kind:
@@ -137,6 +152,7 @@ class GitStore(Store):
                 self.repo, self.common_dir, self._scanner.attributes())
         if not smudge:
             return self.read_blob(oid)
+        self._check(oid)
         try:
             blob = self.repo[oid]
             with pygit2.BlobIO(blob, as_path=f"{self.prefix}/{path}".lstrip("/")) as f:
@@ -146,9 +162,10 @@ class GitStore(Store):
                                "Run `git fsck` to check the repository.") from e
 
     def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
+        self._check(oid)
         try:
             kind, body = self.repo.odb.read(oid)
-        except (KeyError, ValueError, pygit2.GitError) as e:
+        except (KeyError, ValueError, pygit2.GitError, MemoryError) as e:
             raise StoreCorrupt(f"Object {oid} is missing or unreadable",
                                "Run `git fsck` to check the repository.") from e
         if kind not in _KIND:
@@ -162,6 +179,11 @@ class GitStore(Store):
 
     def has_object(self, oid: ObjectId) -> bool:
         return oid in self.repo.odb
+
+    def object_problem(self, oid: ObjectId) -> str | None:
+        if oid not in self.repo.odb:
+            return "missing"
+        return loose_problem(self.objects_dir, oid, verify=True)
 
     # -- refs --------------------------------------------------------------------------------
 

@@ -60,3 +60,12 @@ def nested_head(path: str) -> str | None:
         return None if nested.head_is_unborn else str(nested.head.target)
     except (pygit2.GitError, KeyError, ValueError):
         return None
+
+
+def open_index(path: str) -> pygit2.Index:
+    """A standalone index read from (or later written to) `path`. GitError if the file is
+    not a usable index; unlike `pygit2.Index(path)`, a failure leaves no half-made object
+    whose `__del__` prints "Exception ignored" on stderr."""
+    out = ffi.new("git_index **")
+    check_error(C.git_index_open(out, os.fsencode(path)))
+    return pygit2.Index.from_c(None, out)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
-from gitckpt.errors import GitckptError, GitIndexChanged, InternalError, StoreNotWritable
+from gitckpt.errors import (GitckptError, GitIndexChanged, InternalError, StoreCorrupt,
+                            StoreNotWritable)
 from gitckpt.gitnames import refused_path
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
@@ -26,9 +27,9 @@ from gitckpt.scope import MAX_DEPTH, Scope
 from gitckpt.store.base import Snapshot
 from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
                                       trust_exec)
-from gitckpt.store.git_index import index_diff, nested_head
+from gitckpt.store.git_index import index_diff, nested_head, open_index
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat
-from gitckpt.store.git_split import scan_deltas
+from gitckpt.store.git_split import read_checked, scan_deltas
 from gitckpt.store.state import StateDir
 
 # A file modified this recently may change again within the file system's timestamp
@@ -161,7 +162,7 @@ class Scanner:
             if update_cache:
                 self.state.ensure()
                 self.state.remove("index")
-                index = pygit2.Index(str(self.index_path))
+                index = open_index(str(self.index_path))
             index._repo = self.repo
             return index
         if update_cache:
@@ -173,14 +174,14 @@ class Scanner:
                 raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
                                        "Check the permissions of the .git folder.") from e
         try:
-            index = pygit2.Index(str(self.index_path))
+            index = open_index(str(self.index_path))
         except pygit2.GitError:
             # A corrupt stat cache costs a re-read, never data: start from empty.
             if not update_cache:
                 index = pygit2.Index()
             else:
                 self.state.remove("index")
-                index = pygit2.Index(str(self.index_path))
+                index = open_index(str(self.index_path))
         index._repo = self.repo  # diff_to_workdir needs the repository; ownership stays None
         return index
 
@@ -392,7 +393,12 @@ class Scanner:
             tree = apply_changes(self._read_tree, self._write_tree, ObjectId(base),
                                  {os.fsencode(k[cut:]): v for k, v in changes.items()})
         else:
-            root = index.write_tree(self.repo)
+            try:
+                root = index.write_tree(self.repo)
+            except pygit2.GitError as e:  # an object the cache names is missing or damaged
+                raise StoreCorrupt(f"Cannot write the workspace tree: {e}",
+                                   "Run `gitckpt doctor`; `gitckpt doctor --fix` deletes the "
+                                   "stat cache so the next save reads every file again.") from e
             try:
                 tree = ObjectId(str(self.repo[root][self.prefix].id) if self.prefix
                                 else str(root))
@@ -403,7 +409,9 @@ class Scanner:
         return tree
 
     def _read_tree(self, tree: ObjectId) -> list[TreeEntry]:
-        return [] if tree == EMPTY_TREE else decode_tree(self.repo.odb.read(tree)[1])
+        if tree == EMPTY_TREE:
+            return []
+        return decode_tree(read_checked(self.repo, tree))
 
     def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
         return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))

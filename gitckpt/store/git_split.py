@@ -8,6 +8,7 @@ exactly one side, so the two diffs together report exactly what one diff would.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -16,9 +17,11 @@ from pathlib import Path
 import pygit2
 from pygit2 import C, ffi
 
+from gitckpt.errors import StoreCorrupt
 from gitckpt.objects import Mode, decode_tree
 from gitckpt.store.git_config import stamp
-from gitckpt.store.git_index import index_diff
+from gitckpt.store.git_index import index_diff, open_index
+from gitckpt.store.loose import loose_problem
 
 PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
 _MAX_DEPTH = 6
@@ -48,7 +51,7 @@ def _children(repo: pygit2.Repository, tree: str, workdir: Path, folder: bytes
     """Names in `folder`, on disk or in the cached tree, and the cached subtrees by name."""
     names: set[bytes] = set()
     subtrees: dict[bytes, str] = {}
-    for e in decode_tree(repo.odb.read(tree)[1]):
+    for e in decode_tree(read_checked(repo, tree)):
         names.add(e.name)
         if e.mode == Mode.TREE:
             subtrees[e.name] = e.id
@@ -117,7 +120,7 @@ def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
 
     def other_half() -> list[pygit2.DiffDelta] | None:
         own_repo = pygit2.Repository(repo.path)
-        own = pygit2.Index(str(index_path))
+        own = open_index(str(index_path))
         if stamp(index_path) != opened:
             return None  # the file was replaced after we read it: not the same cache
         own._repo = own_repo
@@ -130,3 +133,25 @@ def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
     if rest is None:
         rest = list(index_diff(repo, index, flags, sides[1]).deltas)
     return mine + rest
+
+
+@functools.lru_cache(maxsize=16)
+def objects_dir(git_dir: str) -> str:
+    """The object folder of the repository at `git_dir` (a worktree's is its common dir's)."""
+    common = Path(git_dir, "commondir")
+    base = (Path(git_dir) / common.read_text().strip()).resolve() if common.is_file() else \
+        Path(git_dir)
+    return str(base / "objects")
+
+
+def read_checked(repo: pygit2.Repository, oid: str) -> bytes:
+    """The body of object `oid`, its loose file checked first (see `loose`): StoreCorrupt
+    instead of a libgit2 read that never returns."""
+    problem = loose_problem(objects_dir(repo.path), oid)
+    if problem is None:
+        try:
+            return repo.odb.read(oid)[1]
+        except (KeyError, ValueError, MemoryError, pygit2.GitError) as e:
+            problem = str(e)
+    raise StoreCorrupt(f"Object {oid} is corrupt ({problem})",
+                       "Run `gitckpt doctor` and `git fsck`; nothing was changed.")
