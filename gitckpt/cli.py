@@ -112,6 +112,19 @@ def save(c: Ctx, title: str, conclusion: str, next_: str, description: str,
 
 
 @cli.command()
+@pass_ctx
+def adopt(c: Ctx) -> None:
+    """Adopt this folder's .gitckpt store after moving or copying the folder here.
+
+    A store is used only for the folder it was made for; adopt records the new path, and the
+    tasks of the old one continue here.
+    """
+    result = service.adopt(c.root)
+    c.emit(result, lambda r: f"{r.store} is now the store of {r.workspace}"
+           + (f" (tasks of {', '.join(r.earlier)} continue here).\n" if r.earlier else ".\n"))
+
+
+@cli.command()
 @click.option("--task", default=None, metavar="ID", help="Resume this task (default: active).")
 @pass_ctx
 def resume(c: Ctx, task: str | None) -> None:

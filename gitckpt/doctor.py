@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gitckpt.errors import GitckptError, safe_git
 from gitckpt.ids import ObjectId, TaskId
@@ -61,15 +62,38 @@ def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, Objec
     return out
 
 
+def _check_links(store, fix: bool, add) -> None:
+    """Symlinks inside the folders that are all gitckpt's: gitckpt never makes one there, so
+    each was planted (a downloaded store) and `fix` removes the link itself."""
+    for top in store.own_folders():
+        found = [top] if os.path.islink(top) else []
+        if not found:
+            for dirpath, dirnames, filenames in os.walk(top):
+                found += [Path(dirpath, n) for n in (*dirnames, *filenames)
+                          if os.path.islink(os.path.join(dirpath, n))]
+        for link in found:
+            f = Finding("links", f"{link} is a symbolic link inside the store (to "
+                        f"{os.readlink(link)}); gitckpt never writes through one.",
+                        "gitckpt doctor --fix removes the link (not what it points to).")
+            if fix:
+                os.unlink(link)
+                f.fixed = True
+            add(f)
+
+
 def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     store = tl.store
-    damaged: list[str] = []
-    tasks = _task_refs(tl, damaged)
-    result = DoctorResult(str(getattr(store, "path", None) or getattr(store, "git_dir", "")),
-                          store.kind, len(tasks),
-                          ["refs", "notes", "steps", "objects", "caches", "restore", "locks"],
+    result = DoctorResult(str(store.location), store.kind, 0,
+                          ["links", "refs", "notes", "steps", "objects", "caches", "restore",
+                           "locks"],
                           watch="on" if watch_enabled() else "off")
     add = result.findings.append
+    _check_links(store, fix, add)
+    if any(not f.fixed for f in result.findings):
+        return result  # nothing else is read through a planted link
+    damaged: list[str] = []
+    tasks = _task_refs(tl, damaged)
+    result.tasks = len(tasks)
     for name in damaged:
         if "/steps/" in name:
             continue  # reported with the commit that belongs there, below

@@ -5,6 +5,7 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import threading
@@ -385,7 +386,26 @@ def build_server(root: str | None = None) -> MCPServer:
         return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
                           dry_run=dry_run)
 
+    _hint_unknown_tools(server)
     return server
+
+
+def _hint_unknown_tools(server: MCPServer) -> None:
+    """An unknown tool name gets the closest real one and the list, not just "Unknown tool".
+    (The SDK raises that error inside its tool manager, so the hint is added there.)"""
+    manager = server._tool_manager
+    original = manager.call_tool
+
+    async def call_tool(name, arguments, context, convert_result=False):
+        if manager.get_tool(name) is None:
+            names = sorted(t.name for t in manager.list_tools())
+            close = difflib.get_close_matches(name, names, 1, 0.5)
+            guess = f' Did you mean "{close[0]}"?' if close else ""
+            raise ToolError(f"Unknown tool {name!r}.{guess}\nhint: gitckpt's tools are "
+                            f"{', '.join(names)}; start with ckpt_resume.")
+        return await original(name, arguments, context, convert_result=convert_result)
+
+    manager.call_tool = call_tool
 
 
 def run(root: str | None = None) -> None:

@@ -40,11 +40,12 @@ def _plan_items(plan: list[str | PlanItem] | None) -> list[PlanItem]:
 
 
 def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None,
-                  *, discover: bool = True) -> Timeline:
+                  *, discover: bool = True, ancestors: bool = True, adopt: bool = False
+                  ) -> Timeline:
     """The timeline of the workspace at `root`. With `discover`, a folder without an active
     task of its own resolves to the nearest enclosing workspace of the same store that has
     one, so commands work from any subfolder (as git does)."""
-    tl = Timeline(open_store(root, store=store), clock)
+    tl = Timeline(open_store(root, store=store, ancestors_too=ancestors, adopt=adopt), clock)
     if not discover or tl.active_id() is not None:
         return tl
     for parent in tl.store.root.parents:
@@ -80,7 +81,7 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
-    tl = open_timeline(root, clock, store, discover=False)
+    tl = open_timeline(root, clock, store, discover=False, ancestors=False)
     items = _plan_items(plan)
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)
@@ -356,6 +357,32 @@ def watch(root: str | Path, *, task: str | None = None,
     return WatchSession(store.root, tid, watcher)
 
 
+@dataclass(frozen=True)
+class AdoptResult:
+    workspace: str
+    store: str
+    earlier: list[str]
+
+    def to_dict(self) -> dict:
+        return {"workspace": self.workspace, "store": self.store, "earlier": self.earlier}
+
+
+def adopt(root: str | Path) -> AdoptResult:
+    """Record this folder as the workspace of its own plain-folder store after the folder was
+    moved or copied: the store's tasks of the old path become this folder's."""
+    from gitckpt.store import POINTER
+    from gitckpt.store.dir import DirStore
+
+    store = open_store(root, ancestors_too=False, adopt=True)
+    if not isinstance(store, DirStore) or store.path != store.root / POINTER:
+        raise InvalidArgument(f"{store.root} has no .gitckpt store of its own to adopt.",
+                              "adopt is for a plain folder whose .gitckpt was made elsewhere "
+                              "(a moved or copied folder); git repositories need nothing.")
+    with store.lock():
+        earlier = store.adopt()
+    return AdoptResult(str(store.root), str(store.path), earlier)
+
+
 def switch(root: str | Path, task: str) -> TaskInfo:
     """Make a suspended task active again; the active one becomes suspended."""
     return open_timeline(root, discover=False).switch(task)
@@ -376,7 +403,9 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
 
 def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None) -> ImportResult:
     """Import a handoff package; its task becomes the active task here."""
-    return package.import_package(open_timeline(root, discover=False), Path(pkg), as_id)
+    # like init, an import makes a task: in this folder's own store, never a parent's
+    return package.import_package(open_timeline(root, discover=False, ancestors=False),
+                                  Path(pkg), as_id)
 
 
 def compress(root: str | Path, *, keep: str = "7d", min_steps: int = 3,
@@ -388,4 +417,6 @@ def compress(root: str | Path, *, keep: str = "7d", min_steps: int = 3,
 
 def doctor(root: str | Path, *, fix: bool = False) -> DoctorResult:
     """Check the store; with `fix`, repair what can be repaired without losing data."""
-    return checking.doctor(open_timeline(root), fix)
+    # The folder's own store is examined even if it records another folder or holds planted
+    # links: doctor is how those are found and repaired.
+    return checking.doctor(open_timeline(root, adopt=True), fix)

@@ -47,7 +47,7 @@ def _own(st: os.stat_result) -> bool:
     return st.st_uid == os.geteuid()
 
 
-def _marked(folder: Path, *, ancestor: bool = False) -> Store | None:
+def _marked(folder: Path, *, ancestor: bool = False, adopt: bool = False) -> Store | None:
     """The store a `.gitckpt` folder or pointer file at `folder` names, if any.
 
     A store is used for `folder` only if it belongs to the current user and was made for
@@ -93,7 +93,7 @@ def _marked(folder: Path, *, ancestor: bool = False) -> Store | None:
                                  "GITCKPT_STORE to the store you mean.")
         store = _dir_store(folder, target)
     assert isinstance(store, DirStore)
-    if not store.made_for(folder):
+    if not adopt and not store.made_for(folder):
         if ancestor:
             return None
         raise StoreElsewhere(
@@ -142,14 +142,15 @@ def ancestors(root: Path) -> list[Path]:
     return out
 
 
-def open_store(path: str | Path, *, store: str | None = None, ancestors_too: bool = True
-               ) -> Store:
+def open_store(path: str | Path, *, store: str | None = None, ancestors_too: bool = True,
+               adopt: bool = False) -> Store:
     """The store of the workspace at `path`.
 
     A `.gitckpt` folder or pointer file at the workspace wins; then the git repository the
     workspace is in; then (unless `ancestors_too` is False, as for init) a store in a parent
     folder that was made for that folder (see `ancestors`); then `store` (init --store) or
-    GITCKPT_STORE; then a new `.gitckpt` folder in the workspace.
+    GITCKPT_STORE; then a new `.gitckpt` folder in the workspace. `adopt` accepts the
+    workspace's own store even if it was made for another folder (see DirStore.adopt).
     """
     from gitckpt.store.git import open_git_store  # pygit2 loads only when a store is opened
 
@@ -159,7 +160,7 @@ def open_store(path: str | Path, *, store: str | None = None, ancestors_too: boo
             raise InvalidArgument("--store is for plain folders.",
                                   "In a git repository the checkpoints live in the repository.")
         return _dir_store(root, Path(store))
-    found = _marked(root) or open_git_store(root)
+    found = _marked(root, adopt=adopt) or open_git_store(root)
     if found is not None:
         return found
     for parent in ancestors(root) if ancestors_too else ():

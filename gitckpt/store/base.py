@@ -147,6 +147,10 @@ class Store(ABC):
         finally:
             lock.release()
 
+    def own_folders(self) -> list[Path]:
+        """The folders that hold only gitckpt's files (no symlink belongs in them)."""
+        return [self.shared.path, self.state.path]
+
     def workspace_path(self, workspace: str) -> Path:
         """The folder a task's recorded `workspace` names."""
         return Path(workspace)

@@ -146,6 +146,9 @@ class DirStore(Store):
             raise StoreNotWritable(f"Cannot create the store {self.path}: {e.strerror}.",
                                    "Check the folder's permissions, or set GITCKPT_STORE.") from e
 
+    def own_folders(self) -> list[Path]:
+        return [self.path]
+
     # -- which workspaces the store was made for ---------------------------------------------
 
     def recorded(self) -> dict[str, list[str]] | None:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
 
-from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt, StoreNotWritable, WorkspaceError
+from gitckpt.errors import (RefMoved, SchemaTooNew, StoreBusy, StoreCorrupt, StoreNotWritable,
+                            WorkspaceError)
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit,
                              decode_tree, encode_commit, encode_tree)
@@ -28,6 +29,7 @@ from gitckpt.store.git_scan import Progress, Scanner
 from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir
 
+FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
 
 
@@ -80,8 +82,39 @@ class GitStore(Store):
         self.location = self.common_dir
         self.objects_dir = str(self.common_dir / "objects")
         self.lock_path = self.shared.path / "lock"
+        self._check_format()
         self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
                                 self.git_dir / "index")
+
+    def _check_format(self) -> None:
+        """Our state format (`<common-dir>/gitckpt/format`): a newer one is refused."""
+        try:
+            raw = self.shared.read("format")
+        except (OSError, StoreCorrupt):
+            return
+        if raw is None:
+            return
+        try:
+            found = int(raw.decode("ascii").strip())
+        except (UnicodeDecodeError, ValueError) as e:
+            raise StoreCorrupt(f"{self.shared.path / 'format'} is damaged",
+                               f"It should hold the number {FORMAT}; write it back, or remove "
+                               "the file.") from e
+        if found > FORMAT:
+            raise SchemaTooNew(f"The checkpoints of {self.common_dir}", found, FORMAT)
+
+    def prepare(self) -> None:
+        """Record our state format the first time a task is made in this repository."""
+        if self.shared.read("format") is None:
+            try:
+                self.shared.write("format", f"{FORMAT}\n".encode())
+            except OSError as e:
+                raise StoreNotWritable(f"Cannot write {self.shared.path}: {e.strerror}.",
+                                       "Check the permissions of the .git folder.") from e
+
+    def own_folders(self) -> list[Path]:
+        return sorted({self.shared.path, self.git_dir / "gitckpt",
+                       self.common_dir / "refs" / "checkpoints"})
 
     def workspace_path(self, workspace: str) -> Path:
         return self.workdir / workspace if workspace else self.workdir
