@@ -188,7 +188,8 @@ class Scanner:
     def _write_index(self, index: pygit2.Index) -> None:
         try:
             index.write()
-        except pygit2.GitError as e:
+            os.chmod(self.index_path, 0o600)  # libgit2 writes 0644; state files are private
+        except (pygit2.GitError, OSError) as e:
             raise StoreNotWritable(f"Cannot write the stat cache {self.index_path}: {e}.",
                                    "Check the permissions of the repository's .git folder."
                                    ) from e
