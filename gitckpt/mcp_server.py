@@ -329,7 +329,8 @@ def build_server(root: str | None = None) -> MCPServer:
         """Put the workspace (or some paths) back to a step or drift. Call it first without
         apply and read the plan (create/modify/delete, and what it cannot bring back). With
         apply it saves the current state as a safety copy first: keep the returned `safety`
-        id; ckpt_restore(target=<safety>, apply=true) undoes the restore."""
+        id; ckpt_restore(target=<safety>, apply=true) undoes the restore. A plan marked
+        needs_confirm (many files) applies only with confirm=true."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
                           task=task, expect=expect, confirm=confirm)
 
