@@ -18,7 +18,8 @@ from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
 from gitckpt.render import (render_capture, render_compress, render_diff, render_doctor,
                             render_export, render_import, render_init, render_log,
-                            render_restore, render_save, render_switch, render_tasks)
+                            render_restore, render_save, render_scope, render_switch,
+                            render_tasks)
 
 
 class Ctx:
@@ -109,6 +110,20 @@ def save(c: Ctx, title: str, conclusion: str, next_: str, description: str,
                           open_questions=list(question), decisions=list(decision),
                           plan=list(plan), close=close, task=task)
     c.emit(result, render_save)
+
+
+@cli.command("scope")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--task", default=None, metavar="ID", help="Use this task's excludes.")
+@pass_ctx
+def scope_(c: Ctx, paths: tuple[str, ...], task: str | None) -> None:
+    """Say for each PATH whether snapshots take it, and the rule that decided.
+
+    Like `git check-ignore -v`: a sensitive file names the rule (a folder, a name, a marker
+    in its content); a `!PATH` line in .ckptignore brings back a file wrongly left out.
+    """
+    result = service.scope(c.root, paths, task=task, cwd=c.root)
+    c.emit(result, render_scope)
 
 
 @cli.command()

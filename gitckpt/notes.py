@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from gitckpt.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
-from gitckpt.redact import clean
+from gitckpt.redact import clean, redact
 
 SCHEMA = 1
 
@@ -63,6 +63,20 @@ def json_text(data: Any) -> str:
 
 
 _ALWAYS = {"kind", "task", "step", "created_at", "title", "workspace"}
+# Fields made by gitckpt, never by hand: ids, times, paths (redacting a path would break a
+# restore's view of what was left out), the user's git state. Everything else is free text.
+_STRUCTURAL = {"schema", "kind", "task", "step", "created_at", "closed", "changes", "skipped",
+               "git", "trigger", "partial", "target", "safety", "workspace"}
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k == "status" else _redacted(v) for k, v in value.items()}
+    return value
 
 
 @dataclass
@@ -99,6 +113,9 @@ class Note:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def dump(self) -> str:
+        """The note's JSON: the only way a note is written. Every free-text value (every field
+        but the structural ones, including fields this version does not know) is passed
+        through `redact` here, so no field can reach the store unredacted."""
         data: dict[str, Any] = {"schema": SCHEMA}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -107,7 +124,7 @@ class Note:
                 continue
             data[f.name] = [asdict(p) for p in value] if f.name == "plan" else value
         data.update(self.extra)
-        return json_text(data)
+        return json_text({k: v if k in _STRUCTURAL else _redacted(v) for k, v in data.items()})
 
     @classmethod
     def parse(cls, text: str, where: str) -> Note:

@@ -63,6 +63,15 @@ def render_log(r: service.LogResult) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_scope(r: service.ScopeResult) -> str:
+    """One line per path: in or out, the reason, the rule, the path (as git check-ignore -v)."""
+    lines = []
+    for d in r.decisions:
+        lines.append(f"{'in ' if d.in_scope else 'out'}  {d.reason:<12}  {d.path}"
+                     + (f"  ({d.rule})" if d.rule else ""))
+    return "\n".join(lines) + "\n"
+
+
 def render_tasks(r: service.TasksResult) -> str:
     if not r.tasks:
         return 'No tasks yet. Start one with gitckpt init "NAME" --goal "...".\n'

@@ -53,8 +53,9 @@ class IgnoreRules:
         return self._memo[key]
 
     def _decide(self, rel: str, is_dir: bool) -> bool:
-        if is_sensitive(rel + "/" if is_dir else rel):
-            return True
+        if (is_sensitive(rel + "/" if is_dir else rel)
+                and self._extra.match(rel, is_dir) is not False):
+            return True  # unless a `!` line of .ckptignore brings it back
         parts = rel.split("/")
         for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
             base = "/".join(parts[:depth])

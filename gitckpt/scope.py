@@ -2,12 +2,12 @@
 
 Git's own ignore rules are applied by the store that knows them (GitStore asks libgit2); this
 module holds the rules that are gitckpt's own and the same in every store. Every check here is by
-path or size only: a left-out file is never opened.
+path or size only: a left-out file is never opened (the scanners look at the content of the
+files they read anyway, with `sensitive.content_sensitive`).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -17,6 +17,9 @@ from typing import Literal
 
 from gitckpt.errors import InvalidArgument
 from gitckpt.ignore import IgnoreFile
+from gitckpt.sensitive import RULES_VERSION, classify, is_sensitive
+
+__all__ = ["Reason", "Scope", "is_sensitive", "classify", "CKPTIGNORE", "MAX_DEPTH"]
 
 Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo",
                  "invalid_name", "too_deep"]
@@ -26,35 +29,6 @@ MAX_DEPTH = 99
 
 CKPTIGNORE = ".ckptignore"
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
-
-_SENSITIVE_DIRS = {".ssh", ".aws", ".gnupg", ".docker", ".kube", ".env", ".envdir", ".secrets",
-                   ".tokens"}
-# A directory "named with" secret/credential/token: the word stands alone in the name (plural
-# allowed), so `api-tokens/` and `my_secrets/` are sensitive while `tokenizer/` is not.
-_SENSITIVE_DIR_WORD = re.compile(r"(?:^|[^a-z])(?:secret|credential|token)s?(?:$|[^a-z])")
-_SENSITIVE_NAMES = (
-    ".env .env.* *.env .envrc *.pem *.key *.p12 *.pfx *.p8 *.jks *.keystore *.kdbx *.ppk *.ovpn "
-    "*_rsa *_dsa *_ed25519 *_ecdsa *_key .netrc .git-credentials .npmrc .pypirc .pgpass "
-    ".htpasswd .my.cnf kubeconfig *.kubeconfig *.tfstate *.tfvars *.jwt credentials* creds* "
-    "secrets.json token.json auth.json"
-).split()
-_SENSITIVE_NAME_RE = re.compile("|".join(fnmatch.translate(p) for p in _SENSITIVE_NAMES))
-_SECRET_WORDS = ("secret", "password", "passwd", "credential", "api_key", "apikey", "token")
-_CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".config",
-                    ".properties", ".xml", ".txt", ".env", ".sh", ".sql")
-
-
-def is_sensitive(rel: str) -> bool:
-    """True for paths that look like credentials (DESIGN.md section 4); by name only."""
-    parts = rel.lower().split("/")
-    for d in parts[:-1]:
-        if d in _SENSITIVE_DIRS or _SENSITIVE_DIR_WORD.search(d):
-            return True
-    name = parts[-1]
-    if _SENSITIVE_NAME_RE.match(name):
-        return True
-    return name.endswith(_CONFIG_SUFFIXES) and any(w in name for w in _SECRET_WORDS)
-
 
 def parse_size(text: str) -> int:
     """A byte count such as `1048576`, `512K`, `100M`, `2GiB`."""
@@ -85,6 +59,18 @@ class Scope:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_spec", compile_patterns(
             [*self.excludes, *self.ckptignore], "exclude"))
+        object.__setattr__(self, "_ckpt", compile_patterns(list(self.ckptignore), "exclude"))
+
+    def kept(self, rel: str) -> bool:
+        """True if a `!` line of `.ckptignore` brings `rel` back: the user says it is no
+        credential, whatever the sensitive rules say."""
+        spec: IgnoreFile = self._ckpt  # type: ignore[attr-defined]
+        return spec.match(rel.rstrip("/"), rel.endswith("/")) is False
+
+    def content_verdict(self, rel: str) -> str | None:
+        """How a file's content decides whether it is sensitive (see `sensitive.classify`), or
+        None when `.ckptignore` keeps it whatever it holds."""
+        return None if self.kept(rel) else classify(rel)[0]
 
     @classmethod
     def load(cls, root: str, excludes: list[str] | tuple[str, ...] = ()) -> Scope:
@@ -102,7 +88,7 @@ class Scope:
     def excluded(self, rel: str) -> Reason | None:
         """Why a path (a folder when it ends in "/") is left out by name: `sensitive`,
         `excluded`, or None. As in git, a path inside an excluded folder is excluded."""
-        if is_sensitive(rel):
+        if is_sensitive(rel) and not self.kept(rel):
             return "sensitive"
         spec: IgnoreFile = self._spec  # type: ignore[attr-defined]
         is_dir = rel.endswith("/")
@@ -117,5 +103,5 @@ class Scope:
 
     def fingerprint(self) -> str:
         """Changes whenever a rule changes, so cached scan results can be re-filtered."""
-        data = json.dumps([self.excludes, self.ckptignore, self.max_file_size])
+        data = json.dumps([self.excludes, self.ckptignore, self.max_file_size, RULES_VERSION])
         return hashlib.sha1(data.encode()).hexdigest()

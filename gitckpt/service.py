@@ -18,7 +18,8 @@ from gitckpt import package
 from gitckpt import restore as restoring
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
-from gitckpt.errors import GitckptError, InvalidArgument
+from gitckpt import explain as explaining
+from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
 from gitckpt.handoff import handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
@@ -355,6 +356,31 @@ def watch(root: str | Path, *, task: str | None = None,
     store.prefer_low_memory()
     watcher.start(source or WatchdogSource(str(store.root), store.private))
     return WatchSession(store.root, tid, watcher)
+
+
+@dataclass(frozen=True)
+class ScopeResult:
+    workspace: str
+    decisions: list[explaining.Decision]
+
+    def to_dict(self) -> dict:
+        return {"workspace": self.workspace, "paths": [d.to_dict() for d in self.decisions]}
+
+
+def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | None = None,
+          cwd: str | None = None) -> ScopeResult:
+    """For each path, in or out of snapshots and the rule that decided (the task's excludes
+    apply when a task is active or named)."""
+    from gitckpt.scope import Scope
+
+    tl = open_timeline(root)
+    only = restoring.normalize_paths(paths, str(tl.store.root), cwd) if paths else ()
+    try:
+        sc = tl.scope(tl.meta(tl.resolve(task)))
+    except NoActiveTask:
+        sc = Scope.load(str(tl.store.root))
+    return ScopeResult(str(tl.store.root),
+                       [explaining.explain(tl.store, sc, p) for p in only])
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,14 @@ from gitckpt.ids import ObjectId
 from gitckpt.ignore import IgnoreFile
 from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
+from gitckpt.sensitive import content_sensitive
 from gitckpt.store.base import Skipped
 from gitckpt.store.state import StateDir
 
 RACY_NS = 2_000_000_000
 POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
 CACHE = "cache"  # the stat cache's file name in the workspace's state folder
-CACHE_VERSION = 5
+CACHE_VERSION = 6  # 6: files are read again once, for the content check of sensitive.py
 
 # Dependency and build folders left out of plain-folder snapshots. A `.ckptignore` line such as
 # `!build/` brings one back; GITCKPT_BUILTIN_IGNORE=off drops the whole list.
@@ -354,13 +355,15 @@ class DirScanner:
     def _leave_out(w: _Walk, now_out: list[str], tag: str, child: str, st: os.stat_result
                    ) -> None:
         now_out.append(tag)
-        if is_sensitive(child + "/" if tag.endswith("/") else child):
+        rel = child + "/" if tag.endswith("/") else child
+        if is_sensitive(rel) and not w.scope.kept(rel):
             w.skipped.append(Skipped(child, "sensitive", None if tag.endswith("/") else st.st_size,
                                      round(st.st_mtime, 3)))
 
     def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list[_GitIgnore]) -> bool:
         """git's rule: the deepest .gitignore with a matching pattern decides; then ours."""
-        if is_sensitive(child + "/" if is_dir else child):
+        rel = child + "/" if is_dir else child
+        if is_sensitive(rel) and not w.scope.kept(rel):
             return True
         for gi in reversed(stack):
             spec = gi.spec
@@ -393,6 +396,11 @@ class DirScanner:
         except OSError:
             w.skipped.append(Skipped(rel, "unreadable", st.st_size, round(st.st_mtime, 3)))
             return None
+        if not stat.S_ISLNK(st.st_mode):
+            verdict = w.scope.content_verdict(rel)
+            if verdict is not None and content_sensitive(data, verdict):
+                w.skipped.append(Skipped(rel, "sensitive", st.st_size, round(st.st_mtime, 3)))
+                return None  # never stored, never cached: read again while it stays so
         oid = hash_object("blob", data)
         if not self.has_object(oid):
             self.write_object("blob", data)

@@ -199,7 +199,7 @@ class Timeline:
                 note: Note, now: float) -> ObjectId:
         """Commit, note, head (compare-and-swap), steps/<n>: in that order."""
         parents = [parent.commit] if parent else []
-        commit = self.store.write_commit(tree, parents, message, int(now))
+        commit = self.store.write_commit(tree, parents, redact(message)[0], int(now))
         self.store.write_note(commit, note.dump())
         self.store.cas_ref(head_ref(task), commit, parent.commit if parent else None)
         self.store.create_ref(step_ref(task, note.step), commit)
@@ -214,7 +214,9 @@ class Timeline:
             limits.check_text(key, value)
         limits.check_list("exclude", exclude, count=limits.PATTERNS, each=limits.TITLE)
         _check_plan(plan or [])
+        exclude, n0 = _redact_all(exclude)
         compile_patterns(exclude, "--exclude")
+        plan, n4 = _redact_plan(plan or [])
         name, n1 = redact(clean(name, one_line=True))
         goal, n2 = redact(clean(goal))
         constraints, n3 = redact(clean(constraints))
@@ -238,7 +240,7 @@ class Timeline:
             commit = self._commit(task, snap.tree, None, message, note, now)
             self.set_active(task)
         result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), note.skipped,
-                            n1 + n2 + n3, note.plan)
+                            n0 + n1 + n2 + n3 + n4, note.plan)
         return task, result
 
     def save(self, title: str, *, conclusion: str = "", next: str = "", description: str = "",
@@ -271,11 +273,13 @@ class Timeline:
                 kept.append(text)
                 redacted += n
             lists[key] = kept
+        plan, n = _redact_plan(plan or [])
+        redacted += n
         tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
             head, meta = self.writable(tid)
             snap = self.store.snapshot(self.scope(meta))
-            merged = merge_plan(head.note.plan, plan or [])
+            merged = merge_plan(head.note.plan, plan)
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.
@@ -363,7 +367,7 @@ class Timeline:
     def _drift(self, tid: TaskId, tree: ObjectId, tip: StepRecord, message: str, note: Note,
                now: float) -> ObjectId:
         """Commit, note, `drifts/<n>` (compare-and-swap from the tip)."""
-        commit = self.store.write_commit(tree, [tip.commit], message, int(now))
+        commit = self.store.write_commit(tree, [tip.commit], redact(message)[0], int(now))
         self.store.write_note(commit, note.dump())
         old = tip.commit if tip.note.kind not in ("init", "step") else None
         self.store.cas_ref(drift_ref(tid, note.step), commit, old)
@@ -372,6 +376,21 @@ class Timeline:
     def live(self, meta: Note) -> Snapshot:
         """A snapshot of the workspace now, without touching the stat cache or taking the lock."""
         return self.store.snapshot(self.scope(meta), update_cache=False)
+
+
+def _redact_all(texts: list[str]) -> tuple[list[str], int]:
+    out, count = [], 0
+    for t in texts:
+        text, n = redact(t)
+        out.append(text)
+        count += n
+    return out, count
+
+
+def _redact_plan(plan: list[PlanItem]) -> tuple[list[PlanItem], int]:
+    """Plan items as they will be stored (redacted), and how many secrets that took out."""
+    texts, count = _redact_all([clean(p.item, one_line=True) for p in plan])
+    return [PlanItem(t, p.status) for t, p in zip(texts, plan, strict=True)], count
 
 
 def _check_plan(plan: list[PlanItem]) -> None:

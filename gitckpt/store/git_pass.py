@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 
@@ -66,3 +67,13 @@ def lstat(path: str) -> os.stat_result | None:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def read_regular(path: str) -> bytes:
+    """A regular file's bytes, never through a link or into a fifo swapped in since the stat
+    (OSError otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileNotFoundError(path)
+        return f.read()

@@ -24,11 +24,12 @@ from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
                              encode_tree)
 from gitckpt.scope import MAX_DEPTH, Scope
+from gitckpt.sensitive import content_sensitive
 from gitckpt.store.base import Snapshot
 from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
                                       trust_exec)
 from gitckpt.store.git_index import index_diff, nested_head, open_index
-from gitckpt.store.git_pass import ScanPass, dirs_of, lstat
+from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
 from gitckpt.store.state import StateDir
 
@@ -45,6 +46,7 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
           | DiffOption.DISABLE_PATHSPEC_MATCH)
 
+SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
 SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
 #: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
 Progress = Callable[[str], None]
@@ -260,7 +262,12 @@ class Scanner:
             p.remove(path)
             p.skip(rel, "too_large", st)
         else:
-            oid = self._blob(path, full, st, p.filters)
+            verdict = None if stat.S_ISLNK(st.st_mode) else p.scope.content_verdict(rel)
+            oid = self._blob(path, full, st, p.filters, verdict)
+            if oid is SENSITIVE:
+                p.remove(path)
+                p.skip(rel, "sensitive", st)
+                return
             if oid is None:
                 p.remove(path)
                 if lstat(full) is not None:
@@ -272,10 +279,11 @@ class Scanner:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 and p.trust_exec else Mode.FILE
             p.put(path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
 
-    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool
-              ) -> pygit2.Oid | None:
-        """The blob of a file or link (None if it cannot be read); written only when the
-        object database lacks it.
+    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool,
+              verdict: str | None = None) -> pygit2.Oid | None:
+        """The blob of a file or link (None if it cannot be read, SENSITIVE if its content is
+        a credential: see `sensitive.content_sensitive`); written only when the object
+        database lacks it.
 
         Hashing first avoids creating a temp file per already-known object, which dominates a
         first save in an existing repository. A failure to write is the store's problem, not
@@ -287,8 +295,13 @@ class Scanner:
                 data = os.readlink(os.fsencode(full))
                 oid = pygit2.hash(data)
             else:
-                data = None
-                oid = self.repo.hashfile(path) if filters else pygit2.hashfile(full)
+                data = read_regular(full)  # one read: the content check and the hash
+                if verdict is not None and content_sensitive(data, verdict):
+                    return SENSITIVE
+                if filters:
+                    data, oid = None, self.repo.hashfile(path)
+                else:
+                    oid = pygit2.hash(data)
         except (pygit2.GitError, OSError):
             return None
         if oid in odb:
@@ -378,11 +391,16 @@ class Scanner:
                 rel = path[len(self.prefix) + 1:] if self.prefix else path
                 gone = path not in listed or p.scope.excluded(rel)
                 if not gone and everything and entry.mode != Mode.GITLINK:
-                    st = lstat(os.path.join(self.workdir, path))
+                    full = os.path.join(self.workdir, path)
+                    st = lstat(full)
                     gone = (st is not None and stat.S_ISREG(st.st_mode)
                             and p.scope.too_large(st.st_size))
                     if gone:
                         p.skip(rel, "too_large", st)
+                    elif st is not None and stat.S_ISREG(st.st_mode) and _looks_sensitive(
+                            full, p.scope.content_verdict(rel)):
+                        gone = True  # cached before the content rules knew it
+                        p.skip(rel, "sensitive", st)
                 if gone:
                     p.remove(path)
 
@@ -416,6 +434,15 @@ class Scanner:
 
     def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
         return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
+
+
+def _looks_sensitive(full: str, verdict: str | None) -> bool:
+    if verdict not in ("content", "key"):
+        return False  # a private key block in any other file is found when it next changes
+    try:
+        return content_sensitive(read_regular(full), verdict) is not None
+    except OSError:
+        return False
 
 
 def too_deep(workdir: Path, prefix: str, ignored: Callable[[str], bool]) -> list[str]:
