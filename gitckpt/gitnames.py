@@ -84,6 +84,9 @@ def refused_name(name: bytes, *, mode: int | None = None) -> str | None:
     """Why git or libgit2 would refuse the tree-entry name `name` in a work tree or index with
     every platform's protections on (core.protectNTFS and core.protectHFS), or None if neither
     would. `mode` is the entry's git mode; 0o120000 (a symlink) adds the .gitmodules rules."""
+    if (name and name[:1] not in b".gG~" and name.isascii() and b"~" not in name
+            and b"\\" not in name and b"/" not in name and b"\0" not in name):
+        return None  # the common case: no rule below can match (none starts so)
     if name in (b"", b".", b".."):
         return f"a name git refuses ({name.decode()})" if name else "an empty name"
     if b"/" in name or b"\0" in name:

@@ -3,29 +3,12 @@ undecodable bytes removed, secrets redacted."""
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
+from collections import Counter
 
 MARK = "«redacted»"
-
-# Each pattern keeps its group "keep" and replaces the rest of the match with MARK.
-_PATTERNS = [
-    # NAME_KEY=value, NAME_TOKEN=..., NAME_SECRET=..., DB_PASSWORD=... (shell or .env style).
-    re.compile(
-        r"(?P<keep>\b[A-Za-z0-9_]*(?:_KEY|_TOKEN|_SECRET|PASSWORD)\s*=\s*)"
-        r"(?:\"[^\"]*\"|'[^']*'|[^\s\"']+)",
-        re.IGNORECASE,
-    ),
-    re.compile(r"(?P<keep>\bAuthorization:\s*Bearer\s+)[^\s\"']+", re.IGNORECASE),
-    # scheme://user:password@host
-    re.compile(r"(?P<keep>\b[a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(?=@)", re.IGNORECASE),
-    re.compile(r"(?P<keep>--(?:password|token|api-key|secret)(?:=|\s+))[^\s\"']+",
-               re.IGNORECASE),
-    re.compile(
-        r"(?P<keep>)\b(?:sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-        r"|AKIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9-]{10,})"
-    ),
-]
-
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps \t and \n
 
@@ -41,12 +24,305 @@ def clean(text: str, *, one_line: bool = False) -> str:
 def redact(text: str) -> tuple[str, int]:
     """`text` with secrets replaced by «redacted», and how many values were replaced."""
     count = 0
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return m["keep"] + MARK
-
-    for pattern in _PATTERNS:
-        text = pattern.sub(sub, text)
+    for _ in range(4):  # replacing can expose a token boundary; the second pass finds nothing
+        found = spans(text)
+        if not found:
+            break
+        count += len(found)
+        parts, last = [], 0
+        for start, end in found:
+            parts += [text[last:start], MARK]
+            last = end
+        parts.append(text[last:])
+        text = "".join(parts)
     return text, count
+
+
+def spans(text: str) -> list[tuple[int, int]]:
+    """The secrets in `text` as sorted, non-overlapping (start, end) offsets."""
+    found = sorted(_candidates(text))
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def has_secret(text: str) -> bool:
+    """Whether `text` (the first few KiB of a file) holds a credential. Formats that are public
+    by design (a Google API key in a Firebase client config, a Stripe publishable key) do not
+    count on their own."""
+    return any(True for _ in _candidates(text, files=True))
+
+
+# --- finding candidates ----------------------------------------------------------------------
+
+
+def _candidates(text: str, *, files: bool = False):
+    """(start, end) of every value some rule accepts; with `files`, formats public by design
+    are skipped (one hit is enough there, so this is a generator)."""
+    if not text:
+        return
+    from gitckpt.secret_rules import RULES  # on first use: importing redact stays cheap
+
+    low = text.lower()
+    seen: dict[str, bool] = {}
+    public = _public_regex() if files else None
+    starts: list[int] = []  # accepted spans, sorted by start: a value inside one needs no check
+    ends: list[int] = []
+    for rule in RULES:
+        if rule.keywords:
+            for kw in rule.keywords:
+                hit = seen.get(kw)
+                if hit is None:
+                    hit = seen[kw] = kw in low
+                if hit:
+                    break
+            else:
+                continue
+        if files and rule.public:
+            continue
+        check = _CHECKS[rule.check]
+        for m in rule.regex.finditer(text):
+            for g in rule.groups:
+                start = m.start(g)
+                if start >= 0:
+                    break
+            else:
+                continue
+            end = m.end(g)
+            value = text[start:end]
+            if len(value) >= 2 and value[0] in "\"'`" and value[-1] == value[0]:
+                value = value[1:-1]  # the quotes go with the value, the check sees inside
+                if text[start] == "`" and " " in value:
+                    continue  # `cat token.txt`: a command substitution
+            else:  # a bare value loses the sentence's punctuation and a URL's @host/path
+                value = _trim(_re("at_host").sub("", value))
+                end = start + len(value)
+            i = bisect.bisect_right(starts, start) - 1
+            if i >= 0 and ends[i] >= end:
+                continue  # already found (the prose rule finds most assignments again)
+            if not value or MARK in value or not check(value, rule.entropy, m):
+                continue
+            if public is not None and public.fullmatch(value):
+                continue
+            starts.insert(i + 1, start)
+            ends.insert(i + 1, end)
+            yield start, end
+
+
+_TRAIL = ".,:;!?)]}"
+
+
+def _trim(v: str) -> str:
+    """`v` without the punctuation that ends a sentence or closes a bracket opened before it."""
+    while v and v[-1] in _TRAIL:
+        closer = v[-1]
+        if closer in ")]}" and v.count(closer) <= v.count("([{"[")]}".index(closer)]):
+            break  # a balanced bracket belongs to the value
+        v = v[:-1]
+    return v
+
+
+_LAZY: dict[str, re.Pattern[str]] = {}
+
+
+def _re(name: str) -> re.Pattern[str]:
+    """A helper regex, compiled on first use so that importing this module stays cheap."""
+    pattern = _LAZY.get(name)
+    if pattern is None:
+        pattern = _LAZY[name] = re.compile(_PATTERNS[name])
+    return pattern
+
+
+def _public_regex() -> re.Pattern[str]:
+    """One regex matching exactly the formats public by design."""
+    pattern = _LAZY.get("public")
+    if pattern is None:
+        from gitckpt.secret_rules import RULES
+        alts = "|".join(f"(?:{r.regex.pattern})" for r in RULES if r.public)
+        pattern = _LAZY["public"] = re.compile(alts)
+    return pattern
+
+
+# --- what a secret value looks like ----------------------------------------------------------
+
+_PATTERNS = {
+    # References, templates and placeholders: the value names where the secret lives.
+    "placeholder": r"\$\{|\$\(|\{\{|\{%|<%|#\{|@\{|%\{|\$[A-Za-z_][A-Za-z0-9_]*$"
+                   r"|%[A-Za-z_][A-Za-z0-9_]*%$|%(?:\([A-Za-z_]\w*\))?[sdr]$|<[^<>]*>$"
+                   r"|\[[^\[\]]*\]$|\{[^{}]*\}$|!{1,2}[A-Za-z][\w:-]*$|ENC\[|arn:|vault:"
+                   r"|(?:ref\+)?[a-z][a-z0-9+.-]*://|\.{3}|…|(?i:x{3,}|\*{2,}|#{3,}|_{3,}"
+                   r"|-{3,}|\?{3,})",
+    "repeat": r"(.)\1{3,}",
+    "filler": r"(?i)your|example|placeholder|changeme|redacted|insert|replace|dummy|<|>",
+    # Code that computes the value: os.environ[...], getenv(...), process.env.X, ENV.fetch.
+    "code": r"[A-Za-z_][A-Za-z0-9_.]*[(\[]|(?i:process\.env|os\.environ|getenv)|ENV\b",
+    # One segment of a name: a word, a camelCase or CONSTANT word, or a number.
+    "name_seg": r"[a-z]+(?:[A-Z][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+",
+    "name_split": r"[._:/~-]+",
+    "number": r"[+-]?\d+(?:[.,:]\d+)*(?:[A-Za-z%]{1,3})?|v?\d+(?:\.\d+)+(?:[-+][\w.]+)?"
+              r"|\d{4}-\d\d-\d\d(?:[T ][\d:.]+Z?)?|0x[0-9a-fA-F]{1,8}",
+    "tech": r"(?i)sha-?\d+|md5|base(?:32|64)|[hrep]s(?:256|384|512)|utf-?8\w*|aes-?\d+\w*"
+            r"|x509|pkcs#?\d+|ed25519|rsa\d*|p-?\d{3}|ssh-\w+|ecdsa-[\w-]+|http2?|tls1\w*",
+    "email": r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
+    "ext": r"\.[A-Za-z0-9]{1,5}$",
+    "regex": r"\\[dDsSwWbB]|\.\*|\.\+|\[\^|\{[A-Za-z_][\w.]*\}|%(?:\([A-Za-z_]\w*\))?[sd]",
+    "hex": r"[0-9a-f]+",
+    # The rest of a URL after a token in its userinfo: @github.com/acme/site.git
+    "at_host": r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d{1,5})?(?:[/?#]\S*)?$",
+    "pem_strip": r"-----[A-Z ]+-----|\\n|\s",
+}
+
+_WORDS = frozenset("""
+none null nil undefined true false yes no on off enabled disabled enable disable empty blank
+required optional unset default changeme change_me changeit secret secrets password passwd pass
+token tokens key keys apikey api_key value string str redacted hidden masked removed omitted
+example sample dummy fake foo bar baz test testing placeholder todo tbd fixme xxx n/a na
+bearer basic digest negotiate ntlm oauth jwt ssws bot pw pwd anonymous
+""".split())
+
+
+def _entropy(s: str) -> float:
+    """Shannon entropy of the characters of `s`, in bits per character."""
+    n = len(s)
+    return math.log2(n) - sum(c * math.log2(c) for c in Counter(s).values()) / n if n else 0.0
+
+
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGIT = frozenset("0123456789")
+_ALNUM = _LOWER | _UPPER | _DIGIT
+
+
+def _classes(s: str) -> int:
+    """How many of lower case, upper case, digits and other characters `s` has."""
+    chars = set(s)
+    n = (not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER))
+    n += not chars.isdisjoint(_DIGIT)
+    return n + (not chars <= _ALNUM)
+
+
+def _name_like(v: str) -> bool:
+    """Whether `v` reads as a name, or a path of names, rather than random characters."""
+    parts = [p for p in _re("name_split").split(v) if p]
+    seg = _re("name_seg")
+    return bool(parts) and all(seg.fullmatch(p) for p in parts)
+
+
+def _placeholder(v: str) -> bool:
+    return (MARK in v or "«" in v or v.lower() in _WORDS
+            or _re("placeholder").match(v) is not None)
+
+
+def _not_secret(v: str) -> bool:
+    """Placeholders, references, names, numbers, paths: values that are not a secret."""
+    if _placeholder(v) or v.lower().strip("_-.") in _WORDS or _re("code").match(v):
+        return True
+    if _re("number").fullmatch(v) or _re("tech").fullmatch(v) or _re("email").fullmatch(v):
+        return True
+    if _name_like(v) or "/" in v and _name_like(_re("ext").sub("", v)):
+        return True  # created_at, pageToken, keys/jwt.pub, /run/secrets/db_password
+    return _re("regex").search(v) is not None  # PASSWORD=\S+, key: users:{id}
+
+
+def _sealed(v: str) -> bool:
+    """Ciphertext made to be committed: a Bitnami SealedSecret value, an ansible-vault block."""
+    return len(v) >= 300 and v.startswith("Ag") or v.startswith("$ANSIBLE_VAULT")
+
+
+def _random(v: str, min_len: int, min_entropy: float) -> bool:
+    """Whether a value in a secret's place looks like one: long enough, not a name or a
+    placeholder, several kinds of characters, enough entropy."""
+    if len(v) < min_len or _not_secret(v) or _sealed(v):
+        return False
+    e = _entropy(v)
+    if _re("repeat").search(v) and e < 3.0 or _re("filler").search(v):
+        return False
+    if v.isalpha() and (len(v) < 16 or e < 3.5):
+        return False
+    if _classes(v) < 2 and not (len(v) >= 20 and e >= 3.8):
+        return False
+    return e >= min_entropy
+
+
+# Each check takes the value (without its quotes), the rule's least entropy and the match.
+
+
+def _check_token(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A known prefix or a fixed shape: enough entropy, not a placeholder."""
+    if _re("filler").search(v):
+        return False
+    return _entropy(v) >= (entropy if entropy is not None else 3.0)
+
+
+def _check_token_mixed(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A short or common prefix (sk-, xox?-, s.): letters and digits as well."""
+    return (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+            and _check_token(v, entropy, m))
+
+
+def _check_loose(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A URL password: anything but a placeholder."""
+    return not _placeholder(v) and _re("repeat").fullmatch(v) is None
+
+
+def _check_header(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """The credentials of an Authorization header: anything but a placeholder or a word."""
+    if len(v) < 6 or not _check_loose(v, entropy, m) or _re("code").match(v):
+        return False
+    return not (v.isalpha() and v.islower() and len(v) < 16)
+
+
+def _check_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    return _random(v, 6, entropy or 2.3)
+
+
+def _check_credential(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    return _random(v, 8, entropy or 2.5)
+
+
+def _check_prose(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A value named only in a sentence: letters and digits, and random-looking."""
+    password = "pass" in m.group(0)[:12].lower()
+    if not _random(v, 8 if password else 12, 2.8 if password else 3.0):
+        return False
+    if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+            or password and _classes(v) >= 3):
+        return False
+    return not (len(v) < 16 and _re("hex").fullmatch(v))
+
+
+def _check_pem(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A private key block: a real base64 body, not '...'."""
+    body = _re("pem_strip").sub("", v)
+    return len(body) >= 40 and _entropy(body) > 4.0
+
+
+def _b64(v: str) -> bytes:
+    import base64  # here, not at the top: two rare checks need it, every import would pay
+    try:
+        return base64.b64decode(v + "=" * (-len(v) % 4))
+    except ValueError:  # binascii.Error is a ValueError
+        return b""
+
+
+def _check_b64_pem(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    return b"PRIVATE KEY" in _b64(v[:120])
+
+
+def _check_b64_userpass(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """Basic credentials: base64 of user:password."""
+    raw = _b64(v)
+    return b":" in raw and raw.isascii() and raw.decode().isprintable()
+
+
+_CHECKS = {
+    "token": _check_token, "token_mixed": _check_token_mixed, "loose": _check_loose,
+    "header": _check_header, "password": _check_password, "credential": _check_credential,
+    "prose": _check_prose, "pem": _check_pem, "b64_pem": _check_b64_pem,
+    "b64_userpass": _check_b64_userpass,
+}

@@ -21,13 +21,7 @@ import fnmatch
 import functools
 import re
 
-try:
-    from gitckpt.redact import has_secret
-except ImportError:  # TEMPORARY until the new redact lands
-    from gitckpt.redact import redact as _r
-
-    def has_secret(text: str) -> bool:
-        return _r(text)[1] > 0
+from gitckpt.redact import has_secret
 
 # 1. Folders (any depth) whose files are all credentials.
 _DIRS = frozenset("""

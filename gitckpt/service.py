@@ -374,7 +374,8 @@ def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | N
     from gitckpt.scope import Scope
 
     tl = open_timeline(root)
-    only = restoring.normalize_paths(paths, str(tl.store.root), cwd) if paths else ()
+    only = [q for p in paths for q in restoring.normalize_paths([p], str(tl.store.root), cwd)
+            or ("",)]  # in the order given; "" is the root itself
     try:
         sc = tl.scope(tl.meta(tl.resolve(task)))
     except NoActiveTask:

@@ -1,0 +1,269 @@
+"""Secret redaction of free text, measured on tests/corpus: the marked secrets disappear, the
+innocent lines stay as they are, the content check tells credential files from ordinary ones,
+and no input is slow."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import random
+import re
+import string
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitckpt.redact import MARK, has_secret, redact, spans
+from gitckpt.secret_rules import RULES
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _lines(name: str) -> list[str]:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    return [line.replace("\\n", "\n") for line in text.splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def _secrets() -> list[tuple[str, str]]:
+    """(input text, the marked secret) for each line of secret_strings.txt."""
+    out = []
+    for line in _lines("secret_strings.txt"):
+        found = re.findall("⟦(.*?)⟧", line, re.S)
+        assert len(found) == 1, f"one marked secret per line: {line!r}"
+        out.append((line.replace("⟦", "").replace("⟧", ""), found[0]))
+    return out
+
+
+SECRETS = _secrets()
+INNOCENT = _lines("innocent_strings.txt")
+
+
+def _contents() -> list[tuple[str, str, bool, str]]:
+    """(path, kind, expected out, the first 8 KiB as text) for content_checked.tsv."""
+    spec = importlib.util.spec_from_file_location("make_contents", CORPUS / "make_contents.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = []
+    for line in (CORPUS / "content_checked.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            path, kind, expected = line.split("\t")
+            text = module.content_for(kind).decode(errors="replace")[:8192]
+            rows.append((path, kind, expected == "out", text))
+    return rows
+
+
+def _pct(n: int, total: int) -> float:
+    return 100.0 * n / total if total else 0.0
+
+
+# --- the corpus figures ----------------------------------------------------------------------
+
+
+def test_secret_strings_are_redacted():
+    kept = [(text, secret) for text, secret in SECRETS if secret in redact(text)[0]]
+    n, total = len(SECRETS) - len(kept), len(SECRETS)
+    figures = f"secrets redacted: {n}/{total} ({_pct(n, total):.1f}%)"
+    print(figures)
+    for text, secret in kept:
+        print(f"  kept: {secret[:40]!r} in {text[:100]!r}")
+    assert _pct(n, total) >= 95.0, f"{figures}; kept: {[t[:80] for t, _ in kept]}"
+
+
+def test_innocent_strings_are_unchanged():
+    changed = [(text, redact(text)[0]) for text in INNOCENT if redact(text) != (text, 0)]
+    n, total = len(changed), len(INNOCENT)
+    figures = f"innocent strings changed: {n}/{total} ({_pct(n, total):.1f}%)"
+    print(figures)
+    for text, out in changed:
+        print(f"  changed: {text!r} -> {out!r}")
+    assert _pct(n, total) <= 5.0, f"{figures}; changed: {changed}"
+
+
+def test_each_secret_line_counts_one_secret():
+    wrong = [(text[:80], redact(text)[1]) for text, _ in SECRETS if redact(text)[1] != 1]
+    assert not wrong, f"each corpus line holds exactly one secret: {wrong}"
+
+
+@pytest.mark.parametrize("text", [t for t, _ in SECRETS] + INNOCENT)
+def test_redaction_is_idempotent(text):
+    out, n = redact(text)
+    assert redact(out) == (out, 0)
+    assert out.count(MARK) - text.count(MARK) == n
+
+
+def test_spans_are_sorted_disjoint_and_what_redact_removes():
+    for text, secret in SECRETS:
+        found = spans(text)
+        assert found == sorted(found)
+        assert all(a < b < c < d for (a, b), (c, d) in pairwise(found))
+        assert any(text[a:b].find(secret) >= 0 or secret.find(text[a:b]) >= 0
+                   for a, b in found), text
+        rebuilt, last = "", 0
+        for a, b in found:
+            rebuilt, last = rebuilt + text[last:a] + MARK, b
+        assert rebuilt + text[last:] == redact(text)[0]
+    assert all(spans(text) == [] for text in INNOCENT)
+
+
+def test_has_secret_tells_credential_files_from_ordinary_ones():
+    rows = _contents()
+    out_rows = [r for r in rows if r[2]]
+    in_rows = [r for r in rows if not r[2]]
+    missed = [f"{p} ({k})" for p, k, _, text in out_rows if not has_secret(text)]
+    flagged = [f"{p} ({k})" for p, k, _, text in in_rows if has_secret(text)]
+    caught = len(out_rows) - len(missed)
+    figures = (f"has_secret: {caught}/{len(out_rows)} credential files caught "
+               f"({_pct(caught, len(out_rows)):.1f}%), {len(flagged)}/{len(in_rows)} ordinary "
+               f"files flagged ({_pct(len(flagged), len(in_rows)):.1f}%)")
+    print(figures)
+    assert _pct(caught, len(out_rows)) >= 90.0 and _pct(len(flagged), len(in_rows)) <= 5.0, (
+        f"{figures}; missed {missed}; flagged {flagged}")
+
+
+# --- behaviour the issue names ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "MAX_KEY=5", "PRIMARY_KEY=id", "SORT_KEY=created_at", "NEXT_PAGE_TOKEN=pageToken",
+    "RESET_PASSWORD=enabled", "DEFAULT_API_KEY=None", "the regex PASSWORD=\\S+ was too greedy",
+    "the --token flag is read from the environment", "a module named xoxo-greeting-card",
+    "see sk-learn", "the ghp_ prefix", "API_KEY=${API_KEY}", "TOKEN=$TOKEN",
+    "TOKEN=<your-token>", "SECRET=xxxxxxxx", "PASSWORD=********", "password: ''",
+    "token: null", "SECRET_KEY=os.environ['SECRET_KEY']", "key = process.env.API_KEY",
+    "API_KEY=ENV['API_KEY']", "password: '{{ secrets.DB_PASSWORD }}'", "DB_PASSWORD=%(pw)s",
+    "TOKEN_TTL=5", "commit 8e3b1c77fc4c011f1bd38f1f34920fbd01f40072",
+    "request 1d0b6d6d-775d-42b2-aca1-9961aaa37dba", "sha256:" + "ab" * 32,
+    "aGVsbG8gd29ybGQ= is base64", "PUBLIC_KEY_PATH=keys/jwt.pub", "token_type: bearer",
+    "Authorization: Bearer <token>", "docker run -p 8080:80 nginx", "mysql -u root -p shop",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    f"API_KEY={MARK}", MARK, f"{MARK}{MARK}",
+])
+def test_placeholders_references_and_names_stay(text):
+    assert redact(text) == (text, 0)
+
+
+def _fake(alphabet: str, n: int, seed: str) -> str:
+    r = random.Random(seed)
+    return "".join(r.choice(alphabet) for _ in range(n))
+
+
+_AN = string.ascii_letters + string.digits
+
+
+@pytest.mark.parametrize("prefix,n,alphabet", [
+    ("ghp_", 36, _AN), ("glpat-", 20, _AN), ("xoxb-1234567890-", 24, _AN), ("sk_live_", 24, _AN),
+    ("AIza", 35, _AN), ("npm_", 36, _AN), ("hf_", 34, string.ascii_letters),
+    ("sk-proj-", 80, _AN), ("dop_v1_", 64, "0123456789abcdef"), ("AKIA", 16, "ABCDEFXYZ234567"),
+])
+def test_known_prefixes_are_redacted_anywhere(prefix, n, alphabet):
+    token = prefix + _fake(alphabet, n, prefix)
+    for text in (f"used {token} today", f"({token})", f'"{token}"', f"x={token};"):
+        out, count = redact(text)
+        assert token not in out and count == 1, text
+
+
+def test_public_formats_are_redacted_but_do_not_mark_a_file():
+    key = "AIza" + _fake(_AN, 35, "public")
+    assert redact(f"apiKey: {key}") == (f"apiKey: {MARK}", 1)
+    assert not has_secret(f'{{"api_key": [{{"current_key": "{key}"}}]}}')
+    assert has_secret(f'{{"password": "{_fake(_AN, 20, "pw")}"}}')
+
+
+def test_a_sealed_secret_is_not_a_secret():
+    sealed = "AgB" + _fake(_AN + "+/", 600, "sealed") + "=="
+    assert not has_secret(f"kind: SealedSecret\nspec:\n  encryptedData:\n    password: {sealed}\n")
+
+
+# --- the rule table --------------------------------------------------------------------------
+
+
+def test_every_rule_is_well_formed():
+    from gitckpt import redact as module
+
+    ids = [rule.id for rule in RULES]
+    assert len(ids) == len(set(ids))
+    for rule in RULES:
+        assert rule.source and rule.check in module._CHECKS, rule
+        assert all(k == k.lower() for k in rule.keywords), rule
+        assert rule.regex.groups >= max(rule.groups), rule
+
+
+def test_importing_redact_compiles_no_rule():
+    code = ("import sys, gitckpt.redact as r; r.clean('x'); "
+            "assert 'gitckpt.secret_rules' not in sys.modules and not r._LAZY")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- speed and bad input ---------------------------------------------------------------------
+
+_M = 1_000_000
+
+
+def _adversarial(name: str) -> str:
+    r = random.Random(name)
+    return {
+        "random printable": lambda: "".join(r.choice(string.printable) for _ in range(_M)),
+        "a": lambda: "a" * _M,
+        "=": lambda: "=" * _M,
+        "password=": lambda: "password=" * (_M // 9),
+        "base64": lambda: base64.b64encode(r.randbytes(_M * 3 // 4)).decode(),
+        "token: ": lambda: "token: " * (_M // 7),
+        "key is ": lambda: "key is " * (_M // 7),
+        "Authorization: ": lambda: "Authorization: " * (_M // 15),
+        "BEGIN PRIVATE KEY": lambda: "-----BEGIN PRIVATE KEY-----" * (_M // 27),
+        "BEGIN then base64": lambda: "-----BEGIN RSA PRIVATE KEY-----\n"
+                                     + base64.b64encode(r.randbytes(_M * 3 // 4)).decode(),
+        "://a:": lambda: "://a:" * (_M // 5),
+        "mysql -p": lambda: "mysql -p " * (_M // 9),
+        "curl x": lambda: "curl x " * (_M // 7),
+        "eyJ": lambda: ("eyJ" + "a" * 20 + ".") * (_M // 24),
+        "digits:": lambda: "1234567:" * (_M // 8),
+        "secrets corpus": lambda: ("\n".join(t for t, _ in SECRETS) * 80)[:_M],
+    }[name]()
+
+
+@pytest.mark.parametrize("name", [
+    "random printable", "a", "=", "password=", "base64", "token: ", "key is ", "Authorization: ",
+    "BEGIN PRIVATE KEY", "BEGIN then base64", "://a:", "mysql -p", "curl x", "eyJ", "digits:",
+    "secrets corpus"])
+def test_a_megabyte_of_adversarial_text_is_fast(name):
+    text = _adversarial(name)
+    redact("warm up: API_KEY=abc123def456")
+    start = time.perf_counter()
+    out, _ = redact(text)
+    elapsed = time.perf_counter() - start
+    print(f"redact({name!r}, 1 MB): {elapsed * 1000:.0f} ms")
+    assert elapsed < 2.0, f"{name}: {elapsed:.2f} s"
+    assert redact(out)[1] == 0
+
+
+def test_eight_kib_is_fast():
+    text = ("\n".join(t for t, _ in SECRETS) + "\n" + "\n".join(INNOCENT))[:8192]
+    redact(text)
+    start = time.perf_counter()
+    for _ in range(10):
+        redact(text)
+    elapsed = (time.perf_counter() - start) / 10
+    print(f"redact(8 KiB of corpus): {elapsed * 1000:.2f} ms")
+    assert elapsed < 0.05
+
+
+_PIECES = st.sampled_from([*"aZ09=:_-./@ \"'\n", "key", "token", "password", "ghp_", "://",
+                           "Bearer ", "x7Qp2", MARK])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_any_text_redacts_consistently(text):
+    out, n = redact(text)
+    assert redact(out) == (out, 0)
+    assert out.count(MARK) - text.count(MARK) == n
+    found = spans(text)
+    assert all(a < b < c < d for (a, b), (c, d) in pairwise(found))
