@@ -259,10 +259,11 @@ def export(c: Ctx, to: str, task: str | None) -> None:
 @click.argument("package")
 @click.option("--as", "as_id", default=None, metavar="ID",
               help="Import under this task id (when the package's id is taken here).")
+@click.option("--dry-run", is_flag=True, help="Only check the package and say what it holds.")
 @pass_ctx
-def import_(c: Ctx, package: str, as_id: str | None) -> None:
+def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool) -> None:
     """Import a handoff package; its task becomes the active task here."""
-    c.emit(service.import_(c.root, package, as_id=as_id), render_import)
+    c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run), render_import)
 
 
 @cli.command()

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitckpt.errors import GitckptError, safe_git
+from gitckpt.errors import GitckptError
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.reach import reachable
@@ -169,8 +169,8 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
         if steps.get(record.n) is None and step_ref(task, record.n) in damaged:
             add(Finding("refs", f"{step_ref(task, record.n)} is damaged; it should name step "
                         f"{record.n}, commit {record.commit}.",
-                        safe_git(store.location, "update-ref", step_ref(task, record.n),
-                                 record.commit)))
+                        f"Remove the damaged file {store.location / step_ref(task, record.n)}, "
+                        "then `gitckpt doctor --fix` re-creates the ref."))
         elif steps.get(record.n) is None:
             f = Finding("steps", f"{step_ref(task, record.n)} is missing (a save was cut off).",
                         "gitckpt doctor --fix (or the next save) re-creates it.")

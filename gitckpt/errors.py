@@ -99,7 +99,8 @@ def safe_git(git_dir: object, *args: str) -> str:
     import shlex
 
     return shlex.join(["git", "--no-pager", "-c", "core.pager=cat", "-c", "alias.log=",
-                       "-c", "alias.fsck=", f"--git-dir={git_dir}", *args])
+                       "-c", "log.showSignature=false", "-c", "gpg.program=false",
+                       "-c", "core.hooksPath=/dev/null", f"--git-dir={git_dir}", *args])
 
 
 CHECK_STORE = ("Check the store with `gitckpt doctor` (or `git fsck` in a repository); nothing "

@@ -23,8 +23,9 @@ class TaskId(str):
 
     def __new__(cls, value: str) -> TaskId:
         if not isinstance(value, str) or not _TASK_ID.fullmatch(value) or "--" in value:
+            shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
             raise InvalidArgument(
-                f"Not a valid task id: {value!r}.",
+                f"Not a valid task id: {shown!r}.",
                 "Task ids are lowercase letters, digits and single dashes, as shown by "
                 "`gitckpt tasks`.",
             )

@@ -49,6 +49,9 @@ def _bracket(pat: str, i: int) -> tuple[str, int] | None:
     return ("[^/" + body + "]" if negate else "[" + body + "]"), j + 1
 
 
+MAX_STARS = 3  # wildcards a pattern may have and still be matched by a regex
+
+
 def translate(pat: str) -> str:
     """A regex (for fullmatch) equivalent to git's wildmatch with WM_PATHNAME."""
     out, i, n = [], 0, len(pat)
@@ -63,6 +66,8 @@ def translate(pat: str) -> str:
                 else:
                     out.append("(?:.*/)?")  # "**/": zero or more folders
                     i += 3
+                    while pat.startswith("**/", i):
+                        i += 3  # "**/**/" is "**/": one group, or the regex backtracks forever
                 continue
             while i < n and pat[i] == "*":
                 i += 1
@@ -111,7 +116,99 @@ def parse_line(line: str) -> Pattern | None:
         regex = re.compile(translate(line), re.DOTALL)
     except re.error as e:  # a reversed range such as [z-a]
         raise ValueError(f"{line!r}: {e}") from e
+    if line.count("*") > MAX_STARS:
+        # Each `*` is a backtracking point of the regex: a failing match would cost about
+        # len(name) ** stars. Such a pattern is matched by simulating its automaton instead.
+        regex = _Automaton(line)  # type: ignore[assignment]
     return Pattern(regex, negated, dir_only, anchored)
+
+
+class _Automaton:
+    """A wildmatch pattern matched in time proportional to len(text) * len(pattern)."""
+
+    def __init__(self, pat: str) -> None:
+        self.tokens: list[tuple[str, object]] = []
+        i, n = 0, len(pat)
+        while i < n:
+            c = pat[i]
+            if c == "*":
+                if pat.startswith("**", i) and (i == 0 or pat[i - 1] == "/") and (
+                        i + 2 == n or pat[i + 2] == "/"):
+                    self.tokens.append(("all", None) if i + 2 == n else ("dirs", None))
+                    i += 2 if i + 2 == n else 3
+                    continue
+                while i < n and pat[i] == "*":
+                    i += 1
+                self.tokens.append(("star", None))
+                continue
+            if c == "?":
+                self.tokens.append(("one", None))
+            elif c == "[" and (found := _bracket(pat, i)) is not None:
+                self.tokens.append(("class", re.compile(found[0], re.DOTALL)))
+                i = found[1]
+                continue
+            elif c == "\\" and i + 1 < n:
+                i += 1
+                self.tokens.append(("char", pat[i]))
+            else:
+                self.tokens.append(("char", c))
+            i += 1
+
+    def _close(self, states: set[int]) -> set[int]:
+        todo, out = list(states), set(states)
+        while todo:
+            i = todo.pop()
+            if i >= 0 and i < len(self.tokens) and self.tokens[i][0] in (
+                    "star", "dirs", "all") and i + 1 not in out:
+                out.add(i + 1)  # a wildcard may match nothing
+                todo.append(i + 1)
+        return out
+
+    def fullmatch(self, text: str) -> bool:
+        """States are token indices; `~i` is inside the `**/` of token i (it has consumed
+        characters and can leave only through a "/")."""
+        end = len(self.tokens)
+        states = self._close({0})
+        for ch in text:
+            nxt: set[int] = set()
+            for i in states:
+                if i < 0:  # inside a `**/`
+                    nxt.add(i)
+                    if ch == "/":
+                        nxt.add(~i + 1)
+                    continue
+                if i == end:
+                    continue
+                kind, data = self.tokens[i]
+                if kind == "char":
+                    if ch == data:
+                        nxt.add(i + 1)
+                elif kind == "one":
+                    if ch != "/":
+                        nxt.add(i + 1)
+                elif kind == "class":
+                    if data.fullmatch(ch):  # type: ignore[union-attr]
+                        nxt.add(i + 1)
+                elif kind == "star":
+                    if ch != "/":
+                        nxt.add(i)
+                elif kind == "dirs":  # (?:.*/)?: characters, then a "/"
+                    nxt.add(~i)
+                    if ch == "/":
+                        nxt.add(i + 1)
+                else:  # all: .*
+                    nxt.add(i)
+            if not nxt:
+                return False
+            states = self._close(nxt)
+        return end in states
+
+
+def _tolerant(line: str) -> Pattern | None:
+    try:
+        return parse_line(line)
+    except ValueError:
+        return None  # git skips a pattern it cannot use; the others still count
 
 
 class IgnoreFile:
@@ -122,7 +219,12 @@ class IgnoreFile:
 
     @classmethod
     def from_text(cls, text: str) -> IgnoreFile:
-        return cls(text.removeprefix("\ufeff").split("\n"))
+        """The patterns of a file found on disk or in a tree: a pattern that cannot be used
+        is passed over (the user's own lists, `IgnoreFile(lines)`, raise instead)."""
+        out = cls([])
+        out.patterns = [p for p in map(_tolerant, text.removeprefix("\ufeff").split("\n"))
+                        if p is not None]
+        return out
 
     def match(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored; False: re-included by a `!` pattern; None: no pattern speaks."""

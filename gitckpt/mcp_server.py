@@ -86,13 +86,11 @@ class Workspaces:
             raise WorkspaceError(f"The workspace {path} does not exist.",
                                  "Pass the absolute path of an existing folder as root.")
         real = os.path.realpath(path)
-        if allowed:
-            if not any(_inside(real, os.path.realpath(a)) for a in allowed):
-                raise WorkspaceError(
-                    f"The workspace {path} is outside this server's root "
-                    f"({', '.join(allowed)}).",
-                    "Pass a root inside it, or start the server with --root for that folder.")
-        elif too_wide(real):
+        if allowed and not any(_inside(real, os.path.realpath(a)) for a in allowed):
+            raise WorkspaceError(
+                f"The workspace {path} is outside this server's root ({', '.join(allowed)}).",
+                "Pass a root inside it, or start the server with --root for that folder.")
+        if too_wide(real):  # a client root of ~ must not checkpoint the whole home either
             raise WorkspaceError(
                 f"gitckpt will not checkpoint {path}: it is the home folder, / or a system "
                 "folder.",
@@ -177,14 +175,33 @@ async def _client_roots(ctx: Context) -> list[str]:
     return out
 
 
+def printable(value):
+    """`value` with file names that are not UTF-8 (lone surrogates) written as `\\xNN`: the
+    protocol carries UTF-8 only, and a result must never fail after the work was done."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    return value
+
+
 def export_target(workspace: str, to: str) -> str:
     """Where a package may be written over MCP: inside GITCKPT_EXPORT_DIR, or else inside the
     workspace's parent folder (service.export keeps it out of the store)."""
     dest = os.path.realpath(os.path.join(workspace, to))
-    allowed = os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
-        os.path.realpath(workspace))
-    if not _inside(os.path.dirname(dest), os.path.realpath(allowed)):
-        raise InvalidArgument(f"A package cannot be written to {dest}: only inside {allowed}.",
+    allowed = os.path.realpath(os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
+        os.path.realpath(workspace)))
+    inside = os.path.relpath(dest, allowed).split(os.sep)
+    if (not _inside(os.path.dirname(dest), allowed) or dest == allowed
+            or any(part in (".git", ".gitckpt") for part in inside)):
+        raise InvalidArgument(f"A package cannot be written to or read from {dest}: only a "
+                              f"folder inside {allowed}, outside any store.",
                               "Pass to as a new folder name there, or set GITCKPT_EXPORT_DIR "
                               "for the server.")
     return dest
@@ -200,10 +217,10 @@ SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32"
 
 
 def too_wide(real: str) -> bool:
-    """`/`, the home folder, a system folder itself, or anything below /proc, /sys, /dev,
-    /etc, /usr, /boot and /bin."""
+    """`/`, the home folder or a folder above it, a system folder itself, or anything below
+    /proc, /sys, /dev, /etc, /usr, /boot and /bin."""
     home = os.path.realpath(os.path.expanduser("~"))
-    if real in ("/", home) or real in SYSTEM:
+    if real in ("/", home) or real in SYSTEM or _inside(home, real):
         return True
     return any(_inside(real, f) for f in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot",
                                          "/bin", "/sbin", "/lib"))
@@ -224,7 +241,7 @@ def build_server(root: str | None = None) -> MCPServer:
             def work() -> dict:
                 if boundary:
                     ws.boundary(path)
-                result = fn(path, *args, **kwargs).to_dict()
+                result = printable(fn(path, *args, **kwargs).to_dict())
                 try:
                     ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
@@ -371,9 +388,10 @@ def build_server(root: str | None = None) -> MCPServer:
         before anything is written. Next: ckpt_resume."""
         try:
             path = await ws.resolve(root, ctx)
+            source = export_target(path, package)  # packages come from where they may go
         except GitckptError as e:
             raise ToolError(f"{e.message}\nhint: {e.hint}") from e
-        return await call(path, ctx, service.import_, os.path.join(path, package), as_id=as_id)
+        return await call(path, ctx, service.import_, source, as_id=as_id)
 
     @server.tool()
     async def ckpt_compress(

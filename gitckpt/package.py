@@ -4,7 +4,8 @@ A package is `HANDOFF.md` (the resume text as a prompt for whoever takes over),
 `manifest.json` (format, task, counts, checksums) and `checkpoints.git/`, a bare repository
 written by the DirStore code holding only the task's refs, the objects they reach and their
 notes. `git --no-pager --git-dir=<pkg>/checkpoints.git log --notes=checkpoints --all` reads it
-(see `safe_git` for the command line we suggest: nothing from the package's config runs).
+(point git only at packages you made: git reads a package's own config; `gitckpt import
+--dry-run` is the safe way to look at one).
 
 Import validates everything before it writes anything; the package is untrusted input.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt, safe_git
+from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
 from gitckpt.reach import reachable
@@ -75,7 +76,7 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
                               "Export to a writable folder.") from e
     try:
         result = _write_package(tl, task, to, final, refs, kinds, notes, info, handoff)
-        _readable(to)  # a package is for someone else, as far as the umask says
+        _readable(to)  # never wider than the store
         os.rename(to, final)
     except BaseException:
         shutil.rmtree(to, ignore_errors=True)  # no half package left behind
@@ -84,14 +85,15 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
 
 
 def _readable(root: Path) -> None:
-    """Modes a new file of the user's would get (0644/0755 under umask 022, but 0600/0700
-    under 077): the package is for someone else only as far as the user's umask allows."""
+    """The store's own modes (0600 files, 0700 folders), narrowed by the umask: a package
+    holds the workspace's files, so it is never more readable than the store it came from.
+    Share it on purpose (`chmod -R go+rX`)."""
     mask = os.umask(0)
     os.umask(mask)
     for dirpath, _, files in os.walk(root):
-        os.chmod(dirpath, 0o777 & ~mask)
+        os.chmod(dirpath, 0o700 & ~mask)
         for f in files:
-            os.chmod(os.path.join(dirpath, f), 0o666 & ~mask)
+            os.chmod(os.path.join(dirpath, f), 0o600 & ~mask)
 
 
 def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kinds, notes,
@@ -128,8 +130,9 @@ def _instructions(task: TaskId, to: Path) -> str:
     return (f"## Taking over\n\nThis package holds task `{task}` with every step and drift. In "
             f"the checkout where the work continues, run:\n\n    gitckpt import {to}\n    "
             "gitckpt resume\n\nthen save each finished step with `gitckpt save`. To look "
-            "without importing (a command that runs nothing from the package's config): "
-            f"`{safe_git(to / REPO, 'log', '--notes=checkpoints', '--all')}`.\n")
+            f"without importing: `gitckpt import --dry-run {to}` checks the package and says "
+            "what it holds (git would read the package's own config, so do not point git at "
+            "a package you did not make).\n")
 
 
 @dataclass(frozen=True)
@@ -139,10 +142,22 @@ class ImportResult:
     steps: int
     objects: int
     new_objects: int
+    dry_run: bool = False
+    name: str = ""
 
     def to_dict(self) -> dict:
         return {"task": self.task, "source_task": self.source_task, "steps": self.steps,
-                "objects": self.objects, "new_objects": self.new_objects, "active": True}
+                "objects": self.objects, "new_objects": self.new_objects,
+                "active": not self.dry_run, "dry_run": self.dry_run, "name": self.name}
+
+
+def inspect_package(path: Path) -> ImportResult:
+    """Check a package and say what it holds, writing nothing (`import --dry-run`): the safe
+    way to look at a package someone sent, since git would read its config."""
+    checked = check_package(path)
+    meta = next((n for n in checked.notes.values() if n.kind == "init"), None)
+    return ImportResult(checked.task, checked.task, checked.steps, len(checked.objects), 0,
+                        True, (meta.name or "") if meta else "")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,11 @@ from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
 ReadObject = Callable[[ObjectId], tuple[str, bytes]]
 
 
+# Snapshots skip folders deeper than scope.MAX_DEPTH; a tree much deeper than that was crafted
+# (and would exhaust the recursion of the tree walks that read it).
+MAX_TREE_DEPTH = 150
+
+
 def reachable(read_object: ReadObject, tips: list[ObjectId], *,
               seen: set[ObjectId] | None = None,
               blob_exists: Callable[[ObjectId], bool] | None = None,
@@ -53,18 +58,21 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
             if data is not None:
                 c = decode_commit(oid, data)
                 commits += c.parents
-                trees.append(c.tree)
+                trees.append((c.tree, 0))
         while trees:
-            oid = trees.pop()
+            oid, depth = trees.pop()
             if oid in seen:
                 continue
             seen.add(oid)
+            if check_names and depth > MAX_TREE_DEPTH:
+                raise StoreCorrupt(f"Tree {oid} is nested {depth} folders deep; no snapshot "
+                                   "holds more than a hundred.", hint)
             data = body(oid, "tree")
             for e in decode_tree(data) if data is not None else ():
                 if check_names and unsafe_name(e.name, int(e.mode)):
                     raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", hint)
                 if e.mode == Mode.TREE:
-                    trees.append(e.id)
+                    trees.append((e.id, depth + 1))
                 elif e.mode != Mode.GITLINK and e.id not in seen:
                     seen.add(e.id)
                     if blob_exists is None:

@@ -196,6 +196,10 @@ def render_export(r) -> str:
 
 
 def render_import(r) -> str:
+    if r.dry_run:
+        return (f"The package holds task {r.task} ({r.name}): {r.steps} steps, {r.objects} "
+                "objects; every check passed. Nothing was written; import it with the same "
+                "command without --dry-run.\n")
     renamed = f" (as {r.task})" if r.task != r.source_task else ""
     return (f"Imported task {r.source_task}{renamed}: {r.steps} steps, {r.objects} objects "
             f"({r.new_objects} new). It is the active task; run gitckpt resume.\n")

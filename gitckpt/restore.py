@@ -33,6 +33,7 @@ MARKER = "restore.json"
 # half of the in-scope files, runs only when confirmed: a store found for the wrong folder once
 # restored all of /tmp.
 CONFIRM_OVER = 500
+MAX_PATHS = 1000  # path filters one command takes
 CONFIRM_FLOOR = 20
 
 
@@ -80,6 +81,9 @@ def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
 
     With `cwd`, relative paths are taken from that folder (as a shell user means them) and
     `root` is the workspace root; otherwise they are relative to the root already."""
+    if len(paths) > MAX_PATHS:
+        raise InvalidArgument(f"{len(paths):,} paths were given; the limit is {MAX_PATHS:,}.",
+                              "Give their folders instead.")
     out = []
     for raw in paths:
         p = raw.replace("\\", "/").strip()

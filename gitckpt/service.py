@@ -428,8 +428,12 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
     return package.export(tl, tid, Path(to), resume(root, task=tid).text)
 
 
-def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None) -> ImportResult:
-    """Import a handoff package; its task becomes the active task here."""
+def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None,
+            dry_run: bool = False) -> ImportResult:
+    """Import a handoff package; its task becomes the active task here. `dry_run` only
+    checks it and says what it holds."""
+    if dry_run:
+        return package.inspect_package(Path(pkg))
     # like init, an import makes a task: in this folder's own store, never a parent's
     return package.import_package(open_timeline(root, discover=False, ancestors=False),
                                   Path(pkg), as_id)

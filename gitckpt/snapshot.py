@@ -276,7 +276,7 @@ class DirScanner:
                 same = False
                 continue  # vanished between listing and stat
             mode = st.st_mode
-            if ((name[0] in ".gG~" or "~" in name or not name.isascii())
+            if ((name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii())
                     and refused_name(os.fsencode(name), mode=mode)):
                 same = False  # git and libgit2 refuse it (`GIT~1`): a tree cannot hold it
                 w.skipped.append(Skipped(child, "invalid_name", st.st_size,

@@ -214,6 +214,8 @@ class Timeline:
             limits.check_text(key, value)
         limits.check_list("exclude", exclude, count=limits.PATTERNS, each=limits.TITLE)
         _check_plan(plan or [])
+        limits.check_note({"name": name, "goal": goal, "constraints": constraints,
+                           "exclude": exclude, "plan": [vars(p) for p in plan or []]})
         exclude, n0 = _redact_all(exclude)
         compile_patterns(exclude, "--exclude")
         plan, n4 = _redact_plan(plan or [])

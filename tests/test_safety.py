@@ -333,23 +333,37 @@ def test_a_package_config_that_is_not_ours_is_refused(ws, tmp_path):
     pkg = tmp_path / "pkg"
     service.export(ws.root, pkg)
     handoff = (pkg / "HANDOFF.md").read_text()
-    assert "--no-pager -c core.pager=cat" in handoff
+    assert f"gitckpt import --dry-run {pkg}" in handoff and "git --git-dir" not in handoff
     with open(pkg / "checkpoints.git" / "config", "a") as f:
-        f.write("[core]\n\tpager = touch PWNED\n")
+        f.write("[core]\n\tpager = touch PWNED\n[log]\n\tshowSignature = true\n"
+                "[gpg]\n\tprogram = touch PWNED\n")
     other = make_plain(tmp_path / "other")
     before = everything(other)
     with pytest.raises(StoreCorrupt, match="config is not the one gitckpt writes"):
         service.import_(other, pkg)
     assert everything(other) == before
-    # the suggested command runs nothing from that config
-    cmd = handoff.split("`")[-2]
-    subprocess.run(cmd, shell=True, cwd=tmp_path, capture_output=True, timeout=30)
-    assert not (tmp_path / "PWNED").exists()
+    # the suggested way to look at it refuses it too, and runs nothing
+    r = run_cli("-C", str(other), "import", "--dry-run", str(pkg))
+    assert r.code == 1 and "config" in r.err
+    assert not (tmp_path / "PWNED").exists() and not (other / "PWNED").exists()
 
 
-def test_a_package_keeps_the_users_umask(ws, tmp_path):
+def test_a_dry_run_import_says_what_a_package_holds_and_writes_nothing(ws, tmp_path):
+    service.init(ws.root, "look first")
+    service.save(ws.root, "one")
+    pkg = tmp_path / "pkg"
+    service.export(ws.root, pkg)
+    other = make_plain(tmp_path / "other")
+    before = everything(other)
+    r = run_cli("-C", str(other), "import", "--dry-run", str(pkg))
+    assert r.code == 0 and "1 steps" in r.out and "Nothing was written" in r.out, r.err
+    assert everything(other) == before
+
+
+@pytest.mark.parametrize("umask", [0o077, 0o022])
+def test_a_package_is_never_more_readable_than_the_store(ws, tmp_path, umask):
     service.init(ws.root, "private")
-    old = os.umask(0o077)
+    old = os.umask(umask)
     try:
         service.export(ws.root, tmp_path / "pkg")
     finally:
@@ -420,7 +434,7 @@ def test_mcp_refuses_a_root_outside_its_own(ws, tmp_path, hermetic):
         r = _call(server, "ckpt_export", {"to": str(ws.git_dir / "pkg")})
         assert r.is_error and not (ws.git_dir / "pkg").exists()
         r = _call(server, "ckpt_export", {"to": "/etc/gitckpt-pkg"})
-        assert r.is_error and "only inside" in r.content[0].text
+        assert r.is_error and "only a folder inside" in r.content[0].text
         r = _call(server, "ckpt_export", {"to": "../pkg"})
         assert not r.is_error, r.content
     finally:
@@ -573,3 +587,31 @@ def test_python_m_gitckpt_runs_from_anywhere(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0 and "gitckpt" in p.stdout
     assert zlib  # used above for truncation helpers
+
+
+def test_wildcard_heavy_patterns_match_in_linear_time_and_as_the_regex_does():
+    import random
+    import re
+    import time
+
+    from gitckpt.ignore import IgnoreFile, _Automaton, translate
+    rnd = random.Random(7)
+    tokens = ["*", "**/", "?", "a", "b", "/", "[ab]", "**", "[!a]"]
+    for _ in range(3000):
+        pat = "".join(rnd.choice(tokens) for _ in range(rnd.randint(1, 7))).strip("/") or "a"
+        rx, au = re.compile(translate(pat), re.DOTALL), _Automaton(pat)
+        for _ in range(8):
+            text = "".join(rnd.choice("ab/") for _ in range(rnd.randint(0, 9)))
+            assert bool(rx.fullmatch(text)) == au.fullmatch(text), (pat, text)
+    start = time.perf_counter()
+    for pattern in ("*a" * 60 + "b", "**/" * 25 + "zz"):
+        assert IgnoreFile.from_text(pattern).match("a" * 250, False) is None
+    assert time.perf_counter() - start < 2
+
+
+def test_a_hostile_gitignore_does_not_hang_a_save(tmp_path, hermetic):
+    root = make_plain(hermetic / "p")
+    (root / ".gitignore").write_text("**/" * 16 + "zz\n" + "*a" * 60 + "b\n")
+    (root / ("a" * 200)).write_text("x\n")
+    r = run_cli("-C", str(root), "init", "hostile", timeout=60)
+    assert r.code == 0, r.err

@@ -6,10 +6,11 @@ import os
 import stat
 from pathlib import Path
 
-from gitckpt.errors import (InvalidArgument, StoreCorrupt, StoreElsewhere,
+from gitckpt.errors import (GitckptError, InvalidArgument, StoreCorrupt, StoreElsewhere,
                             WorkspaceError)
 from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Store
+from gitckpt.store.dir import DESCRIPTION
 
 
 def resolve_root(path: str | Path) -> Path:
@@ -40,7 +41,12 @@ def _dir_store(root: Path, store: Path) -> Store:
 
 
 def _is_store(path: Path) -> bool:
-    return (path / "gitckpt" / "format").is_file()
+    """A plain-folder store (a git directory holds `gitckpt/format` too, but not this)."""
+    try:
+        description = (path / "description").read_text(errors="replace")
+    except OSError:
+        return False
+    return (path / "gitckpt" / "format").is_file() and description == DESCRIPTION
 
 
 def _own(st: os.stat_result) -> bool:
@@ -93,7 +99,7 @@ def _marked(folder: Path, *, ancestor: bool = False, adopt: bool = False) -> Sto
                                  "GITCKPT_STORE to the store you mean.")
         store = _dir_store(folder, target)
     assert isinstance(store, DirStore)
-    if not adopt and not store.made_for(folder):
+    if not (adopt and stat.S_ISDIR(st.st_mode)) and not store.made_for(folder):
         if ancestor:
             return None
         raise StoreElsewhere(
@@ -127,6 +133,8 @@ def ancestors(root: Path) -> list[Path]:
         home = Path.home().resolve()
     except (OSError, RuntimeError):
         return []
+    if home == Path(home.anchor) or home.stat().st_mode & (stat.S_IWOTH | stat.S_ISVTX):
+        return []  # HOME=/ (services, containers) or a shared home: below it is anywhere
     out = []
     for folder in (root, *root.parents):
         if folder == home or home not in folder.parents:
@@ -164,7 +172,10 @@ def open_store(path: str | Path, *, store: str | None = None, ancestors_too: boo
     if found is not None:
         return found
     for parent in ancestors(root) if ancestors_too else ():
-        found = _marked(parent, ancestor=True)
+        try:
+            found = _marked(parent, ancestor=True)
+        except GitckptError:
+            found = None  # a damaged store above is not this folder's: passed over
         if found is not None:
             return found
     env = os.environ.get("GITCKPT_STORE")

@@ -32,6 +32,7 @@ FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
 CONFIG_TEXT = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
                "[gc]\n\tauto = 0\n")  # git reads it: nothing else belongs there
+DESCRIPTION = "gitckpt checkpoints\n"  # marks a plain-folder store (a .git has its own)
 WORKSPACES = "workspaces"  # in STORE/gitckpt/: the workspaces the store was made for
 
 
@@ -135,7 +136,7 @@ class DirStore(Store):
                 make_dir(self.path / d, self.path, self._checked)
             for name, text in (("HEAD", "ref: refs/heads/main\n"),
                                ("config", CONFIG_TEXT),
-                               ("description", "gitckpt checkpoints\n"),
+                               ("description", DESCRIPTION),
                                (".gitignore", "*\n"),
                                ("gitckpt/format", f"{FORMAT}\n")):
                 if not (self.path / name).exists():
@@ -200,7 +201,11 @@ class DirStore(Store):
         copied here): tasks of recorded workspaces that no longer use this store become
         tasks of this one. Returns those earlier paths. The caller holds the lock."""
         found = self.recorded() or {}
-        old = [w for w in found if w != self.workspace and not _uses(Path(w), self.path)]
+        # The folder this store came from: gone (moved), or holding a store folder of its
+        # own (copied). A folder that shares the store through a pointer is another
+        # workspace, not an earlier name of this one.
+        old = [w for w in found if w != self.workspace and not _uses(Path(w), self.path)
+               and (not Path(w).exists() or (Path(w) / POINTER).is_dir())]
         if not found and self.path == self.root / POINTER:
             old = []  # a store from before the record: its tasks name their own path
         self._record(self.workspace, tuple(old))

@@ -27,7 +27,7 @@ from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
 from gitckpt.store.git_scan import Progress, Scanner
 from gitckpt.store.loose import loose_problem
-from gitckpt.store.state import StateDir
+from gitckpt.store.state import StateDir, unsafe
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -267,7 +267,19 @@ class GitStore(Store):
                 raise StoreBusy(str(lock), 2)
             time.sleep(0.05)
 
+    def _check_ref_dirs(self, name: str) -> None:
+        """StoreUnsafe if a folder on the way to ref `name` is a symlink: libgit2 would write
+        the ref wherever it points."""
+        checked = self.__dict__.setdefault("_ref_dirs", set())
+        folder = (self.common_dir / name).parent
+        while folder != self.common_dir and folder not in checked:
+            if folder.is_symlink():
+                raise unsafe(folder)
+            checked.add(folder)
+            folder = folder.parent
+
     def create_ref(self, name: str, oid: ObjectId) -> None:
+        self._check_ref_dirs(name)
         self._clear_stale_lock(name)
         try:
             self.repo.references.create(name, oid, force=False)
@@ -295,6 +307,7 @@ class GitStore(Store):
         if old is None:
             self.create_ref(name, new)
             return
+        self._check_ref_dirs(name)
         self._clear_stale_lock(name)
         try:
             self.repo.references.create(name, new, force=True)
@@ -344,6 +357,8 @@ class GitStore(Store):
         out = {"head": now.head, "branch": now.branch, "commits_since": None,
                "head_reachable": None}
         if then and now.head:
+            if any(loose_problem(self.objects_dir, c) for c in (now.head, then)):
+                return out  # a damaged commit: libgit2's walk would not come back
             try:
                 ahead, behind = self.repo.ahead_behind(now.head, then)
                 out.update(commits_since=ahead, head_reachable=behind == 0)

@@ -31,7 +31,7 @@ from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, 
 from gitckpt.store.git_index import index_diff, nested_head, open_index
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
-from gitckpt.store.state import StateDir
+from gitckpt.store.state import StateDir, unsafe
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -63,7 +63,8 @@ class Scanner:
         self.common_dir = common_dir
         self.state = state
         self.index_path = state.path / "index"
-        if self.index_path.resolve() == user_index.resolve():
+        if not self.index_path.is_symlink() and (
+                self.index_path.resolve() == user_index.resolve()):
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
@@ -159,6 +160,13 @@ class Scanner:
     # -- the private index and its side state ------------------------------------------------
 
     def _open_index(self, update_cache: bool, fresh: bool) -> pygit2.Index:
+        # libgit2 reads and writes the index through a symlink: one planted there (a
+        # downloaded repository) could name another repository's index.
+        if self.index_path.is_symlink():
+            raise unsafe(self.index_path)
+        return self._open(update_cache, fresh)
+
+    def _open(self, update_cache: bool, fresh: bool) -> pygit2.Index:
         if fresh:
             index = pygit2.Index()
             if update_cache:
