@@ -28,7 +28,11 @@ def parse_duration(text: str) -> float:
     if not m:
         raise InvalidArgument(f"Not a duration: {text!r}.",
                               "Use a number with s, m, h, d or w, for example 7d or 12h.")
-    return float(m[1]) * _UNITS[m[2] or "s"]
+    seconds = float(m[1]) * _UNITS[m[2] or "s"]
+    if not seconds < 100 * 365 * 86400:
+        raise InvalidArgument(f"The duration {text[:40]!r} is longer than a century.",
+                              "Use a number with s, m, h, d or w, for example 7d or 12h.")
+    return seconds
 
 
 @dataclass(frozen=True)

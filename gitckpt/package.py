@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gitckpt import limits
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
@@ -251,7 +252,17 @@ def check_package(path: Path) -> _Checked:
         text = _note_from(pkg, oid)
         if text is None:
             raise StoreCorrupt(f"Commit {oid} of the package has no note.", _BAD_PACKAGE)
-        notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
+        note = notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
+        try:  # what a save here would refuse, an import refuses too
+            for key in ("title", "conclusion", "next", "description"):
+                limits.check_text(key, getattr(note, key))
+            for key in ("verified", "open_questions", "decisions"):
+                limits.check_list(key, getattr(note, key))
+            limits.check_list("plan", [p.item for p in note.plan], count=limits.PLAN,
+                              each=limits.TITLE)
+        except InvalidArgument as e:
+            raise StoreCorrupt(f"Commit {oid[:12]} of the package: {e.message}",
+                               _BAD_PACKAGE) from e
     steps = notes[refs["head"]].step
     return _Checked(task, refs, {o: files[o] for o in kinds}, notes, steps)
 
