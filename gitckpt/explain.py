@@ -1,4 +1,4 @@
-"""Why a path is in or out of a snapshot, rule by rule (`gitckpt scope`, like `git check-ignore -v`)."""
+"""Why a path is in or out of a snapshot, and the rule that decided (`gitckpt scope`)."""
 
 from __future__ import annotations
 

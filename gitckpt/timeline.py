@@ -7,7 +7,6 @@ next writer re-creates it from `head` before doing anything else.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 
@@ -170,11 +169,10 @@ class Timeline:
     def check_workspace(self, task: TaskId, meta: Note) -> None:
         if meta.workspace is not None and meta.workspace not in (self.store.workspace,
                                                                  *self.store.aliases):
+            there = self.store.workspace_path(meta.workspace)
             raise TaskElsewhere(
-                f"Task {task} belongs to the workspace {self.store.workspace_path(meta.workspace)}"
-                f", not to {self.store.root}.",
-                f"Run gitckpt in that folder: gitckpt -C {self.store.workspace_path(meta.workspace)}"
-                " ...",
+                f"Task {task} belongs to the workspace {there}, not to {self.store.root}.",
+                f"Run gitckpt in that folder: gitckpt -C {there} ...",
             )
 
     # -- writing ------------------------------------------------------------------------------

@@ -18,12 +18,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from conftest import git, make_plain, make_repo, run_cli
+from conftest import make_plain, make_repo, run_cli
 from gitckpt import service
 from gitckpt.errors import (InvalidArgument, NeedsConfirmation, NoActiveTask, StoreCorrupt,
                             StoreElsewhere, StoreUnsafe)
 from gitckpt.mcp_server import build_server
-from gitckpt.objects import Mode, TreeEntry
 from gitckpt.store import open_store
 
 
@@ -368,7 +367,7 @@ def test_a_package_is_never_more_readable_than_the_store(ws, tmp_path, umask):
         service.export(ws.root, tmp_path / "pkg")
     finally:
         os.umask(old)
-    for dirpath, dirs, files in os.walk(tmp_path / "pkg"):
+    for dirpath, _dirs, files in os.walk(tmp_path / "pkg"):
         assert stat.S_IMODE(os.stat(dirpath).st_mode) == 0o700, dirpath
         for f in files:
             assert stat.S_IMODE(os.stat(os.path.join(dirpath, f)).st_mode) == 0o600, f
