@@ -13,7 +13,7 @@ from gitckpt.notes import PLAN_MARKS
 from gitckpt.records import StepRecord, TaskInfo
 from gitckpt.store.base import Changes
 
-LIMIT = 2500
+LIMIT = 2000  # characters: one screen, and the MCP budget of a resume text
 MAX_PATHS = 10
 
 
@@ -22,12 +22,35 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _paths(changes: Changes, limit: int = MAX_PATHS) -> list[str]:
-    rows = sorted([(p, "A") for p in changes.added] + [(p, "M") for p in changes.modified]
-                  + [(p, "D") for p in changes.deleted])
+# How the handoff names the next action: as a command line, or as a tool call.
+VOICES = {
+    "cli": {"more": "`gitckpt resume --json`", "log": "`gitckpt log`",
+            "undo": "`gitckpt restore {id} --apply`", "capture": "`gitckpt capture`",
+            "init": "`gitckpt init`",
+            "save": 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...'},
+    "mcp": {"more": "the structured content", "log": "ckpt_log(limit=...)",
+            "undo": 'ckpt_restore(target="{id}", apply=true)', "capture": "ckpt_capture()",
+            "init": "ckpt_init(name=..., goal=...)",
+            "save": "Save each finished step: ckpt_save(title=..., conclusion=..., next=...)"},
+}
+FOLD = 5  # new files in one folder shown as one line from this many on
+
+
+def _paths(changes: Changes, voice: dict[str, str], limit: int = MAX_PATHS) -> list[str]:
+    """Modified and deleted paths first (what the next session must re-read), then added
+    ones, a folder with many new files folded into one line so nothing else is hidden."""
+    rows = sorted([(p, "M") for p in changes.modified] + [(p, "D") for p in changes.deleted])
+    added: dict[str, list[str]] = {}
+    for p in changes.added:
+        added.setdefault(p.rpartition("/")[0], []).append(p)
+    for folder, files in sorted(added.items(), key=lambda kv: (len(kv[1]), kv[0])):
+        if len(files) >= FOLD and folder:
+            rows.append((f"{folder}/: {len(files)} added", "A"))
+        else:
+            rows += [(p, "A") for p in sorted(files)]
     out = [f"  {mark} {_clip(path, 120)}" for path, mark in rows[:limit]]
     if len(rows) > limit:
-        out.append(f"  ... {len(rows) - limit} more: `gitckpt resume --json`")
+        out.append(f"  ... {len(rows) - limit} more: {voice['more']}")
     return out
 
 
@@ -35,7 +58,7 @@ def _counts(c: Changes) -> str:
     return f"{len(c.added)} added, {len(c.modified)} modified, {len(c.deleted)} deleted"
 
 
-def _plan(info: TaskInfo, items: int) -> list[str]:
+def _plan(info: TaskInfo, items: int, voice: dict[str, str]) -> list[str]:
     plan = info.head.note.plan
     if not plan:
         return []
@@ -50,12 +73,12 @@ def _plan(info: TaskInfo, items: int) -> list[str]:
         counts = ", ".join(f"{hidden.count(s)} {s.replace('_', ' ')}"
                            for s in ("pending", "in_progress", "blocked", "done")
                            if hidden.count(s))
-        lines.append(f"  ... {len(hidden)} more ({counts}): `gitckpt resume --json`")
+        lines.append(f"  ... {len(hidden)} more ({counts}): {voice['more']}")
     return lines
 
 
-def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, width: int
-           ) -> list[str]:
+def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, width: int,
+           voice: dict[str, str]) -> list[str]:
     real = [s for s in steps if s.n > 0]
     if not real:
         return ["", "No step saved yet (only the baseline, step 0)."]
@@ -69,12 +92,12 @@ def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, widt
     older = real[:-full]
     out += [f"  {s.n}. {_clip(s.note.title, 90)}" for s in reversed(older[-titles:])]
     if len(older) > titles:
-        out.append(f"  ... {len(older) - titles} older steps: `gitckpt log`")
+        out.append(f"  ... {len(older) - titles} older steps: {voice['log']}")
     return out
 
 
 def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
-           since_step: Changes | None) -> list[str]:
+           since_step: Changes | None, voice: dict[str, str]) -> list[str]:
     if unsaved is None or since_step is None:
         return ["", "Changes since the last step: unknown (see problems)."]
     if not since_step and not drifts:
@@ -88,11 +111,11 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
         restores = [d for d in drifts if d.note.kind == "restore"]
         if restores:
             last = restores[-1].note
-            out.append(f"  Last restore: {_clip(last.title, 80)}; undo with `gitckpt restore "
-                       f"{(last.safety or '')[:12]} --apply`.")
+            undo = voice["undo"].format(id=(last.safety or "")[:12])
+            out.append(f"  Last restore: {_clip(last.title, 80)}; undo with {undo}.")
     if since_step:
         out.append(f"Unsaved changes since step {n}: {_counts(since_step)}")
-        out += _paths(since_step)
+        out += _paths(since_step, voice)
     if unsaved and drifts and since_step:
         out.append(f"Of these, not captured by a drift yet: {_counts(unsaved)}")
     return out
@@ -120,10 +143,12 @@ def _git(n: int, git: dict | None) -> list[str]:
 
 def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecord],
                  unsaved: Changes | None, since_step: Changes | None, git: dict | None,
-                 watch: str, problems: list[str]) -> str:
+                 watch: str, problems: list[str], voice: str = "cli") -> str:
     """The resume text: task, goal, plan, latest steps, next, open questions, what changed
-    since the last step, git, problems; shortened to fit LIMIT characters."""
+    since the last step, git, problems; shortened to fit LIMIT characters. `voice` names the
+    next actions as command lines (`cli`) or tool calls (`mcp`)."""
     meta, head = info.meta, info.head
+    say = VOICES[voice]
     note = head.note
 
     def build(lv: _Level) -> str:
@@ -132,8 +157,8 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
             out.append(f"Goal: {_clip(meta.goal, lv.width)}")
         if meta.constraints:
             out.append(f"Constraints: {_clip(meta.constraints, lv.width)}")
-        out += _plan(info, lv.plan)
-        out += _steps(steps, lv.full, lv.titles, lv.verified, lv.width)
+        out += _plan(info, lv.plan, say)
+        out += _steps(steps, lv.full, lv.titles, lv.verified, lv.width, say)
         if note.next:
             out += ["", f"Next: {_clip(note.next, lv.width)}"]
         if note.open_questions and lv.questions:
@@ -142,18 +167,17 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
         if note.decisions and lv.decisions:
             out += ["", "Decisions:"] + [f"  - {_clip(d, lv.width // 2)}"
                                          for d in note.decisions[:lv.decisions]]
-        out += _since(head.n, drifts, unsaved, since_step)
+        out += _since(head.n, drifts, unsaved, since_step, say)
         out += _git(head.n, git)
         if watch == "off":
             out.append("Watcher: off (GITCKPT_WATCH=off); changes are captured at saves, "
-                       "tool calls and `gitckpt capture`.")
+                       f"tool calls and {say['capture']}.")
         if problems:
             out += ["", "Problems:"] + [f"  ! {_clip(p, 300)}" for p in problems[:4]]
         if info.status == "closed":
-            out += ["", "This task is closed (read-only). Start a new one with `gitckpt init`."]
+            out += ["", f"This task is closed (read-only). Start a new one with {say['init']}."]
         else:
-            out += ["", 'Save each finished step: gitckpt save "TITLE" --conclusion ... '
-                        "--next ..."]
+            out += ["", say["save"]]
         return "\n".join(out) + "\n"
 
     for level in _LEVELS:  # from the fullest text to the tightest: the first that fits wins

@@ -29,14 +29,20 @@ class SaveOut(_Out):
     changes: dict[str, list[str]]
 
 
-class ResumeOut(_Out):
-    """Where the task stands: `text` is the handoff; the other fields are the same facts."""
+class ResumeOut(_Out, total=False):
+    """Where the task stands: `text` is the handoff; the other fields are the same facts.
+    `found` is false (and nothing else but `text` is set) when no task is active here.
+    `unsaved`: paths no commit holds yet; `since_step`: everything since the newest step,
+    drifts included; `drifts`: the drifts recorded since that step."""
 
+    found: bool
     task: str
     step: int
     next: str
     text: str
     unsaved: dict[str, list[str]] | None
+    since_step: dict[str, list[str]] | None
+    drifts: list[dict[str, Any]]
     problems: list[str]
 
 

@@ -19,7 +19,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from gitckpt import __version__, service
+from mcp_types import CallToolResult, TextContent
+
+from gitckpt import __version__, mcp_text, service
 from gitckpt.errors import (GitckptError, InvalidArgument, NoActiveTask, TaskClosed,
                             WorkspaceError)
 from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, PlanEntry, RestoreOut,
@@ -42,11 +44,11 @@ The rhythm:
 next (the first action of the next step); add verified for checks you ran.
 4. Before going back, call ckpt_restore without apply to preview; apply only after reading the \
 plan, and keep the returned safety id: restoring it undoes the restore.
-Changes made between calls (shell commands, the user) are captured automatically as drifts."""
+Changes made between calls (shell commands, the user) are captured automatically as drifts.
+Every tool takes `root`, the absolute path of the workspace; leave it out to use the \
+server's --root, GITCKPT_ROOT or the client's first root."""
 
-Root = Annotated[str | None, Field(
-    description="Absolute path of the workspace. Default: the server's --root, GITCKPT_ROOT, the "
-                "client's first file:// root, or the server's working directory.")]
+Root = Annotated[str | None, Field(description="Workspace path (see instructions).")]
 TaskArg = Annotated[str | None, Field(description="Task id (default: the active task).")]
 Paths = Annotated[list[str], Field(description="Limit to these paths (relative to the "
                                                "workspace root); empty means everything.")]
@@ -233,8 +235,10 @@ def build_server(root: str | None = None) -> MCPServer:
     server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
 
     async def call(root: str | None, ctx: Context | None, fn, *args, boundary: bool = True,
-                   **kwargs) -> dict:
-        """Resolve, record the boundary drift, run `fn` off the event loop, translate errors."""
+                   text=mcp_text.generic, **kwargs) -> CallToolResult:
+        """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
+        The result carries two views: `text(result)`, short and in tool-call terms, and the
+        whole result object as structured content (the CLI's `--json` object)."""
         try:
             path = await ws.resolve(root, ctx)
 
@@ -248,7 +252,9 @@ def build_server(root: str | None = None) -> MCPServer:
                     log.exception("cannot start the watcher for %s", path)
                 return result
 
-            return await anyio.to_thread.run_sync(work)
+            result = await anyio.to_thread.run_sync(work)
+            return CallToolResult(content=[TextContent(type="text", text=text(result))],
+                                  structured_content=result)
         except GitckptError as e:
             raise ToolError(f"{e.message}\nhint: {e.hint}" if e.hint else e.message) from e
         except Exception as e:  # a bug: the agent still gets a result it can read
@@ -271,7 +277,7 @@ def build_server(root: str | None = None) -> MCPServer:
         Next: work, then ckpt_save after each finished step."""
         items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
-                          exclude=exclude, plan=items, boundary=False)
+                          exclude=exclude, plan=items, boundary=False, text=mcp_text.init)
 
     @server.tool()
     async def ckpt_save(
@@ -296,14 +302,25 @@ def build_server(root: str | None = None) -> MCPServer:
         return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
                           description=description, verified=verified,
                           open_questions=open_questions, decisions=decisions, plan=items,
-                          close=close, task=task)
+                          close=close, task=task, text=mcp_text.save)
 
     @server.tool()
     async def ckpt_resume(task: TaskArg = None, root: Root = None,
                           ctx: Context | None = None) -> ResumeOut:
         """The handoff: goal, step, conclusions, next, open questions, what changed since the
         last step. Call it first in every session. Read-only."""
-        return await call(root, ctx, service.resume, task=task)
+        try:
+            return await call(root, ctx, service.resume, task=task, voice="mcp",
+                              boundary=False, text=mcp_text.resume)
+        except ToolError as e:
+            if not isinstance(e.__cause__, NoActiveTask):
+                raise
+        # No task yet is a normal answer, not an error: say how to start.
+        text = ("No active task in this workspace. For a job of more than a few steps, start "
+                "one: ckpt_init(name=..., goal=...). Other tasks of this store: "
+                "ckpt_log(all_tasks=true).")
+        return CallToolResult(content=[TextContent(type="text", text=text)],
+                              structured_content={"found": False, "text": text})
 
     @server.tool()
     async def ckpt_log(task: TaskArg = None,
@@ -313,8 +330,8 @@ def build_server(root: str | None = None) -> MCPServer:
         """The timeline of a task (steps and drifts, oldest first), or with all_tasks every task
         with its status. Read-only."""
         if all_tasks:
-            return await call(root, ctx, service.tasks)
-        return await call(root, ctx, service.log, task=task)
+            return await call(root, ctx, service.tasks, text=mcp_text.log)
+        return await call(root, ctx, service.log, task=task, text=mcp_text.log)
 
     @server.tool()
     async def ckpt_diff(
@@ -349,14 +366,15 @@ def build_server(root: str | None = None) -> MCPServer:
         id; ckpt_restore(target=<safety>, apply=true) undoes the restore. A plan marked
         needs_confirm (many files) applies only with confirm=true."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
-                          task=task, expect=expect, confirm=confirm)
+                          task=task, expect=expect, confirm=confirm, text=mcp_text.restore)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,
                            ctx: Context | None = None) -> DriftOut:
         """Record the files as they are now as a drift (before something risky). Changes are
         also captured automatically; this makes it explicit."""
-        return await call(root, ctx, service.capture, task=task, boundary=False)
+        return await call(root, ctx, service.capture, task=task, boundary=False,
+                          text=mcp_text.capture)
 
     @server.tool()
     async def ckpt_switch(task: Annotated[str, Field(description="The task id to activate.")],
@@ -406,7 +424,45 @@ def build_server(root: str | None = None) -> MCPServer:
                           dry_run=dry_run)
 
     _hint_unknown_tools(server)
+    _lean_schemas(server)
     return server
+
+
+def _lean(schema, *, output: bool = False):
+    """`schema` as an agent needs it, which every session pays for before its first call:
+    no pydantic `title` keys, `X | None = None` as an optional X, no empty defaults, one-space
+    descriptions (and none on single fields of output schemas)."""
+    if isinstance(schema, list):
+        return [_lean(v, output=output) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    any_of = schema.get("anyOf")
+    if (isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of
+            and schema.get("default", 0) is None):
+        kept = next(a for a in any_of if a != {"type": "null"})
+        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")}, **kept}
+    out = {}
+    for k, v in schema.items():
+        if k == "title" and isinstance(v, str):
+            continue
+        if k == "default" and v in ("", [], False, None):
+            continue
+        if k == "description" and isinstance(v, str):
+            if output and "type" in schema:
+                continue
+            v = " ".join(v.split())
+        out[k] = {n: _lean(p, output=output) for n, p in v.items()} if k == "properties" \
+            else _lean(v, output=output)
+    return out
+
+
+def _lean_schemas(server: MCPServer) -> None:
+    for tool in server._tool_manager.list_tools():
+        tool.parameters = _lean(tool.parameters)
+        tool.description = " ".join((tool.description or "").split())
+        meta = tool.fn_metadata
+        if meta.output_schema is not None:
+            object.__setattr__(meta, "output_schema", _lean(meta.output_schema, output=True))
 
 
 def _hint_unknown_tools(server: MCPServer) -> None:

@@ -20,7 +20,7 @@ from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
 from gitckpt import explain as explaining
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
-from gitckpt.handoff import handoff_text
+from gitckpt.handoff import VOICES, handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PlanItem
 from gitckpt.package import ExportResult, ImportResult
@@ -69,10 +69,12 @@ class InitResult:
     name: str
     goal: str
     store: str
+    suspended: str | None = None  # the task that was active before, now suspended
 
     def to_dict(self) -> dict:
         d = self.save.to_dict()
-        d.update(name=self.name, goal=self.goal, store=self.store, active=True)
+        d.update(name=self.name, goal=self.goal, store=self.store, active=True,
+                 suspended=self.suspended)
         return d
 
 
@@ -84,9 +86,12 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
     tl = open_timeline(root, clock, store, discover=False, ancestors=False)
     items = _plan_items(plan)
+    before = tl.active_id()
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)
-    return InitResult(result, meta.name or name, meta.goal or "", tl.store.kind)
+    suspended = before if before and before != task and tl.store.get_ref(
+        f"refs/checkpoints/{before}/head") is not None else None
+    return InitResult(result, meta.name or name, meta.goal or "", tl.store.kind, suspended)
 
 
 def save(root: str | Path, title: str, *, conclusion: str = "", next: str = "",
@@ -117,6 +122,7 @@ class ResumeResult:
     def to_dict(self) -> dict:
         head = self.info.head.note
         return {
+            "found": True,
             "task": self.info.id, "name": self.info.meta.name, "goal": self.info.meta.goal,
             "constraints": self.info.meta.constraints, "status": self.info.status,
             "step": self.info.head.n, "title": head.title, "conclusion": head.conclusion,
@@ -130,8 +136,9 @@ class ResumeResult:
         }
 
 
-def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
-    """The handoff for a new session. Read-only: no lock, no commit, no cache write."""
+def resume(root: str | Path, *, task: str | None = None, voice: str = "cli") -> ResumeResult:
+    """The handoff for a new session. Read-only: no lock, no commit, no cache write. `voice`
+    says whether the text names next actions as commands (`cli`) or tool calls (`mcp`)."""
     tl = open_timeline(root)
     tid = tl.resolve(task)
     info = tl.info(tid)
@@ -149,10 +156,11 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
         problems.append(f"Cannot scan the workspace: {e.message}")
     stuck = restoring.interrupted(tl)
     if stuck is not None:
+        undo = VOICES[voice]["undo"]
         problems.append(
             f"A restore to {stuck['label']} was interrupted; files may be half-restored. "
-            f"Undo it with `gitckpt restore {stuck['safety'][:12]} --apply`, or finish it with "
-            f"`gitckpt restore {str(stuck['target'])[:12]} --apply`.")
+            f"Undo it with {undo.format(id=stuck['safety'][:12])}, or finish it with "
+            f"{undo.format(id=str(stuck['target'])[:12])}.")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
@@ -161,7 +169,7 @@ def resume(root: str | Path, *, task: str | None = None) -> ResumeResult:
     if git is not None:
         git["at_step"] = info.head.note.git
     watch = "on" if watch_enabled() else "off"
-    text = handoff_text(info, steps, drifts, unsaved, since_step, git, watch, problems)
+    text = handoff_text(info, steps, drifts, unsaved, since_step, git, watch, problems, voice)
     return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text)
 
 

@@ -1,0 +1,108 @@
+"""The short text an agent reads in each MCP result; the full object is the structured content.
+
+Each function takes the result's `to_dict()` and returns a few lines in tool-call terms (never
+a CLI command line): what happened, and the call that comes next.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def _n(items) -> int:
+    return len(items or [])
+
+
+def _changes(d: dict) -> str:
+    c = d.get("changes") or {}
+    return f"{_n(c.get('added'))} added, {_n(c.get('modified'))} modified, " \
+           f"{_n(c.get('deleted'))} deleted"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def save(d: dict) -> str:
+    """One or two lines: the step, what changed, redactions, what was left out."""
+    if d.get("idempotent"):
+        head = f"Step {d['step']} of {d['task']} unchanged (same step saved again)."
+    else:
+        head = f"Saved step {d['step']} of {d['task']} ({d['commit'][:7]}): {_changes(d)}."
+    extra = []
+    if d.get("redacted"):
+        extra.append(f"{d['redacted']} secret(s) redacted from the text")
+    skipped = d.get("skipped") or []
+    if skipped:
+        extra.append(f"{len(skipped)} file(s) left out, e.g. {_clip(skipped[0]['path'], 60)} "
+                     f"({skipped[0]['reason']})")
+    if d.get("closed"):
+        extra.append("the task is closed")
+    return _clip(head + (" " + "; ".join(extra) + "." if extra else ""), 300)
+
+
+def init(d: dict) -> str:
+    out = (f"Started task {d['task']} ({_clip(d.get('name', ''), 60)}); step 0 is "
+           f"{d['commit'][:7]}.")
+    if d.get("suspended"):
+        out += (f" Task {d['suspended']} was active and is now suspended: "
+                f'ckpt_switch(task="{d["suspended"]}") goes back to it.')
+    return _clip(out + " Next: ckpt_save(title=..., conclusion=..., next=...) after each step.",
+                 400)
+
+
+def resume(d: dict) -> str:
+    return d.get("text", "")
+
+
+def restore(d: dict) -> str:
+    t = d["target"]
+    counts = d["counts"]
+    what = ", ".join(f"{counts[k]} {k}" for k in ("create", "modify", "delete", "mode")
+                     if counts.get(k)) or "no file changes"
+    lines = [f"{'Restored' if d['applied'] else 'Restore'} {t['label']} ({t['commit'][:7]}) in "
+             f"{d['workspace']}: {what}; {counts['unrestorable']} unrestorable."]
+    for kind in ("modify", "delete", "create"):
+        names = d.get(kind) or []
+        if names:
+            more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
+            lines.append(f"  {kind}: {', '.join(_clip(n, 60) for n in names[:5])}{more}")
+    if d.get("replanned") is not None:
+        lines.append("The workspace changed since the preview; the plan above is the new one.")
+    if d["applied"]:
+        if d.get("safety"):
+            lines.append(f'Safety copy {d["safety"][:12]}: ckpt_restore(target='
+                         f'"{d["safety"][:12]}", apply=true) undoes it.')
+        else:
+            lines.append("The workspace already matched; nothing was written.")
+    elif any(counts.get(k) for k in ("create", "modify", "delete", "mode")):
+        confirm = ", confirm=true" if d.get("needs_confirm") else ""
+        lines.append(f'Nothing changed. Apply with: ckpt_restore(target="{t["commit"][:12]}", '
+                     f'apply=true, expect="{d["live_tree"]}"{confirm})')
+    return "\n".join(lines)
+
+
+def capture(d: dict) -> str:
+    if not d.get("recorded"):
+        return "Nothing changed since the last step or drift; no drift recorded."
+    return f"Recorded drift {d['commit'][:7]} after step {d['after_step']}: {_changes(d)}."
+
+
+def log(d: dict) -> str:
+    if "tasks" in d:
+        rows = [f"{'*' if t.get('status') == 'active' else ' '} {t['task']}  {t.get('status')}  "
+                f"{t.get('steps')} steps  {_clip(t.get('name') or '', 50)}" for t in d["tasks"]]
+        return "\n".join(rows) or "No tasks yet: ckpt_init(name=..., goal=...) starts one."
+    lines = [f"Task {d['task']} ({_clip(d.get('name', ''), 60)}), {d.get('status')}:"]
+    for s in d.get("steps", []):
+        lines.append(f"  {s['step']}. {s['commit'][:7]} {s.get('created_at', '')[:16]}  "
+                     f"{_clip(s.get('title', ''), 80)}")
+    if d.get("more"):
+        lines.append(f"  ... {d['more']} older: ckpt_log(before={d['steps'][0]['step']})")
+    return "\n".join(lines)
+
+
+def generic(d: dict) -> str:
+    """A compact one-line JSON for results without a text of their own."""
+    return _clip(json.dumps(d, ensure_ascii=False, separators=(",", ":")), 1500)
