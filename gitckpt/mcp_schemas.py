@@ -13,6 +13,7 @@ class PlanEntry(BaseModel):
 
     item: str = Field(description="The item's text.")
     status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
+    add: bool = Field(False, description="A new item (else the text must match one).")
 
 
 class _Out(TypedDict, total=False):

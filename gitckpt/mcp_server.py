@@ -6,6 +6,7 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import threading
@@ -302,7 +303,8 @@ def build_server(root: str | None = None) -> MCPServer:
         return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
                           description=description, verified=verified,
                           open_questions=open_questions, decisions=decisions, plan=items,
-                          close=close, task=task, text=mcp_text.save)
+                          close=close, task=task, plan_new=[p.item for p in plan if p.add],
+                          text=mcp_text.save)
 
     @server.tool()
     async def ckpt_resume(task: TaskArg = None, root: Root = None,
@@ -428,6 +430,38 @@ def build_server(root: str | None = None) -> MCPServer:
     return server
 
 
+_EXAMPLE = {"string": '"text"', "boolean": "true", "integer": "3", "array": '["a", "b"]',
+            "object": "{...}"}
+_PYTHON = {"string": str, "boolean": bool, "integer": int, "array": list, "object": dict}
+
+
+def _strict(tool: str, schema: dict, arguments: dict) -> dict:
+    """Strict where a mistake loses work, forgiving where it cannot: an unknown argument is
+    refused with the closest real one (a misspelled `conclusion` must not save a step without
+    it), a boolean must be a boolean (`"yes"` must not close a task), and a step number may
+    be an integer where a string is expected."""
+    props = schema.get("properties", {})
+    for key in arguments:
+        if key not in props:
+            close = difflib.get_close_matches(key, list(props), 1, 0.5)
+            guess = f' Did you mean "{close[0]}"?' if close else ""
+            raise ToolError(f'{tool} has no argument "{key}".{guess}\nhint: its arguments are '
+                            f"{', '.join(props)}.")
+    for key, value in list(arguments.items()):
+        want = props[key].get("type")
+        if want == "string" and isinstance(value, int) and not isinstance(value, bool):
+            arguments[key] = str(value)  # target=1 is step 1
+            continue
+        kind = _PYTHON.get(want)
+        if kind is None or value is None:
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            article = "an" if want[0] in "aeiou" else "a"
+            raise ToolError(f"{key} takes {article} {want}, not {json.dumps(value)[:40]}; for "
+                            f"example {tool}({key}={_EXAMPLE[want]}).")
+    return arguments
+
+
 def _lean(schema, *, output: bool = False):
     """`schema` as an agent needs it, which every session pays for before its first call:
     no pydantic `title` keys, `X | None = None` as an optional X, no empty defaults, one-space
@@ -472,12 +506,14 @@ def _hint_unknown_tools(server: MCPServer) -> None:
     original = manager.call_tool
 
     async def call_tool(name, arguments, context, convert_result=False):
-        if manager.get_tool(name) is None:
+        tool = manager.get_tool(name)
+        if tool is None:
             names = sorted(t.name for t in manager.list_tools())
             close = difflib.get_close_matches(name, names, 1, 0.5)
             guess = f' Did you mean "{close[0]}"?' if close else ""
             raise ToolError(f"Unknown tool {name!r}.{guess}\nhint: gitckpt's tools are "
                             f"{', '.join(names)}; start with ckpt_resume.")
+        arguments = _strict(name, tool.parameters, dict(arguments or {}))
         return await original(name, arguments, context, convert_result=convert_result)
 
     manager.call_tool = call_tool

@@ -43,12 +43,41 @@ class PlanItem:
         return cls(text.strip())
 
 
-def merge_plan(plan: list[PlanItem], updates: list[PlanItem]) -> list[PlanItem]:
-    """Items matched by text get the new status; new ones are appended; none are dropped."""
+def merge_plan(plan: list[PlanItem], updates: list[PlanItem],
+               new: frozenset[str] | set[str] = frozenset()) -> list[PlanItem]:
+    """Items matched by text get the new status; new ones are appended; none are dropped.
+
+    An update that matches no item but is close to one (letter case, a plural, a typo) is
+    refused with the item it probably means, unless its text is in `new` (said to be new):
+    a typo must not add an item marked done and leave the real one pending."""
     merged = {p.item: p for p in plan}
     for u in updates:
+        if u.item not in merged and u.item not in new:
+            near = close_item(u.item, list(merged))
+            if near is not None:
+                raise InvalidArgument(
+                    f'The plan has no item "{u.item}"; did you mean "{near}"?',
+                    f'Use the item\'s exact text ("{near}"), or mark the entry as new (MCP: '
+                    '"add": true; CLI: --plan "+TEXT=STATUS").')
         merged[u.item] = u
     return list(merged.values())
+
+
+def close_item(text: str, items: list[str]) -> str | None:
+    """The item `text` is probably a misspelling of, or None."""
+    low = text.casefold().rstrip("s")
+    for item in items:
+        if item.casefold().rstrip("s") == low:
+            return item
+    import difflib
+
+    def numbered(t: str) -> str:
+        return re.sub(r"[0-9]+", "#", t)
+
+    # "step 10" is not a typo of "step 1": items that differ only in numbers are different
+    candidates = [i for i in items if numbered(i) != numbered(text)]
+    found = difflib.get_close_matches(text, candidates, 1, 0.85) if len(text) >= 5 else []
+    return found[0] if found else None
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -35,9 +35,18 @@ from gitckpt.watch import (PollingSource, Settings, Source, Watcher, WatchdogSou
 from gitckpt.workfs import Workdir
 
 
-def _plan_items(plan: list[str | PlanItem] | None) -> list[PlanItem]:
-    """Plan items as the CLI gives them ("text=status") or as objects (MCP)."""
-    return [p if isinstance(p, PlanItem) else PlanItem.parse(p) for p in plan or []]
+def _plan_items(plan: list[str | PlanItem] | None) -> tuple[list[PlanItem], frozenset[str]]:
+    """Plan items as the CLI gives them ("text=status", "+text" for a new item) or as
+    objects (MCP), and the texts said to be new."""
+    items, new = [], set()
+    for p in plan or []:
+        if not isinstance(p, PlanItem):
+            fresh = p.startswith("+")
+            p = PlanItem.parse(p[1:] if fresh else p)
+            if fresh:
+                new.add(p.item)
+        items.append(p)
+    return items, frozenset(new)
 
 
 def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None,
@@ -85,7 +94,7 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
     tl = open_timeline(root, clock, store, discover=False, ancestors=False)
-    items = _plan_items(plan)
+    items, _ = _plan_items(plan)
     before = tl.active_id()
     task, result = tl.init(name, goal, constraints, exclude, items)
     meta = tl.meta(task)
@@ -98,13 +107,13 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str = "",
          description: str = "", verified: list[str] | None = None,
          open_questions: list[str] | None = None, decisions: list[str] | None = None,
          plan: list[str | PlanItem] | None = None, close: bool = False, task: str | None = None,
-         clock: Clock = time.time) -> SaveResult:
+         plan_new: list[str] | None = None, clock: Clock = time.time) -> SaveResult:
     """Save a finished step of the active task (or `task`, without changing the active one)."""
     tl = open_timeline(root, clock)
-    items = _plan_items(plan)
+    items, new = _plan_items(plan)
     return tl.save(title, conclusion=conclusion, next=next, description=description,
                    verified=verified, open_questions=open_questions, decisions=decisions,
-                   plan=items, close=close, task=task)
+                   plan=items, close=close, task=task, plan_new=new | set(plan_new or ()))
 
 
 @dataclass(frozen=True)

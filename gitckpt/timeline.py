@@ -246,8 +246,10 @@ class Timeline:
     def save(self, title: str, *, conclusion: str = "", next: str = "", description: str = "",
              verified: list[str] | None = None, open_questions: list[str] | None = None,
              decisions: list[str] | None = None, plan: list[PlanItem] | None = None,
-             close: bool = False, task: str | None = None) -> SaveResult:
-        """Record a finished step; identical to the previous step means no new commit."""
+             close: bool = False, task: str | None = None,
+             plan_new: frozenset[str] = frozenset()) -> SaveResult:
+        """Record a finished step; identical to the previous step means no new commit.
+        `plan_new`: texts of plan entries said to be new items (see `merge_plan`)."""
         raw = {"title": title, "conclusion": conclusion, "next": next,
                "description": description}
         for key, value in raw.items():
@@ -279,7 +281,8 @@ class Timeline:
         with self.store.lock():
             head, meta = self.writable(tid)
             snap = self.store.snapshot(self.scope(meta))
-            merged = merge_plan(head.note.plan, plan)
+            merged = merge_plan(head.note.plan, plan,
+                                {redact(clean(t, one_line=True))[0] for t in plan_new})
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.

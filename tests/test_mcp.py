@@ -403,3 +403,58 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     print(f"\n[mcp] instructions + tools/list: {payload} chars; save text at most "
           f"{max(len(t) for t in saves)}; resume text at 30 steps {len(text)}")
     assert payload <= 12_500  # 17,739 before; the target is 8,000
+
+
+def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatch):
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    server = build_server(str(ws.root))
+
+    async def body(c):
+        await c.call_tool("ckpt_init", {"name": "plan", "plan": [{"item": "Serializer"}]})
+        typo = await c.call_tool("ckpt_save", {"title": "s", "plan": [
+            {"item": "Serialiser", "status": "done"}]})
+        new = await c.call_tool("ckpt_save", {"title": "s", "plan": [
+            {"item": "Serialiser", "status": "done", "add": True}]})
+        return typo, new
+    try:
+        typo, new = session(server, "legacy", body)
+    finally:
+        server.workspaces.close()
+    assert typo.is_error and 'did you mean "Serializer"' in typo.content[0].text
+    assert not new.is_error
+    plan = {p["item"]: p["status"] for p in new.structured_content["plan"]}
+    assert plan == {"Serializer": "pending", "Serialiser": "done"}
+    r = run_cli("-C", str(ws.root), "save", "t", "--plan", "Serializers=done")
+    assert r.code == 1 and 'did you mean "Serializer"' in r.err
+    assert run_cli("-C", str(ws.root), "save", "t", "--plan", "+Serializers=done").code == 0
+
+
+def test_silent_mistakes_are_refused_with_the_right_name_or_an_example(ws, monkeypatch):
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    server = build_server(str(ws.root))
+
+    async def body(c):
+        out = {}
+        await c.call_tool("ckpt_init", {"name": "strict"})
+        for key, args in (("message", {"title": "t", "message": "what I learned"}),
+                          ("task_id", {"title": "t", "task_id": "x"}),
+                          ("close", {"title": "t", "close": "yes"}),
+                          ("verified", {"title": "t", "verified": "pytest ok"})):
+            r = await c.call_tool("ckpt_save", args)
+            out[key] = (r.is_error, r.content[0].text)
+        r = await c.call_tool("ckpt_restore", {"target": 0})
+        out["int target"] = (r.is_error, r.content[0].text)
+        r = await c.call_tool("ckpt_log", {})
+        out["steps"] = r.structured_content["steps"]
+        return out
+    try:
+        out = session(server, "legacy", body)
+    finally:
+        server.workspaces.close()
+    assert out["message"][0] and 'has no argument "message"' in out["message"][1]
+    assert out["task_id"][0] and 'Did you mean "task"' in out["task_id"][1]
+    assert out["close"][0] and "close takes a boolean" in out["close"][1]
+    assert "ckpt_save(close=true)" in out["close"][1]
+    assert out["verified"][0] and "verified takes an array" in out["verified"][1]
+    assert not out["int target"][0], out["int target"][1]
+    assert len(out["steps"]) == 1  # none of the refused saves wrote a step

@@ -224,7 +224,7 @@ def test_secret_strings_never_reach_a_note_a_commit_or_a_handoff_through_the_cli
         outputs.append(r.out)
     for t in texts:  # titles hold one line of at most 300 characters
         if len(t) <= 300 and "\n" not in t:
-            r = run_cli("-C", str(root), "save", t, "--plan", t[:250] + "=done")
+            r = run_cli("-C", str(root), "save", t, "--plan", "+" + t[:250] + "=done")
             assert r.code == 0, r.err
             outputs.append(r.out)
     resume = run_cli("-C", str(root), "resume").out
@@ -260,7 +260,7 @@ def test_secret_strings_never_reach_a_note_through_mcp(tmp_path, capsys, monkeyp
             r = await c.call_tool("ckpt_init", {"name": "mcp corpus", "goal": texts[0]})
             assert not r.is_error, r.content
             for n, group in enumerate(_chunks(texts, 40)):
-                plan = [{"item": t.replace("\n", " ")[:300], "status": "pending"}
+                plan = [{"item": t.replace("\n", " ")[:300], "status": "pending", "add": True}
                         for t in group if len(t.replace("\n", " ")) <= 300][:40]
                 r = await c.call_tool("ckpt_save", {
                     "title": f"step {n}", "conclusion": group[0], "next": group[1],
