@@ -93,16 +93,6 @@ class StoreNotWritable(GitckptError):
     code = "store_not_writable"
 
 
-def safe_git(git_dir: object, *args: str) -> str:
-    """A git command line for reading a store or package someone else may have prepared: no
-    pager and no alias from its config can run (import also refuses a foreign config)."""
-    import shlex
-
-    return shlex.join(["git", "--no-pager", "-c", "core.pager=cat", "-c", "alias.log=",
-                       "-c", "log.showSignature=false", "-c", "gpg.program=false",
-                       "-c", "core.hooksPath=/dev/null", f"--git-dir={git_dir}", *args])
-
-
 CHECK_STORE = ("Check the store with `gitckpt doctor` (or `git fsck` in a repository); nothing "
                "was changed.")
 

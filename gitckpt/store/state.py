@@ -151,7 +151,3 @@ class StateDir:
         os.fchmod(fd, 0o600)
         return os.fdopen(fd, "a", encoding="utf-8")
 
-
-def state_of(path: Path) -> tuple[StateDir, str]:
-    """The StateDir holding file `path` (its parent as the trusted base) and its name."""
-    return StateDir(path.parent), path.name
