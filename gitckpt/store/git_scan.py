@@ -23,9 +23,10 @@ from gitckpt.gitnames import refused_path
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
                              encode_tree)
-from gitckpt.scope import MAX_DEPTH, Scope
+from gitckpt.scope import Scope
 from gitckpt.sensitive import content_sensitive
 from gitckpt.store.base import Snapshot
+from gitckpt.store.git_deep import cover, too_deep
 from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
                                       trust_exec)
 from gitckpt.store.git_index import index_diff, nested_head, open_index
@@ -452,59 +453,3 @@ def _looks_sensitive(full: str, verdict: str | None) -> bool:
     except OSError:
         return False
 
-
-def too_deep(workdir: Path, prefix: str, ignored: Callable[[str], bool]) -> list[str]:
-    """Folders (work-tree paths) exactly MAX_DEPTH + 1 levels deep below `prefix`, not inside
-    an ignored folder: those libgit2 refuses to enter."""
-    out: list[str] = []
-    stack = [(prefix, prefix.count("/") + 1 if prefix else 0)]
-    while stack:
-        rel, depth = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(workdir, rel) if rel else workdir))
-        except OSError:
-            continue
-        for e in entries:
-            if e.name == ".git" or not e.is_dir(follow_symlinks=False):
-                continue
-            child = f"{rel}/{e.name}" if rel else e.name
-            try:
-                if ignored(child + "/"):
-                    continue
-            except (pygit2.GitError, UnicodeEncodeError):
-                pass
-            if depth + 1 > MAX_DEPTH:
-                out.append(child)
-            else:
-                stack.append((child, depth + 1))
-    return sorted(out)
-
-
-
-def cover(workdir: Path, prefix: str, deep: list[str], cached: list[str]) -> list[bytes]:
-    """Literal work-tree paths that cover the workspace `prefix` except the folders `deep`:
-    every entry (on disk or in the cache) of each folder on the way to them."""
-    chain = {prefix}
-    for path in deep:
-        parts = path.split("/")
-        chain.update("/".join(parts[:i]) for i in range(1, len(parts)))
-    names: dict[str, set[str]] = {folder: set() for folder in chain}
-    for folder in chain:
-        try:
-            names[folder].update(os.listdir(os.path.join(workdir, folder)))
-        except OSError:
-            pass
-    for path in cached:
-        head, _, _ = path.rpartition("/")
-        while head and head not in names:
-            head, _, _ = head.rpartition("/")
-        if head in names:
-            rest = path[len(head) + 1:] if head else path
-            names[head].add(rest.split("/", 1)[0])
-    out = []
-    for folder in sorted(chain):
-        for name in sorted(names[folder] - {".git"}):
-            child = f"{folder}/{name}" if folder else name
-            if child not in chain and child not in deep:
-                out.append(os.fsencode(child))
-    return out
