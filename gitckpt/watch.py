@@ -13,9 +13,11 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
@@ -147,7 +149,8 @@ class Watcher:
         start the fallback (polling) instead and say so once in the log."""
         fallback = self.fallback
         try:
-            source.start(self.hint)
+            with signals_to_main():
+                source.start(self.hint)
             self.source, self.mode = source, "events"
         except OSError as e:
             if fallback is None:
@@ -155,7 +158,8 @@ class Watcher:
             log.warning("file events unavailable (%s); polling every %gs instead",
                         e.strerror or e, self.settings.poll)
             self.source = fallback()
-            self.source.start(self.hint)
+            with signals_to_main():
+                self.source.start(self.hint)
             self.mode = "polling"
 
     def run(self) -> None:
@@ -177,7 +181,8 @@ class Watcher:
                             self.settings.poll)
                 self.source.stop()
                 self.source, self.mode = fallback(), "polling"
-                self.source.start(self.hint)
+                with signals_to_main():
+                    self.source.start(self.hint)
                 self.hint()  # whatever happened while events were down
         if self.source is not None:
             self.source.stop()
@@ -186,6 +191,26 @@ class Watcher:
         with self.cond:
             self.stopped = True
             self.cond.notify()
+
+
+_MAIN_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def signals_to_main() -> Iterator[None]:
+    """Threads started inside block SIGINT and SIGTERM, so the kernel hands those to the main
+    thread. A signal taken by another thread only sets a flag the main thread reads when its
+    current wait ends (up to `poll` seconds later); one it takes itself interrupts the wait.
+    A no-op off the main thread or where pthread_sigmask is missing."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_SIGNALS)
+    try:
+        yield  # threads inherit the mask of the thread that starts them
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def release_memory() -> None:

@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -333,6 +334,34 @@ def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
     assert proc.returncode == 0 and "Stopped watching" in err
     r = run_cli("-C", str(ws.root), "watch", env={"GITCKPT_POLL": "-1"})
     assert r.code == 1 and "GITCKPT_POLL" in r.err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_only_the_main_thread_of_a_watcher_takes_sigterm(ws):
+    # A process signal taken by a helper thread only sets a flag that the main thread reads when
+    # its wait ends (up to GITCKPT_POLL seconds): CI once saw SIGTERM ignored for 15 s.
+    import signal
+    import subprocess
+    import sys
+
+    start(ws)
+    proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "-C", str(ws.root), "watch"],
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert "Ctrl-C stops" in proc.stderr.readline()
+        blocked = {}
+        for tid in os.listdir(f"/proc/{proc.pid}/task"):
+            status = Path(f"/proc/{proc.pid}/task/{tid}/status").read_text()
+            mask = int(next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1],
+                       16)
+            blocked[int(tid)] = all(mask >> (s - 1) & 1 for s in (signal.SIGINT, signal.SIGTERM))
+        helpers = {t: b for t, b in blocked.items() if t != proc.pid}
+        assert helpers and all(helpers.values()), blocked
+        assert not blocked[proc.pid]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=15)
+    assert proc.returncode == 0
 
 
 def test_names_starting_with_two_dots_are_inside_the_workspace(tmp_path):
