@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gitckpt.calls import call
 from gitckpt.errors import InvalidArgument, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.reach import reachable
@@ -106,7 +107,8 @@ def plan(tl: Timeline, keep_seconds: float, min_steps: int, now: float
 def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
              dry_run: bool = False) -> CompressResult:
     if min_steps < 0 or keep_seconds < 0:
-        raise InvalidArgument("--keep and --min cannot be negative.", "Use --keep 7d --min 3.")
+        raise InvalidArgument("keep and min_steps cannot be negative.", "Use {0}.",
+                              [call("compress", keep="7d", min_steps=3)])
     out = CompressResult(keep_seconds, min_steps, dry_run)
     store = tl.store
     with store.lock():
@@ -181,7 +183,7 @@ def prune(store) -> int:
         _walk(store, list(store.list_refs("refs/").values()), seen, strict=True)
     except StoreCorrupt as e:
         raise StoreCorrupt(f"{e.message}; nothing was pruned",
-                           "Run `gitckpt doctor` to see what the store lacks.") from e
+                           "Run {0} to see what the store lacks.", [call("doctor")]) from e
     freed = 0
     for oid, path in store.loose_objects().items():
         if oid not in seen:

@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gitckpt.calls import BLANK, CLI, Arg, Call, Suggestion, call, spell
+
 
 class GitckptError(Exception):
     """An expected failure caused by input or state, not by a bug in gitckpt.
 
-    Front ends show `message` and `hint` and exit 1 (CLI) or return an error result (MCP).
-    `code` is a stable machine-readable name for the kind of failure.
+    Front ends show `message` and the hint and exit 1 (CLI) or return an error result (MCP).
+    `code` is a stable machine-readable name for the kind of failure. The hint may name the
+    operations to run next as `{0}`, `{1}`... filled by `suggest`, so each front end spells
+    them in its own terms (`hint_in(voice)`); `hint` is the CLI's spelling.
     """
 
     code = "error"
+    suggests: tuple[Suggestion, ...] = ()  # the kind's own, when a hint names {0} but no others
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", suggest: Sequence[Suggestion] = ()) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.template = hint
+        self.suggest = tuple(suggest) or (self.suggests if "{0}" in hint else ())
 
-    def to_dict(self) -> dict[str, str]:
-        return {"error": self.code, "message": self.message, "hint": self.hint}
+    @property
+    def hint(self) -> str:
+        return self.hint_in(CLI)
+
+    def hint_in(self, voice: str) -> str:
+        return spell(self.template, self.suggest, voice)
+
+    def to_dict(self, voice: str = CLI) -> dict:
+        return {"error": self.code, "message": self.message, "hint": self.hint_in(voice),
+                "suggest": [s.to_dict() for s in self.suggest if isinstance(s, Call)]}
 
 
 class InvalidArgument(GitckptError):
@@ -47,8 +63,8 @@ class NoActiveTask(GitckptError):
     def __init__(self) -> None:
         super().__init__(
             "No active task in this workspace.",
-            'Start one with `gitckpt init "NAME" --goal "..."`, or pass --task ID '
-            "(see `gitckpt tasks`).",
+            "Start one with {0}, or pass {1} (see {2}).",
+            [call("init", name=BLANK, goal=BLANK), Arg("task"), call("tasks")],
         )
 
 
@@ -56,10 +72,8 @@ class TaskNotFound(GitckptError):
     code = "task_not_found"
 
     def __init__(self, task: str) -> None:
-        super().__init__(
-            f"No task named {task!r} in this store.",
-            "List the tasks with `gitckpt tasks`.",
-        )
+        super().__init__(f"No task named {task!r} in this store.", "List the tasks with {0}.",
+                         [call("tasks")])
         self.task = task
 
 
@@ -69,7 +83,8 @@ class TaskClosed(GitckptError):
     def __init__(self, task: str) -> None:
         super().__init__(
             f"Task {task} is closed; it is read-only.",
-            'Start a new task with `gitckpt init "NAME"`; resume and log still work on this one.',
+            "Start a new task with {0}; resume and log still work on this one.",
+            [call("init", name=BLANK)],
         )
         self.task = task
 
@@ -93,12 +108,12 @@ class StoreNotWritable(GitckptError):
     code = "store_not_writable"
 
 
-CHECK_STORE = ("Check the store with `gitckpt doctor` (or `git fsck` in a repository); nothing "
-               "was changed.")
+CHECK_STORE = "Check the store with {0} (or `git fsck` in a repository); nothing was changed."
 
 
 class StoreCorrupt(GitckptError):
     code = "store_corrupt"
+    suggests = (call("doctor"),)
 
 
 class StoreUnsafe(StoreCorrupt):

@@ -7,6 +7,7 @@ import secrets
 import unicodedata
 from typing import NewType
 
+from gitckpt.calls import call
 from gitckpt.errors import InvalidArgument
 
 # A git object id: 40 lowercase hex digits (SHA-1).
@@ -26,8 +27,8 @@ class TaskId(str):
             shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
             raise InvalidArgument(
                 f"Not a valid task id: {shown!r}.",
-                "Task ids are lowercase letters, digits and single dashes, as shown by "
-                "`gitckpt tasks`.",
+                "Task ids are lowercase letters, digits and single dashes, as {0} shows them.",
+                [call("tasks")],
             )
         return super().__new__(cls, value)
 

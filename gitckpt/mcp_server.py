@@ -5,15 +5,9 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 
 from __future__ import annotations
 
-import difflib
-import json
 import logging
 import os
-import threading
-import warnings
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-from urllib.parse import unquote, urlparse
+from typing import Annotated
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,18 +17,15 @@ from pydantic import Field
 from mcp_types import CallToolResult, TextContent
 
 from gitckpt import __version__, mcp_text, service
-from gitckpt.errors import (GitckptError, InvalidArgument, NoActiveTask, TaskClosed,
-                            WorkspaceError)
+from gitckpt.errors import GitckptError, NoActiveTask
+from gitckpt.mcp_args import check_calls, lean_schemas
 from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, PlanEntry, RestoreOut,
                                  ResumeOut, SaveOut, TaskOut, TimelineOut)
+from gitckpt.mcp_text import error_result, printable
+from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
 from gitckpt.notes import PlanItem
-from gitckpt.watch import Settings
-
-if TYPE_CHECKING:
-    from gitckpt.store.state import StateDir
 
 log = logging.getLogger("gitckpt.mcp")
-BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
 
 INSTRUCTIONS = """gitckpt keeps a checkpoint trail for long tasks in this workspace (git commits \
 under refs/checkpoints/, never touching the user's branches, index or stash).
@@ -53,180 +44,6 @@ Root = Annotated[str | None, Field(description="Workspace path (see instructions
 TaskArg = Annotated[str | None, Field(description="Task id (default: the active task).")]
 Paths = Annotated[list[str], Field(description="Limit to these paths (relative to the "
                                                "workspace root); empty means everything.")]
-
-
-class Workspaces:
-    """Resolves each call's workspace and keeps one background watcher per workspace that has
-    an active task (unless GITCKPT_WATCH=off)."""
-
-    def __init__(self, root: str | None) -> None:
-        self.cli_root = root
-        self.client_roots: list[str] | None = None  # asked once, when first needed
-        self.sessions: dict[Path, service.WatchSession] = {}
-        self.logged: set[Path] = set()
-        self.watched: set[str] = set()  # folders whose workspace has its watcher
-        self.lock = threading.Lock()
-
-    def configured(self) -> list[str]:
-        """The folders this server may act in: --root, else GITCKPT_ROOT, else the client's
-        file:// roots; empty when none is known."""
-        fixed = self.cli_root or os.environ.get("GITCKPT_ROOT")
-        return [fixed] if fixed else list(self.client_roots or [])
-
-    async def resolve(self, root: str | None, ctx: Context | None) -> str:
-        """The workspace of a call: `root`, which must lie in a configured root, else the
-        first configured root, else the server's working folder. A configured root confines
-        every call; without one, `/`, the home folder and system folders are refused."""
-        if not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
-            if self.client_roots is None and ctx is not None:
-                self.client_roots = await _client_roots(ctx)
-        allowed = self.configured()
-        path = root if root is not None else allowed[0] if allowed else os.getcwd()
-        if not os.path.isabs(path):
-            raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
-                                 "Pass root as an absolute path, e.g. /home/me/project.")
-        if not os.path.isdir(path):
-            raise WorkspaceError(f"The workspace {path} does not exist.",
-                                 "Pass the absolute path of an existing folder as root.")
-        real = os.path.realpath(path)
-        if allowed and not any(_inside(real, os.path.realpath(a)) for a in allowed):
-            raise WorkspaceError(
-                f"The workspace {path} is outside this server's root ({', '.join(allowed)}).",
-                "Pass a root inside it, or start the server with --root for that folder.")
-        if too_wide(real):  # a client root of ~ must not checkpoint the whole home either
-            raise WorkspaceError(
-                f"gitckpt will not checkpoint {path}: it is the home folder, / or a system "
-                "folder.",
-                "Pass root: the absolute path of the project folder, or start the server with "
-                "--root PROJECT.")
-        return path
-
-    def boundary(self, root: str) -> None:
-        """Attribute the changes made since the last call: a drift if files moved. Best
-        effort: a busy store or a task of another workspace must not fail the tool itself."""
-        try:
-            drift = service.capture(root, trigger="boundary", lock_timeout=BOUNDARY_WAIT)
-        except (NoActiveTask, TaskClosed):
-            return
-        except GitckptError as e:
-            log.info("no boundary drift: %s", e.message)
-            return
-        if drift.recorded:
-            log.info("boundary drift %s: %d paths", drift.commit[:7], len(drift.changes.paths()))
-
-    def watch(self, root: str) -> None:
-        """Start the watcher for `root` if it has an active task and none runs yet."""
-        if root in self.watched or not Settings.from_env().enabled:
-            return  # checked once per folder: no store is opened again on every call
-        try:
-            tl = service.open_timeline(root)
-            tl.resolve(None)
-        except GitckptError:
-            return
-        key = tl.store.root
-        with self.lock:
-            self._log_to_store(tl.store.state)
-            if key in self.sessions:
-                self.watched.add(root)
-                return
-            try:
-                session = service.watch(root, on_drift=lambda r: log.info(
-                    "drift %s (%s): %d paths", r.commit[:7], r.trigger, len(r.changes.paths())))
-            except GitckptError as e:
-                log.warning("no watcher for %s: %s", root, e.message)
-                return
-            self.sessions[key] = session
-            self.watched.add(root)
-        threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
-        log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
-
-    def _log_to_store(self, state: StateDir) -> None:
-        state_dir = state.path
-        if state_dir in self.logged:
-            return
-        try:
-            handler = logging.StreamHandler(state.open_log("mcp.log"))
-        except (OSError, GitckptError) as e:  # a symlink planted there is refused
-            log.warning("no log file in %s: %s", state_dir, getattr(e, "message", e))
-            return
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        logging.getLogger("gitckpt").addHandler(handler)
-        self.logged.add(state_dir)
-
-    def close(self) -> None:
-        for session in self.sessions.values():
-            session.stop()
-
-
-async def _client_roots(ctx: Context) -> list[str]:
-    """The client's file:// roots, where the client offers roots."""
-    caps = ctx.client_capabilities
-    if caps is None or getattr(caps, "roots", None) is None:
-        return []
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = await ctx.session.list_roots()
-    except Exception as e:  # a client that declared roots but cannot answer
-        log.info("roots/list failed: %s", e)
-        return []
-    out = []
-    for r in result.roots:
-        uri = urlparse(str(r.uri))
-        if uri.scheme == "file":
-            out.append(unquote(uri.path))
-    return out
-
-
-def printable(value):
-    """`value` with file names that are not UTF-8 (lone surrogates) written as `\\xNN`: the
-    protocol carries UTF-8 only, and a result must never fail after the work was done."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if isinstance(value, list | tuple):
-        return [printable(v) for v in value]
-    if isinstance(value, dict):
-        return {printable(k): printable(v) for k, v in value.items()}
-    return value
-
-
-def export_target(workspace: str, to: str) -> str:
-    """Where a package may be written over MCP: inside GITCKPT_EXPORT_DIR, or else inside the
-    workspace's parent folder (service.export keeps it out of the store)."""
-    dest = os.path.realpath(os.path.join(workspace, to))
-    allowed = os.path.realpath(os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
-        os.path.realpath(workspace)))
-    inside = os.path.relpath(dest, allowed).split(os.sep)
-    if (not _inside(os.path.dirname(dest), allowed) or dest == allowed
-            or any(part in (".git", ".gitckpt") for part in inside)):
-        raise InvalidArgument(f"A package cannot be written to or read from {dest}: only a "
-                              f"folder inside {allowed}, outside any store.",
-                              "Pass to as a new folder name there, or set GITCKPT_EXPORT_DIR "
-                              "for the server.")
-    return dest
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-# Folders no checkpoint belongs in: a task there would take (and a restore rewrite) everything.
-SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
-          "/run", "/sbin", "/sys", "/usr", "/var", "/tmp", "/var/tmp")
-
-
-def too_wide(real: str) -> bool:
-    """`/`, the home folder or a folder above it, a system folder itself, or anything below
-    /proc, /sys, /dev, /etc, /usr, /boot and /bin."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    if real in ("/", home) or real in SYSTEM or _inside(home, real):
-        return True
-    return any(_inside(real, f) for f in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot",
-                                         "/bin", "/sbin", "/lib"))
 
 
 def build_server(root: str | None = None) -> MCPServer:
@@ -257,7 +74,7 @@ def build_server(root: str | None = None) -> MCPServer:
             return CallToolResult(content=[TextContent(type="text", text=text(result))],
                                   structured_content=result)
         except GitckptError as e:
-            raise ToolError(f"{e.message}\nhint: {e.hint}" if e.hint else e.message) from e
+            return error_result(e)
         except Exception as e:  # a bug: the agent still gets a result it can read
             log.exception("tool failed")
             raise ToolError(f"internal error ({type(e).__name__}: {e}); this is a bug in "
@@ -311,12 +128,11 @@ def build_server(root: str | None = None) -> MCPServer:
                           ctx: Context | None = None) -> ResumeOut:
         """The handoff: goal, step, conclusions, next, open questions, what changed since the
         last step. Call it first in every session. Read-only."""
-        try:
-            return await call(root, ctx, service.resume, task=task, voice="mcp",
-                              boundary=False, text=mcp_text.resume)
-        except ToolError as e:
-            if not isinstance(e.__cause__, NoActiveTask):
-                raise
+        result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
+                            text=mcp_text.resume)
+        if not result.is_error or (result.structured_content or {}).get("error") != \
+                NoActiveTask.code:
+            return result
         # No task yet is a normal answer, not an error: say how to start.
         text = ("No active task in this workspace. For a job of more than a few steps, start "
                 "one: ckpt_init(name=..., goal=...). Other tasks of this store: "
@@ -395,7 +211,7 @@ def build_server(root: str | None = None) -> MCPServer:
             path = await ws.resolve(root, ctx)
             dest = export_target(path, to)
         except GitckptError as e:
-            raise ToolError(f"{e.message}\nhint: {e.hint}") from e
+            return error_result(e)
         return await call(path, ctx, service.export, dest, task=task)
 
     @server.tool()
@@ -410,7 +226,7 @@ def build_server(root: str | None = None) -> MCPServer:
             path = await ws.resolve(root, ctx)
             source = export_target(path, package)  # packages come from where they may go
         except GitckptError as e:
-            raise ToolError(f"{e.message}\nhint: {e.hint}") from e
+            return error_result(e)
         return await call(path, ctx, service.import_, source, as_id=as_id)
 
     @server.tool()
@@ -425,98 +241,9 @@ def build_server(root: str | None = None) -> MCPServer:
         return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
                           dry_run=dry_run)
 
-    _hint_unknown_tools(server)
-    _lean_schemas(server)
+    check_calls(server, error_result)
+    lean_schemas(server)
     return server
-
-
-_EXAMPLE = {"string": '"text"', "boolean": "true", "integer": "3", "array": '["a", "b"]',
-            "object": "{...}"}
-_PYTHON = {"string": str, "boolean": bool, "integer": int, "array": list, "object": dict}
-
-
-def _strict(tool: str, schema: dict, arguments: dict) -> dict:
-    """Strict where a mistake loses work, forgiving where it cannot: an unknown argument is
-    refused with the closest real one (a misspelled `conclusion` must not save a step without
-    it), a boolean must be a boolean (`"yes"` must not close a task), and a step number may
-    be an integer where a string is expected."""
-    props = schema.get("properties", {})
-    for key in arguments:
-        if key not in props:
-            close = difflib.get_close_matches(key, list(props), 1, 0.5)
-            guess = f' Did you mean "{close[0]}"?' if close else ""
-            raise ToolError(f'{tool} has no argument "{key}".{guess}\nhint: its arguments are '
-                            f"{', '.join(props)}.")
-    for key, value in list(arguments.items()):
-        want = props[key].get("type")
-        if want == "string" and isinstance(value, int) and not isinstance(value, bool):
-            arguments[key] = str(value)  # target=1 is step 1
-            continue
-        kind = _PYTHON.get(want)
-        if kind is None or value is None:
-            continue
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            article = "an" if want[0] in "aeiou" else "a"
-            raise ToolError(f"{key} takes {article} {want}, not {json.dumps(value)[:40]}; for "
-                            f"example {tool}({key}={_EXAMPLE[want]}).")
-    return arguments
-
-
-def _lean(schema, *, output: bool = False):
-    """`schema` as an agent needs it, which every session pays for before its first call:
-    no pydantic `title` keys, `X | None = None` as an optional X, no empty defaults, one-space
-    descriptions (and none on single fields of output schemas)."""
-    if isinstance(schema, list):
-        return [_lean(v, output=output) for v in schema]
-    if not isinstance(schema, dict):
-        return schema
-    any_of = schema.get("anyOf")
-    if (isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of
-            and schema.get("default", 0) is None):
-        kept = next(a for a in any_of if a != {"type": "null"})
-        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")}, **kept}
-    out = {}
-    for k, v in schema.items():
-        if k == "title" and isinstance(v, str):
-            continue
-        if k == "default" and v in ("", [], False, None):
-            continue
-        if k == "description" and isinstance(v, str):
-            if output and "type" in schema:
-                continue
-            v = " ".join(v.split())
-        out[k] = {n: _lean(p, output=output) for n, p in v.items()} if k == "properties" \
-            else _lean(v, output=output)
-    return out
-
-
-def _lean_schemas(server: MCPServer) -> None:
-    for tool in server._tool_manager.list_tools():
-        tool.parameters = _lean(tool.parameters)
-        tool.description = " ".join((tool.description or "").split())
-        meta = tool.fn_metadata
-        if meta.output_schema is not None:
-            object.__setattr__(meta, "output_schema", _lean(meta.output_schema, output=True))
-
-
-def _hint_unknown_tools(server: MCPServer) -> None:
-    """An unknown tool name gets the closest real one and the list, not just "Unknown tool".
-    (The SDK raises that error inside its tool manager, so the hint is added there.)"""
-    manager = server._tool_manager
-    original = manager.call_tool
-
-    async def call_tool(name, arguments, context, convert_result=False):
-        tool = manager.get_tool(name)
-        if tool is None:
-            names = sorted(t.name for t in manager.list_tools())
-            close = difflib.get_close_matches(name, names, 1, 0.5)
-            guess = f' Did you mean "{close[0]}"?' if close else ""
-            raise ToolError(f"Unknown tool {name!r}.{guess}\nhint: gitckpt's tools are "
-                            f"{', '.join(names)}; start with ckpt_resume.")
-        arguments = _strict(name, tool.parameters, dict(arguments or {}))
-        return await original(name, arguments, context, convert_result=convert_result)
-
-    manager.call_tool = call_tool
 
 
 def run(root: str | None = None) -> None:

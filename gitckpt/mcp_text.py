@@ -1,12 +1,18 @@
-"""The short text an agent reads in each MCP result; the full object is the structured content.
+"""What an agent reads in each MCP result: a short text over the full object (the structured
+content), for results and errors alike.
 
-Each function takes the result's `to_dict()` and returns a few lines in tool-call terms (never
-a CLI command line): what happened, and the call that comes next.
+Each text function takes the result's `to_dict()` and returns a few lines in tool-call terms
+(never a CLI command line): what happened, and the call that comes next.
 """
 
 from __future__ import annotations
 
 import json
+
+from mcp_types import CallToolResult, TextContent
+
+from gitckpt.calls import MCP
+from gitckpt.errors import GitckptError
 
 
 def _n(items) -> int:
@@ -106,3 +112,28 @@ def log(d: dict) -> str:
 def generic(d: dict) -> str:
     """A compact one-line JSON for results without a text of their own."""
     return _clip(json.dumps(d, ensure_ascii=False, separators=(",", ":")), 1500)
+
+
+def error_result(e: GitckptError) -> CallToolResult:
+    """An error as the agent reads it: the message and the hint in tool-call terms, over the
+    error object (code, message, hint, and the suggested calls as data)."""
+    hint = e.hint_in(MCP)
+    text = f"{e.message}\nhint: {hint}" if hint else e.message
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
+                          structured_content=printable(e.to_dict(MCP)))
+
+
+def printable(value):
+    """`value` with file names that are not UTF-8 (lone surrogates) written as `\\xNN`: the
+    protocol carries UTF-8 only, and a result must never fail after the work was done."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    return value

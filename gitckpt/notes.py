@@ -24,7 +24,7 @@ class PlanItem:
 
     def __post_init__(self) -> None:
         if not self.item.strip():
-            raise InvalidArgument("A plan item has no text.", 'Use --plan "TEXT=STATUS".')
+            raise InvalidArgument("A plan item has no text.", "Give each plan entry its text.")
         if self.status not in PLAN_STATUSES:
             raise InvalidArgument(
                 f"Unknown plan status {self.status!r} for {self.item!r}.",
@@ -57,8 +57,8 @@ def merge_plan(plan: list[PlanItem], updates: list[PlanItem],
             if near is not None:
                 raise InvalidArgument(
                     f'The plan has no item "{u.item}"; did you mean "{near}"?',
-                    f'Use the item\'s exact text ("{near}"), or mark the entry as new (MCP: '
-                    '"add": true; CLI: --plan "+TEXT=STATUS").')
+                    f'Use the item\'s exact text ("{near}"), or mark the entry as new '
+                    '(a tool call\'s "add": true; on the command line, --plan "+TEXT=STATUS").')
         merged[u.item] = u
     return list(merged.values())
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitckpt import limits
+from gitckpt.calls import BLANK, call
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
@@ -35,7 +36,7 @@ from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 FORMAT = 1
 MANIFEST, HANDOFF, REPO = "manifest.json", "HANDOFF.md", "checkpoints.git"
 _TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+)")
-_BAD_PACKAGE = "The package is damaged or was not made by `gitckpt export`; ask for a new one."
+_BAD_PACKAGE = "The package is damaged or was not made by an export; ask for a new one."
 
 
 def _digest(lines: list[str]) -> str:
@@ -179,11 +180,12 @@ def check_package(path: Path) -> _Checked:
     try:
         st = os.lstat(path)
     except OSError as e:
-        raise InvalidArgument(f"No package at {path}.", "Pass the folder `gitckpt export` "
-                              "wrote.") from e
+        raise InvalidArgument(f"No package at {path}.", "Pass the folder {0} wrote.",
+                              [call("export", to=BLANK)]) from e
     if not stat.S_ISDIR(st.st_mode):
         raise InvalidArgument(f"{path} is not a package folder.",
-                              "Pass the folder `gitckpt export` wrote (not a link to it).")
+                              "Pass the folder {0} wrote (not a link to it).",
+                              [call("export", to=BLANK)])
     for dirpath, dirs, files in os.walk(path):
         for name in dirs + files:
             mode = os.lstat(os.path.join(dirpath, name)).st_mode
@@ -282,8 +284,8 @@ def import_package(tl: Timeline, path: Path, as_id: str | None = None) -> Import
     store = tl.store
     if store.get_ref(head_ref(task)) is not None or store.list_refs(f"{REF_ROOT}{task}/"):
         raise InvalidArgument(f"Task {task} exists in this store already.",
-                              f"Import it under another id: gitckpt import {path} --as "
-                              f"{task}-2")
+                              "Import it under another id: {0}",
+                              [call("import", package=str(path), as_id=f"{task}-2")])
     for oid, note in checked.notes.items():
         if note.kind == "init" and note.step == 0:
             here = store.read_note(oid) if store.has_object(oid) else None

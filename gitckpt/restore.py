@@ -14,8 +14,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from gitckpt.errors import (CHECK_STORE, InvalidArgument, NeedsConfirmation, StoreCorrupt,
-                            StoreNotWritable)
+from gitckpt.calls import Arg
+from gitckpt.errors import (
+    CHECK_STORE,
+    InvalidArgument,
+    NeedsConfirmation,
+    StoreCorrupt,
+    StoreNotWritable,
+)
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
 from gitckpt.records import StepRecord
@@ -386,8 +392,8 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
                 raise NeedsConfirmation(
                     f"This restore would delete or rewrite {touched} files{of} in "
                     f"{store.root}; nothing was changed.",
-                    "Read the preview first; then confirm the apply (CLI: --yes, MCP: "
-                    "confirm: true). Its safety copy undoes it.")
+                    "Read the preview first; then confirm the apply with {0}. Its safety copy "
+                    "undoes it.", [Arg("confirm", True)])
             drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             _mark(tl, target, safety.commit)

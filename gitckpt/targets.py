@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gitckpt.calls import Arg, call
 from gitckpt.errors import InvalidArgument, NoActiveTask, TaskNotFound
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.records import StepRecord
@@ -65,7 +66,7 @@ def resolve_target(tl: Timeline, spec: str, task: str | None = None) -> Target:
             if len(spec) < 4:
                 raise InvalidArgument(
                     f"Task {tid} has no step {n}: its steps are 0 to {head.n}.",
-                    "See them with `gitckpt log`.")
+                    "See them with {0}.", [call("log", task=str(tid))])
     if _HEX.fullmatch(spec.lower()):
         return _from_prefix(tl, spec.lower(), task)
     raise InvalidArgument(f"{spec!r} names no step or commit.", f"Use {_SHAPES}.")
@@ -79,12 +80,13 @@ def _from_ref(tl: Timeline, ref: str, task: str | None) -> Target:
     tid = TaskId(parts[0])
     if task is not None and TaskId(task) != tid:
         raise InvalidArgument(f"{ref} belongs to task {tid}, not to {task}.",
-                              f"Pass --task {tid}, or leave --task out.")
+                              "Pass {0}, or leave task out.", [Arg("task", str(tid))])
     commit = tl.store.get_ref(ref)
     if commit is None:
         if tl.store.get_ref(f"{REF_ROOT}{tid}/head") is None:
             raise TaskNotFound(tid)
-        raise InvalidArgument(f"No ref {ref}.", "See the task's refs with `gitckpt log`.")
+        raise InvalidArgument(f"No ref {ref}.", "See the task's steps with {0}.",
+                              [call("log", task=str(tid))])
     return Target(tid, tl.record(commit))
 
 
@@ -105,7 +107,7 @@ def _from_prefix(tl: Timeline, prefix: str, task: str | None) -> Target:
     if not found:
         where = f"task {own}" if task is not None else "any task of this store"
         raise InvalidArgument(f"No commit {prefix} in {where}.",
-                              "See the commits with `gitckpt log`.")
+                              "See the commits with {0}.", [call("log")])
     if len(found) > 1:
         listed = ", ".join(f"{c[:12]} ({t})" for c, t in sorted(found.items()))
         raise InvalidArgument(f"Commit prefix {prefix} is ambiguous: {listed}.",
