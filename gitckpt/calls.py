@@ -20,7 +20,7 @@ BLANK = ...
 # op: (CLI words, positional argument names). Ops without a tool are CLI-only.
 _COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "init": ("init", ("name",)), "save": ("save", ("title",)), "resume": ("resume", ()),
-    "log": ("log", ()), "tasks": ("tasks", ()), "restore": ("restore", ("target",)),
+    "log": ("log", ()), "tasks": ("tasks", ()), "restore": ("restore", ("target", "paths")),
     "diff": ("diff", ("base", "target")), "capture": ("capture", ()),
     "switch": ("switch", ("task",)), "export": ("export", ("to",)),
     "import": ("import", ("package",)), "compress": ("compress", ()),
@@ -96,25 +96,25 @@ def _as_tool(c: Call) -> str:
     if c.op not in _TOOLS:  # a CLI-only operation: say so rather than invent a tool
         return f"`{_as_command(c)}` in a terminal"
     tool, fixed = _TOOLS[c.op]
-    args = {**c.args, **fixed}
+    args = {k: v for k, v in {**c.args, **fixed}.items() if v is not None}
     return f"{tool}({', '.join(f'{k}={_json(v)}' for k, v in args.items())})"
 
 
 def _as_command(c: Call) -> str:
     words, positional = _COMMANDS[c.op]
-    out = ["gitckpt", words]
+    out, after = ["gitckpt", words], []
     for name in positional:
         value = c.args.get(name)
         if value is BLANK:
             out.append(f'"{name.upper()}"')
-        elif isinstance(value, list | tuple):
-            out += [shlex.quote(str(v)) for v in value]
+        elif isinstance(value, list | tuple):  # paths go last, after `--`
+            after = ["--", *(shlex.quote(str(v)) for v in value)] if value else []
         elif value is not None:
             out.append(shlex.quote(str(value)))
     for name, value in c.args.items():
         if name not in positional and value is not None and value is not False:
             out.append(_option(name, '"..."', raw=True) if value is BLANK else _option(name, value))
-    return " ".join(out)
+    return " ".join(out + after)
 
 
 def _option(name: str, value: object, raw: bool = False) -> str:

@@ -150,10 +150,16 @@ def resume(c: Ctx, task: str | None) -> None:
 @cli.command()
 @click.option("--task", default=None, metavar="ID", help="Show this task (default: active).")
 @click.option("--steps", "steps_only", is_flag=True, help="Hide the drifts between steps.")
+@click.option("--limit", type=int, default=None, metavar="N", help="Only the newest N steps.")
+@click.option("--before", type=int, default=None, metavar="N",
+              help="Only steps older than step N (pages back with --limit).")
+@click.option("--step", type=int, default=None, metavar="N", help="Only step N, in full.")
 @pass_ctx
-def log(c: Ctx, task: str | None, steps_only: bool) -> None:
+def log(c: Ctx, task: str | None, steps_only: bool, limit: int | None, before: int | None,
+        step: int | None) -> None:
     """Show the timeline of a task (steps and drifts), newest first."""
-    c.emit(service.log(c.root, task=task, steps_only=steps_only), render_log)
+    c.emit(service.log(c.root, task=task, steps_only=steps_only, limit=limit, before=before,
+                       step=step), render_log)
 
 
 @cli.command()
@@ -194,9 +200,9 @@ def watch(c: Ctx, task: str | None) -> None:
               help="Do it (default: only show the plan). Prints the safety copy's id.")
 @click.option("--patch", is_flag=True, help="Show the unified diff of every file to change.")
 @click.option("--task", default=None, metavar="ID", help="Restore within this task.")
-@click.option("--expect", default=None, metavar="TREE",
-              help="The live_tree of the preview you approved (from --json): if the workspace "
-                   "changed since, the plan is made again and the difference is reported.")
+@click.option("--expect", default=None, metavar="PLAN",
+              help="The plan id of the preview you approved (the preview's apply line shows "
+                   "it): if the plan is now another, nothing is written and the new one shown.")
 @click.option("--yes", "confirm", is_flag=True,
               help="Confirm an apply that deletes or rewrites many files (more than 500, or "
                    "more than half of the workspace).")

@@ -93,7 +93,7 @@ def run_demo(where: str | None = None) -> DemoResult:
     handoff = service.resume(root).text
     preview = service.restore(root, "2", paths=["greet.py"])
     done = service.restore(root, "2", paths=["greet.py"], apply=True,
-                           expect=preview.plan.live_tree)
+                           expect=preview.plan.id)
     restore = (f"The preview listed: modify {', '.join(preview.plan.names('modify'))}; "
                f"README.md was left as it is.\nRestored greet.py from step 2. Safety copy "
                f"{(done.safety or '')[:12]}: `gitckpt restore {(done.safety or '')[:12]} "

@@ -35,6 +35,9 @@ def strict(tool: str, schema: dict, arguments: dict) -> dict:
         if want == "string" and isinstance(value, int) and not isinstance(value, bool):
             arguments[key] = str(value)  # target=1 is step 1
             continue
+        if want == "integer" and isinstance(value, str) and value.strip().isdigit():
+            arguments[key] = int(value)  # step="3" is step 3
+            continue
         kind = _PYTHON.get(want)
         if kind is None or value is None:
             continue

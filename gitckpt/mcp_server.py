@@ -141,15 +141,21 @@ def build_server(root: str | None = None) -> MCPServer:
                               structured_content={"found": False, "text": text})
 
     @server.tool()
-    async def ckpt_log(task: TaskArg = None,
-                       all_tasks: Annotated[bool, Field(description="List every task instead "
-                                                                    "of one timeline.")] = False,
-                       root: Root = None, ctx: Context | None = None) -> TimelineOut:
-        """The timeline of a task (steps and drifts, oldest first), or with all_tasks every task
-        with its status. Read-only."""
+    async def ckpt_log(
+            task: TaskArg = None,
+            limit: Annotated[int, Field(ge=1, description="Newest steps shown.")] = 10,
+            before: Annotated[int | None, Field(ge=1, description="Only steps older than "
+                                                                  "this one (paging).")] = None,
+            step: Annotated[int | None, Field(ge=0, description="Only this step, in "
+                                                                "full.")] = None,
+            all_tasks: Annotated[bool, Field(description="List the tasks instead.")] = False,
+            root: Root = None, ctx: Context | None = None) -> TimelineOut:
+        """A task's steps, one line each, newest 10 by default; step=N shows one in full with
+        its drifts; all_tasks lists every task. Read-only."""
         if all_tasks:
-            return await call(root, ctx, service.tasks, text=mcp_text.log)
-        return await call(root, ctx, service.log, task=task, text=mcp_text.log)
+            return await call(root, ctx, service.tasks, text=mcp_text.tasks)
+        return await call(root, ctx, service.log, task=task, limit=limit, before=before,
+                          step=step, text=mcp_text.log if step is None else mcp_text.step)
 
     @server.tool()
     async def ckpt_diff(

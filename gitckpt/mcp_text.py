@@ -74,8 +74,6 @@ def restore(d: dict) -> str:
         if names:
             more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
             lines.append(f"  {kind}: {', '.join(_clip(n, 60) for n in names[:5])}{more}")
-    if d.get("replanned") is not None:
-        lines.append("The workspace changed since the preview; the plan above is the new one.")
     if d["applied"]:
         if d.get("safety"):
             lines.append(f'Safety copy {d["safety"][:12]}: ckpt_restore(target='
@@ -85,7 +83,7 @@ def restore(d: dict) -> str:
     elif any(counts.get(k) for k in ("create", "modify", "delete", "mode")):
         confirm = ", confirm=true" if d.get("needs_confirm") else ""
         lines.append(f'Nothing changed. Apply with: ckpt_restore(target="{t["commit"][:12]}", '
-                     f'apply=true, expect="{d["live_tree"]}"{confirm})')
+                     f'apply=true, expect="{d["plan_id"]}"{confirm})')
     return "\n".join(lines)
 
 
@@ -95,17 +93,48 @@ def capture(d: dict) -> str:
     return f"Recorded drift {d['commit'][:7]} after step {d['after_step']}: {_changes(d)}."
 
 
+def tasks(d: dict) -> str:
+    rows = [f"{'*' if t.get('status') == 'active' else ' '} {t['task']}  {t.get('status')}  "
+            f"{t.get('steps')} steps  {_clip(t.get('name') or '', 50)}" for t in d["tasks"]]
+    return "\n".join(rows) or "No tasks yet: ckpt_init(name=..., goal=...) starts one."
+
+
 def log(d: dict) -> str:
-    if "tasks" in d:
-        rows = [f"{'*' if t.get('status') == 'active' else ' '} {t['task']}  {t.get('status')}  "
-                f"{t.get('steps')} steps  {_clip(t.get('name') or '', 50)}" for t in d["tasks"]]
-        return "\n".join(rows) or "No tasks yet: ckpt_init(name=..., goal=...) starts one."
-    lines = [f"Task {d['task']} ({_clip(d.get('name', ''), 60)}), {d.get('status')}:"]
-    for s in d.get("steps", []):
+    """One line per step, newest first (with its drift count); one step asked for by number
+    in full."""
+    drifts: dict[int, list[dict]] = {}
+    for x in d.get("drifts", []):
+        drifts.setdefault(x["step"], []).append(x)
+    steps = d.get("steps", [])
+    lines = [f"Task {d['task']} ({_clip(d.get('name', ''), 60)}), {d.get('status')}, "
+             f"steps 0-{d.get('newest_step')}:"]
+    for s in reversed(steps):
+        n = len(drifts.get(s["step"], []))
         lines.append(f"  {s['step']}. {s['commit'][:7]} {s.get('created_at', '')[:16]}  "
-                     f"{_clip(s.get('title', ''), 80)}")
-    if d.get("more"):
-        lines.append(f"  ... {d['more']} older: ckpt_log(before={d['steps'][0]['step']})")
+                     f"{_clip(s.get('title', ''), 80)}" + (f"  (+{n} drifts)" if n else ""))
+    if d.get("more") and steps:
+        lines.append(f"  ... {d['more']} older: ckpt_log(before={steps[0]['step']})")
+    return "\n".join(lines)
+
+
+def step(d: dict) -> str:
+    """One step in full: what it concluded, what is next, its checks and its drifts."""
+    s = d["steps"][0]
+    lines = [f"Step {s['step']} of {d['task']} ({s['commit'][:7]}, "
+             f"{s.get('created_at', '')[:16]}): {_clip(s.get('title', ''), 200)}"]
+    for label, key in (("Conclusion", "conclusion"), ("Next", "next")):
+        if s.get(key):
+            lines.append(f"{label}: {_clip(s[key], 600)}")
+    for label, key in (("Verified", "verified"), ("Decision", "decisions"),
+                       ("Open", "open_questions")):
+        lines += [f"{label}: {_clip(v, 300)}" for v in s.get(key) or []]
+    c = s.get("changes") or {}
+    lines.append(f"Changed: {_n(c.get('added'))} added, {_n(c.get('modified'))} modified, "
+                 f"{_n(c.get('deleted'))} deleted")
+    for x in d.get("drifts", []):
+        xc = x.get("changes") or {}
+        count = sum(_n(v) for v in xc.values())
+        lines.append(f"  drift {x['commit'][:7]} ({x.get('trigger')}): {count} path(s)")
     return "\n".join(lines)
 
 

@@ -60,6 +60,13 @@ def render_log(r: service.LogResult) -> str:
             out.append(f"                 conclusion: {n.conclusion}")
         if n.next:
             out.append(f"                 next: {n.next}")
+        if r.full:
+            out += [f"                 {label}: {v}" for label, values in (
+                ("verified", n.verified), ("decision", n.decisions),
+                ("open", n.open_questions)) for v in values]
+    if r.more:
+        out.append(f"  ... {r.more} older step(s): gitckpt log --before {r.steps[0].n}"
+                   if r.steps else f"  ... {r.more} older step(s)")
     return "\n".join(out) + "\n"
 
 
@@ -132,9 +139,6 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
     if r.patch:
         lines.append(r.patch.rstrip("\n"))
         lines.append("")
-    if r.replanned is not None:
-        lines.append(f"The workspace changed since the preview ({len(r.replanned.paths())} "
-                     "paths); the plan above was made again from the files as they are now.")
     if r.applied and r.safety is None:
         lines.append("The workspace already matches; nothing was written.")
     elif r.applied:
@@ -143,8 +147,8 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
         if r.blocked:
             lines.append("Some paths were not written (above); everything else was restored.")
     elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):
-        # --expect: the apply re-plans and says so if the files moved since this preview
-        cmd = shlex.join([*again, "--apply", "--expect", r.plan.live_tree,
+        # --expect: the apply refuses any other plan (the files moved since this preview)
+        cmd = shlex.join([*again, "--apply", "--expect", r.plan.id,
                           *(["--yes"] if r.needs_confirm else []),
                           *(["--", *paths] if paths else [])])
         if r.needs_confirm:

@@ -8,15 +8,18 @@ the marker, which `resume` and `doctor` report with the id to restore.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from gitckpt.calls import Arg
+from gitckpt.calls import BLANK, CLI, Arg, call
 from gitckpt.errors import (
     CHECK_STORE,
+    GitckptError,
     InvalidArgument,
     NeedsConfirmation,
     StoreCorrupt,
@@ -28,7 +31,7 @@ from gitckpt.records import StepRecord
 from gitckpt.rules import IgnoreRules, tree_ckptignore, tree_loader
 from gitckpt.scope import CKPTIGNORE, Scope
 from gitckpt.snapshot import POINTER
-from gitckpt.store.base import Changes, Snapshot, Store
+from gitckpt.store.base import Snapshot, Store
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
 from gitckpt.workfs import Blocked, Missing, Workdir
@@ -70,9 +73,26 @@ class Plan:
     def names(self, kind: str) -> list[str]:
         return [a.name for a in self.actions if a.kind == kind]
 
+    @property
+    def id(self) -> str:
+        """What the plan does, as 16 hex digits: equal ids, equal writes. An apply given the
+        id of the preview its caller read refuses any other plan (`expect`)."""
+        h = hashlib.sha256(f"{self.target.commit}\0".encode())
+        for a in sorted(self.actions, key=lambda a: a.path):
+            e = a.entry
+            h.update(a.kind.encode() + b"\0" + a.path + b"\0" +
+                     (f"{int(e.mode):o} {e.id}" if e is not None else "-").encode() + b"\0")
+        for path, reason in self.unrestorable:
+            h.update(f"!{path}\0{reason}\0".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()[:16]
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{len(self.names(k))} {k}" for k in ACTIONS if self.names(k))
+        return counts or "no file changes"
+
     def to_dict(self) -> dict:
-        out: dict = {"target": self.target.to_dict(), "live_tree": self.live_tree,
-                     "paths": list(self.paths)}
+        out: dict = {"target": self.target.to_dict(), "plan_id": self.id,
+                     "live_tree": self.live_tree, "paths": list(self.paths)}
         out["counts"] = {k: len(self.names(k)) for k in ACTIONS}
         out["counts"].update(unrestorable=len(self.unrestorable), kept=len(self.kept))
         out.update({k: self.names(k) for k in ACTIONS})
@@ -331,7 +351,25 @@ class Outcome:
     commit: ObjectId | None
     tree: ObjectId
     blocked: tuple[tuple[str, str], ...]
-    replanned: Changes | None
+
+
+class PlanChanged(GitckptError):
+    """The plan an apply would carry out is not the one its caller approved."""
+
+    code = "plan_changed"
+
+    def __init__(self, plan: Plan, expected: str) -> None:
+        target = plan.target
+        super().__init__(
+            f"The workspace changed since the preview: restoring {target.label} now means "
+            f"{plan.summary()} (plan {plan.id}, not {expected}); nothing was changed.",
+            "Read the new plan; apply it with {0}.",
+            [call("restore", target=target.commit[:12], apply=True, expect=plan.id,
+                  paths=list(plan.paths) or None)])
+        self.plan = plan
+
+    def to_dict(self, voice: str = CLI) -> dict:
+        return {**super().to_dict(voice), "plan": self.plan.to_dict()}
 
 
 def reach(store: Store, plan: Plan) -> tuple[int, int | None]:
@@ -365,27 +403,39 @@ def count_files(read_tree: Callable[[ObjectId], list[TreeEntry]], tree: ObjectId
     return n
 
 
+_PLAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def check_plan_id(expect: str) -> str:
+    if not _PLAN_ID.fullmatch(expect):
+        raise InvalidArgument(f"expect {expect[:40]!r} is not a plan id (16 hex digits).",
+                              "Pass the plan_id of the preview you read: {0} shows it.",
+                              [call("restore", target=BLANK)])
+    return expect
+
+
 def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
-          expect: ObjectId | None = None, confirmed: bool = False) -> Outcome:
+          expect: str | None = None, confirmed: bool = False) -> Outcome:
     """Snapshot, plan, take the safety copy, write, and record the restore, under the lock.
 
-    `expect` is the live tree a preview planned against; if the workspace has changed since,
-    the plan is made again and `replanned` lists the paths that moved in between. A plan with
-    nothing to do writes nothing, not even a safety copy.
+    `expect` is the id of the plan a preview showed: if the plan is now another (the
+    workspace changed since), nothing is written and PlanChanged carries the new plan. A plan
+    with nothing to do writes nothing, not even a safety copy.
     """
+    if expect is not None:
+        check_plan_id(expect)
     store = tl.store
     with store.lock():
         head, meta = tl.writable(target.task)
         scope = tl.scope(meta)
         live = store.snapshot(scope)
         plan = plan_for(store, target, live, scope, paths)
-        replanned = None
-        if expect is not None and expect != live.tree:
-            replanned = store.diff_trees(expect, live.tree)
         with Workdir(str(store.root)) as wd:
             plan = check_obstacles(plan, wd)
+            if expect is not None and plan.id != expect:
+                raise PlanChanged(plan, expect)
             if not plan.actions:
-                return Outcome(plan, None, None, live.tree, (), replanned)
+                return Outcome(plan, None, None, live.tree, ())
             touched, total = reach(store, plan)
             if not confirmed and needs_confirmation(touched, total):
                 of = f" of the {total} in-scope files" if total else ""
@@ -403,7 +453,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
         commit = tl.record_restore(target.task, safety, tree, target)
         _unmark(tl)
-    return Outcome(plan, safety, commit, tree, tuple(applied.blocked), replanned)
+    return Outcome(plan, safety, commit, tree, tuple(applied.blocked))
 
 
 def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:

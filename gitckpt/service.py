@@ -19,6 +19,7 @@ from gitckpt import restore as restoring
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
 from gitckpt import explain as explaining
+from gitckpt.calls import call
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
 from gitckpt.handoff import VOICES, handoff_text
 from gitckpt.ids import ObjectId
@@ -184,9 +185,14 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli") -> 
 
 @dataclass(frozen=True)
 class LogResult:
+    """A page of a task's timeline: `steps` (oldest first) and the drifts after each; `more`
+    older steps are not shown (`before=steps[0].n` pages on)."""
+
     info: TaskInfo
     steps: list[StepRecord]
     drifts: dict[int, list[StepRecord]]  # step n -> the drifts after it, oldest first
+    more: int = 0
+    full: bool = False  # one step asked for by number: the text shows all of it
 
     def timeline(self) -> list[StepRecord]:
         """Steps and drifts in order, oldest first."""
@@ -197,18 +203,41 @@ class LogResult:
 
     def to_dict(self) -> dict:
         return {"task": self.info.id, "name": self.info.meta.name, "status": self.info.status,
+                "newest_step": self.info.head.n, "more": self.more,
                 "steps": [s.to_dict() for s in self.steps],
-                "timeline": [s.to_dict() for s in self.timeline()]}
+                "drifts": [d.to_dict() for s in self.steps for d in self.drifts.get(s.n, [])]}
 
 
-def log(root: str | Path, *, task: str | None = None, steps_only: bool = False) -> LogResult:
-    """The timeline of the active task (or `task`): steps, and the drifts between them unless
-    `steps_only`; oldest first."""
+def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
+        limit: int | None = None, before: int | None = None,
+        step: int | None = None) -> LogResult:
+    """The timeline of the active task (or `task`), oldest first: the newest `limit` steps
+    older than step `before` (all by default), or only `step`; with the drifts after each
+    unless `steps_only`."""
+    for name, value in (("limit", limit), ("before", before), ("step", step)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < (0 if name == "step" else 1)):
+            raise InvalidArgument(f"{name} must be a whole number of at least "
+                                  f"{0 if name == 'step' else 1}, not {value!r}.",
+                                  "For example {0}.", [call("log", **{name: 10 if name == "limit"
+                                                                       else 3})])
     tl = open_timeline(root)
     tid = tl.resolve(task)
-    steps = tl.steps(tid)
-    drifts = {} if steps_only else {n: tl.drifts(tid, n) for n in tl.drift_steps(tid)}
-    return LogResult(tl.info(tid), steps, drifts)
+    info = tl.info(tid)
+    newest = info.head.n
+    if step is not None:
+        if step > newest:
+            raise InvalidArgument(f"Task {tid} has no step {step}: its steps are 0 to {newest}.",
+                                  "See them with {0}.", [call("log", task=str(tid))])
+        top, low = step, step
+    else:
+        top = newest if before is None else min(before - 1, newest)
+        low = 0 if limit is None else max(0, top - limit + 1)
+    steps = [s for s in tl.steps(tid, since=low) if low <= s.n <= top] if top >= 0 else []
+    shown = {s.n for s in steps}
+    drifts = {} if steps_only else {n: tl.drifts(tid, n) for n in tl.drift_steps(tid)
+                                    if n in shown}
+    return LogResult(info, steps, drifts, more=max(0, low), full=step is not None)
 
 
 @dataclass(frozen=True)
@@ -236,7 +265,6 @@ class RestoreResult:
     safety: ObjectId | None = None
     commit: ObjectId | None = None
     blocked: tuple[tuple[str, str], ...] = ()
-    replanned: Changes | None = None
     patch: str | None = None
     needs_confirm: bool = False  # a preview whose apply must be confirmed (its reach)
 
@@ -245,7 +273,6 @@ class RestoreResult:
         d.update(workspace=self.workspace, needs_confirm=self.needs_confirm,
                  applied=self.applied, safety=self.safety, recovered=self.safety,
                  commit=self.commit, blocked=[{"path": p, "reason": r} for p, r in self.blocked],
-                 replanned=self.replanned.to_dict() if self.replanned is not None else None,
                  patch=self.patch)
         return d
 
@@ -258,8 +285,8 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     """Preview (default) or apply a restore of `target` (step number, commit prefix or ref).
 
     `paths` limits it to these paths (relative to `cwd` if given, else to the root).
-    `expect` is the `live_tree` of a preview: an apply whose workspace changed since re-plans
-    and reports `replanned`. An apply that deletes or rewrites many files (see
+    `expect` is the `plan_id` of a preview: an apply whose plan is now another is refused
+    (PlanChanged, carrying the new plan). An apply that deletes or rewrites many files (see
     `restoring.needs_confirmation`) needs `confirm`."""
     tl = open_timeline(root)
     only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
@@ -267,7 +294,7 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     _, meta = tl.open_task(tgt.task)  # closed tasks and other workspaces' are refused
     store = tl.store
     if apply:
-        out = restoring.apply(tl, tgt, only, ObjectId(expect) if expect else None, confirm)
+        out = restoring.apply(tl, tgt, only, expect, confirm)
         plan = out.plan
     else:
         scope = tl.scope(meta)
@@ -286,8 +313,7 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
                              needs_confirm=restoring.needs_confirmation(
                                  *restoring.reach(store, plan)))
     safety = out.safety.commit if out.safety is not None else None
-    return RestoreResult(plan, True, where, safety, out.commit, out.blocked, out.replanned,
-                         text)
+    return RestoreResult(plan, True, where, safety, out.commit, out.blocked, text)
 
 
 @dataclass(frozen=True)

@@ -68,10 +68,10 @@ class Timeline:
             return self.steps(task)[0].note
         return self.record(commit).note
 
-    def steps(self, task: TaskId) -> list[StepRecord]:
-        """Every step, oldest first, following first parents from `head`."""
+    def steps(self, task: TaskId, since: int = 0) -> list[StepRecord]:
+        """Every step from `since` on, oldest first, following first parents from `head`."""
         out = [self.head(task)]
-        while out[-1].n > 0:
+        while out[-1].n > since:
             parents = out[-1].parents
             if not parents:
                 raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent",

@@ -92,7 +92,7 @@ def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
     assert "shell.txt" in resume["since_step"]["added"]
     # resume is read-only: the shell edit is reported as unsaved, not captured first
     assert resume["unsaved"]["added"] == ["shell.txt"] and resume["drifts"] == []
-    last = [d for d in out[("ckpt_log", "{}")]["timeline"] if d["kind"] == "drift"][-1]
+    last = out[("ckpt_log", "{}")]["drifts"][-1]
     assert last["trigger"] == "boundary" and "shell.txt" in last["changes"]["added"]
     assert out[("ckpt_save", '{"title": "two"}')]["idempotent"] is True
     assert cli_json(ws.root, "save", "two") == out[("ckpt_save", '{"title": "two"}')]
@@ -306,7 +306,7 @@ def test_the_watcher_runs_from_server_start(ws):
         drifts = []
         while not drifts and time.monotonic() < deadline:
             time.sleep(0.2)
-            drifts = [e for e in cli_json(ws.root, "log")["timeline"] if e["kind"] == "drift"]
+            drifts = cli_json(ws.root, "log")["drifts"]
         assert drifts and drifts[0]["trigger"] == "watch"
     finally:
         proc.stdin.close()

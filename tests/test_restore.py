@@ -17,7 +17,7 @@ from gitckpt import service
 from gitckpt.errors import InvalidArgument, StoreCorrupt, TaskClosed
 from gitckpt.notes import Note
 from gitckpt.objects import Mode, TreeEntry
-from gitckpt.restore import make_plan
+from gitckpt.restore import PlanChanged, make_plan
 from gitckpt.store import open_store
 from gitckpt.store.base import Skipped, Snapshot
 from gitckpt.targets import resolve_target
@@ -326,16 +326,37 @@ def test_an_ambiguous_prefix_lists_the_candidates(ws):
                         drift_ref(task, 0)], check=True)
 
 
-def test_apply_after_the_workspace_moved_replans(ws):
+def test_an_apply_whose_plan_moved_since_the_preview_is_refused(ws):
     start(ws)
     preview = service.restore(ws.root, "0")
     (ws.root / "late.txt").write_text("written between preview and apply\n")
-    done = service.restore(ws.root, "0", apply=True, expect=preview.plan.live_tree)
-    assert done.replanned is not None and done.replanned.added == ("late.txt",)
-    assert "late.txt" in done.to_dict()["delete"]
+    before = fs_state(ws.root)
+    with pytest.raises(PlanChanged) as err:
+        service.restore(ws.root, "0", apply=True, expect=preview.plan.id)
+    assert fs_state(ws.root) == before  # nothing written, no safety copy
+    new = err.value.plan
+    assert "late.txt" in new.names("delete") and new.id != preview.plan.id
+    assert f"--expect {new.id}" in err.value.hint and "1 delete" in err.value.message
+    assert err.value.to_dict()["plan"]["plan_id"] == new.id
+    done = service.restore(ws.root, "0", apply=True, expect=new.id)
     assert not (ws.root / "late.txt").exists()
     service.restore(ws.root, done.safety, apply=True)
     assert (ws.root / "late.txt").read_text() == "written between preview and apply\n"
+
+
+def test_an_unchanged_plan_applies_and_a_garbage_expect_is_an_argument_error(ws):
+    start(ws)
+    (ws.root / "new.txt").write_text("new\n")
+    preview = service.restore(ws.root, "0")
+    (ws.root / "new.txt").write_text("edited after the preview\n")  # the plan still deletes it
+    for garbage in ("not-a-plan", "1234", preview.plan.live_tree):
+        with pytest.raises(InvalidArgument, match="not a plan id"):
+            service.restore(ws.root, "0", apply=True, expect=garbage)
+    assert (ws.root / "new.txt").exists()
+    done = service.restore(ws.root, "0", apply=True, expect=preview.plan.id)
+    assert done.safety is not None and not (ws.root / "new.txt").exists()
+    service.restore(ws.root, done.safety, apply=True)
+    assert (ws.root / "new.txt").read_text() == "edited after the preview\n"
 
 
 def test_a_killed_apply_is_reported_and_recoverable(ws):
