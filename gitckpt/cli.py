@@ -6,13 +6,14 @@ the log file, one line on stderr), 130 interrupted.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import traceback
 from typing import Any
 
 import click
 
-from gitckpt import __version__, service
+from gitckpt import __version__
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
@@ -20,6 +21,23 @@ from gitckpt.render import (render_capture, render_compress, render_diff, render
                             render_export, render_import, render_init, render_log,
                             render_restore, render_save, render_scope, render_switch,
                             render_tasks)
+
+
+def _lazy(name: str):
+    """`name` imported on first use: `gitckpt mcp` must answer its client's handshake before
+    the engine (pygit2 and the stores) loads, and `--help` needs none of it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+service = _lazy("gitckpt.service")
 
 
 class Ctx:
@@ -301,9 +319,13 @@ def doctor(c: Ctx, fix: bool) -> None:
               help="The workspace (default: GITCKPT_ROOT, the client's first root, or here).")
 def mcp(root: str | None) -> None:
     """Serve the MCP tools over stdio (for agents); logs go to stderr and the store."""
+    from gitckpt import mcp_handshake
+
+    wire = mcp_handshake.claim()
+    held = mcp_handshake.answer(wire)  # before the SDK loads: hosts wait for this answer
     from gitckpt.mcp_server import run
 
-    run(root)
+    run(root, wire, held)
 
 
 @cli.group()

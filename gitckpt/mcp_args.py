@@ -82,14 +82,19 @@ def _lean(schema, *, output: bool = False):
     if not isinstance(schema, dict):
         return schema
     any_of = schema.get("anyOf")
-    if (isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of
-            and schema.get("default", 0) is None):
+    if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
         kept = next(a for a in any_of if a != {"type": "null"})
-        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")}, **kept}
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        if schema.get("default", 0) is None:  # an optional argument: leave it out for none
+            schema = {**rest, **kept}
+        elif output and set(kept) == {"type"}:  # a result field that may be null
+            schema = {**rest, "type": [kept["type"], "null"]}
     out = {}
     for k, v in schema.items():
         if k == "title" and isinstance(v, str):
             continue
+        if output and (k, v) in (("additionalProperties", True), ("items", {})):
+            continue  # JSON Schema's defaults
         if k == "default" and v in ("", [], False, None):
             continue
         if k == "description" and isinstance(v, str):
@@ -101,9 +106,22 @@ def _lean(schema, *, output: bool = False):
     return out
 
 
+def _inline(schema, defs: dict):
+    """`schema` with each `{"$ref": "#/$defs/X"}` replaced by X itself (some clients do not
+    follow references, and one use of a shape costs less inline)."""
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/$defs/") and ref[8:] in defs:
+        return _inline(defs[ref[8:]], defs)
+    return {k: _inline(v, defs) for k, v in schema.items() if k != "$defs"}
+
+
 def lean_schemas(server: MCPServer) -> None:
     for tool in server._tool_manager.list_tools():
-        tool.parameters = _lean(tool.parameters)
+        tool.parameters = _lean(_inline(tool.parameters, tool.parameters.get("$defs", {})))
         tool.description = " ".join((tool.description or "").split())
         meta = tool.fn_metadata
         if meta.output_schema is not None:

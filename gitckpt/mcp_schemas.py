@@ -2,90 +2,191 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 
 class PlanEntry(BaseModel):
-    """One checklist item; items are matched by their text."""
+    """A checklist item, matched by its text."""
 
-    item: str = Field(description="The item's text.")
+    item: str = Field(description="Its text.")
     status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
-    add: bool = Field(False, description="A new item (else the text must match one).")
+    add: bool = Field(False, description="New (else the text must match).")
 
 
 class _Out(TypedDict, total=False):
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
 
-class SaveOut(_Out):
-    """A saved step (or `idempotent: true` when nothing changed since the previous one)."""
+# Every field each result can carry (the CLI's --json object), so an agent can rely on the
+# declared shape; nested objects are declared as objects and lists, the texts explain them.
+Str = str | None
+
+
+class SaveOut(_Out, total=False):
+    """A saved step (`idempotent`: nothing changed since the previous one)."""
 
     task: str
     step: int
     commit: str
+    tree: str
     idempotent: bool
-    changes: dict[str, list[str]]
+    closed: bool
+    changes: dict
+    skipped: list
+    redacted: int
+    plan: list
+
+
+class InitOut(SaveOut, total=False):
+    """Step 0 of a new task; `suspended` is the task it replaced as the active one."""
+
+    name: str
+    goal: str
+    store: str
+    active: bool
+    suspended: Str
 
 
 class ResumeOut(_Out, total=False):
-    """Where the task stands: `text` is the handoff; the other fields are the same facts.
-    `found` is false (and nothing else but `text` is set) when no task is active here.
-    `unsaved`: paths no commit holds yet; `since_step`: everything since the newest step,
-    drifts included; `drifts`: the drifts recorded since that step."""
+    """Where the task stands; `text` is the handoff. `found` is false (and only `text` is
+    set) when no task is active. `unsaved`: paths no commit holds yet; `since_step`: all
+    changes since the newest step, drifts included; `drifts`: the drifts since that step."""
 
     found: bool
     task: str
+    name: str
+    goal: Str
+    constraints: Str
+    status: str
     step: int
+    title: str
+    conclusion: str
     next: str
+    open_questions: list
+    decisions: list
+    plan: list
+    recent: list
+    drifts: list
+    unsaved: dict | None
+    since_step: dict | None
+    git: dict | None
+    watch: str
+    problems: list
     text: str
-    unsaved: dict[str, list[str]] | None
-    since_step: dict[str, list[str]] | None
-    drifts: list[dict[str, Any]]
-    problems: list[str]
 
 
-class TimelineOut(_Out):
-    """A task's steps and drifts, or (all_tasks) every task with its status."""
-
-
-class DiffOut(_Out):
-    """Changed paths with line counts, and the unified patch when asked."""
-
-    files: list[dict[str, Any]]
-    patch: str | None
-
-
-class RestoreOut(_Out):
-    """The restore plan; with apply, what was done and the safety copy that undoes it."""
-
-    applied: bool
-    workspace: str
-    needs_confirm: bool
-    create: list[str]
-    modify: list[str]
-    delete: list[str]
-    safety: str | None
-
-
-class DriftOut(_Out):
-    """A capture: `recorded` is false when nothing changed since the tip."""
-
-    recorded: bool
-    commit: str
-
-
-class TaskOut(_Out):
-    """A task and its status."""
-
-
-class PackageOut(_Out):
-    """A handoff package written or imported."""
+class TimelineOut(_Out, total=False):
+    """A page of a task's steps (oldest first) and their drifts; `more` older steps are not
+    shown. With all_tasks: `tasks` and the `active` one."""
 
     task: str
+    name: str
+    status: str
+    newest_step: int
+    more: int
+    steps: list
+    drifts: list
+    active: Str
+    tasks: list
 
 
-class CompressOut(_Out):
+class DiffOut(_Out, total=False):
+    """Changed paths with line counts, and the unified patch when asked."""
+
+    base: dict
+    target: dict
+    files: list
+    additions: int
+    deletions: int
+    patch: Str
+
+
+class RestoreOut(_Out, total=False):
+    """The plan (`plan_id` names it for expect); with apply, what was done and `safety`,
+    the copy whose restore undoes it."""
+
+    target: dict
+    plan_id: str
+    live_tree: str
+    paths: list
+    counts: dict
+    create: list
+    modify: list
+    delete: list
+    mode: list
+    unrestorable: list
+    kept: list
+    workspace: str
+    needs_confirm: bool
+    applied: bool
+    safety: Str
+    commit: Str
+    blocked: list
+    patch: Str
+
+
+class DriftOut(_Out, total=False):
+    """A capture: `recorded` is false when nothing changed since the tip."""
+
+    task: str
+    recorded: bool
+    commit: Str
+    tree: str
+    after_step: int
+    trigger: str
+    partial: bool
+    changes: dict
+    skipped: list
+
+
+class TaskOut(_Out, total=False):
+    """The task now active and its status."""
+
+    task: str
+    name: str
+    goal: Str
+    status: str
+    steps: int
+    head: str
+    last_activity: str
+    workspace: Str
+
+
+class ExportOut(_Out, total=False):
+    """The package written."""
+
+    task: str
+    path: str
+    steps: int
+    objects: int
+    bytes: int
+
+
+class ImportOut(_Out, total=False):
+    """The task imported; `active`: it is the active task now."""
+
+    task: str
+    source_task: str
+    steps: int
+    objects: int
+    new_objects: int
+    active: bool
+    dry_run: bool
+    name: str
+
+
+class CompressOut(_Out, total=False):
     """Drift chains eligible, kept and dropped, and the bytes freed or freeable."""
+
+    keep_seconds: float
+    min_steps: int
+    dry_run: bool
+    eligible: list
+    kept: list
+    dropped: list
+    bytes_freed: int
+    bytes_freeable: int
+    why_nothing: Str

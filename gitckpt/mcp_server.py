@@ -5,6 +5,7 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from typing import Annotated
@@ -18,32 +19,20 @@ from mcp_types import CallToolResult, TextContent
 
 from gitckpt import __version__, mcp_text, service
 from gitckpt.errors import GitckptError, NoActiveTask
+from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
 from gitckpt.mcp_args import check_calls, lean_schemas
-from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, PackageOut, PlanEntry, RestoreOut,
-                                 ResumeOut, SaveOut, TaskOut, TimelineOut)
+from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, ExportOut, ImportOut, InitOut,
+                                 PlanEntry, RestoreOut, ResumeOut, SaveOut, TaskOut,
+                                 TimelineOut)
 from gitckpt.mcp_text import error_result, printable
 from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
 from gitckpt.notes import PlanItem
 
 log = logging.getLogger("gitckpt.mcp")
 
-INSTRUCTIONS = """gitckpt keeps a checkpoint trail for long tasks in this workspace (git commits \
-under refs/checkpoints/, never touching the user's branches, index or stash).
-The rhythm:
-1. Call ckpt_resume first in every session: it says where the task stands and what is next.
-2. For a job of more than a few steps, call ckpt_init with a name and a goal.
-3. After every finished step, call ckpt_save with a title, a conclusion (what is now true) and \
-next (the first action of the next step); add verified for checks you ran.
-4. Before going back, call ckpt_restore without apply to preview; apply only after reading the \
-plan, and keep the returned safety id: restoring it undoes the restore.
-Changes made between calls (shell commands, the user) are captured automatically as drifts.
-Every tool takes `root`, the absolute path of the workspace; leave it out to use the \
-server's --root, GITCKPT_ROOT or the client's first root."""
-
-Root = Annotated[str | None, Field(description="Workspace path (see instructions).")]
-TaskArg = Annotated[str | None, Field(description="Task id (default: the active task).")]
-Paths = Annotated[list[str], Field(description="Limit to these paths (relative to the "
-                                               "workspace root); empty means everything.")]
+Root = Annotated[str | None, Field(description="Workspace.")]
+TaskArg = Annotated[str | None, Field(description="Task id.")]
+Paths = Annotated[list[str], Field(description="Only these paths (relative).")]
 
 
 def build_server(root: str | None = None) -> MCPServer:
@@ -53,7 +42,7 @@ def build_server(root: str | None = None) -> MCPServer:
     server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
 
     async def call(root: str | None, ctx: Context | None, fn, *args, boundary: bool = True,
-                   text=mcp_text.generic, **kwargs) -> CallToolResult:
+                   text, **kwargs) -> CallToolResult:
         """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
         The result carries two views: `text(result)`, short and in tool-call terms, and the
         whole result object as structured content (the CLI's `--json` object)."""
@@ -83,39 +72,34 @@ def build_server(root: str | None = None) -> MCPServer:
 
     @server.tool()
     async def ckpt_init(
-            name: Annotated[str, Field(description="Short name of the task.")],
+            name: Annotated[str, Field(description="Short task name.")],
             goal: Annotated[str, Field(description="What done looks like.")] = "",
-            constraints: Annotated[str, Field(description="Rules the work must keep.")] = "",
-            exclude: Annotated[list[str], Field(description="Patterns (.gitignore syntax) to "
-                                                            "leave out of snapshots.")] = [],  # noqa: B006
-            plan: Annotated[list[PlanEntry], Field(description="The checklist.")] = [],  # noqa: B006
-            root: Root = None, ctx: Context | None = None) -> SaveOut:
-        """Start a long task here: snapshot 0, and make it the active task. Call it once, when
-        a job will take more than a few steps (ckpt_resume says if a task is active already).
-        Next: work, then ckpt_save after each finished step."""
+            constraints: Annotated[str, Field(description="Rules to keep.")] = "",
+            exclude: Annotated[list[str], Field(description=".gitignore patterns to leave "
+                                                            "out.")] = [],  # noqa: B006
+            plan: Annotated[list[PlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
+            root: Root = None, ctx: Context | None = None) -> InitOut:
+        """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
+        job of several steps. Next: ckpt_save after each step."""
         items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
                           exclude=exclude, plan=items, boundary=False, text=mcp_text.init)
 
     @server.tool()
     async def ckpt_save(
-            title: Annotated[str, Field(description="The finished step, in a few words.")],
-            conclusion: Annotated[str, Field(description="What is true now that was not "
-                                                         "before; what you learned.")] = "",
-            next: Annotated[str, Field(description="The first action of the next step.")] = "",
+            title: Annotated[str, Field(description="The step, in a few words.")],
+            conclusion: Annotated[str, Field(description="What is now true or learned.")] = "",
+            next: Annotated[str, Field(description="First action of the next step.")] = "",
             description: Annotated[str, Field(description="Longer notes.")] = "",
-            verified: Annotated[list[str], Field(description="Checks that passed, as "
-                                                             "'command: result'.")] = [],  # noqa: B006
-            open_questions: Annotated[list[str], Field(description="What is still open.")] = [],  # noqa: B006
+            verified: Annotated[list[str], Field(description="Checks that passed.")] = [],  # noqa: B006
+            open_questions: Annotated[list[str], Field(description="Still open.")] = [],  # noqa: B006
             decisions: Annotated[list[str], Field(description="Choices made.")] = [],  # noqa: B006
-            plan: Annotated[list[PlanEntry], Field(description="Plan items to add or update "
-                                                               "(by text).")] = [],  # noqa: B006
-            close: Annotated[bool, Field(description="This is the last step: end the task.")]
-            = False,
+            plan: Annotated[list[PlanEntry], Field(description="Items to update, by "
+                                                               "text.")] = [],  # noqa: B006
+            close: Annotated[bool, Field(description="Last step: end the task.")] = False,
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> SaveOut:
-        """Save a finished step: a commit of the whole workspace plus what it meant. Call it
-        after every step you could report in one sentence. Saving the same step twice is
-        harmless (idempotent). Next: continue with `next`."""
+        """Save a finished step: a commit of the workspace and what it meant. After every
+        step you could report in one sentence; saving twice is harmless."""
         items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
                           description=description, verified=verified,
@@ -126,8 +110,8 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_resume(task: TaskArg = None, root: Root = None,
                           ctx: Context | None = None) -> ResumeOut:
-        """The handoff: goal, step, conclusions, next, open questions, what changed since the
-        last step. Call it first in every session. Read-only."""
+        """The handoff: goal, step, conclusions, next, questions, unsaved files. First call
+        of every session. Read-only."""
         result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
                             text=mcp_text.resume)
         if not result.is_error or (result.structured_content or {}).get("error") != \
@@ -143,15 +127,13 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_log(
             task: TaskArg = None,
-            limit: Annotated[int, Field(ge=1, description="Newest steps shown.")] = 10,
-            before: Annotated[int | None, Field(ge=1, description="Only steps older than "
-                                                                  "this one (paging).")] = None,
-            step: Annotated[int | None, Field(ge=0, description="Only this step, in "
-                                                                "full.")] = None,
-            all_tasks: Annotated[bool, Field(description="List the tasks instead.")] = False,
+            limit: Annotated[int, Field(ge=1, description="Steps shown.")] = 10,
+            before: Annotated[int | None, Field(ge=1, description="Page: steps older than "
+                                                                  "this.")] = None,
+            step: Annotated[int | None, Field(ge=0, description="One step in full.")] = None,
+            all_tasks: Annotated[bool, Field(description="List the tasks.")] = False,
             root: Root = None, ctx: Context | None = None) -> TimelineOut:
-        """A task's steps, one line each, newest 10 by default; step=N shows one in full with
-        its drifts; all_tasks lists every task. Read-only."""
+        """A task's steps, newest first, one line each. Read-only."""
         if all_tasks:
             return await call(root, ctx, service.tasks, text=mcp_text.tasks)
         return await call(root, ctx, service.log, task=task, limit=limit, before=before,
@@ -159,101 +141,88 @@ def build_server(root: str | None = None) -> MCPServer:
 
     @server.tool()
     async def ckpt_diff(
-            base: Annotated[str, Field(description="A step number, commit id prefix, ref, or "
-                                                   "'live'.")],
-            target: Annotated[str, Field(description="The same kinds; default the live "
-                                                     "workspace.")] = "live",
+            base: Annotated[str, Field(description="Step number, commit id or 'live'.")],
+            target: Annotated[str, Field(description="The same; default live.")] = "live",
             paths: Paths = [],  # noqa: B006
-            patch: Annotated[bool, Field(description="Include the unified patch.")] = False,
+            patch: Annotated[bool, Field(description="Add the patch.")] = False,
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> DiffOut:
-        """What changed between two points (or a point and the live workspace): paths with
-        +/- line counts, and the patch when asked. Read-only."""
+        """Paths changed between two points, with line counts. Read-only."""
         return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
-                          task=task)
+                          task=task, text=mcp_text.diff)
 
     @server.tool()
     async def ckpt_restore(
-            target: Annotated[str, Field(description="A step number, a commit id prefix (a "
-                                                     "drift or safety copy), or a ref.")],
-            apply: Annotated[bool, Field(description="Do it. Without it, only the plan is "
-                                                     "returned and nothing changes.")] = False,
+            target: Annotated[str, Field(description="Step number or commit id.")],
+            apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
             paths: Paths = [],  # noqa: B006
             task: TaskArg = None,
-            expect: Annotated[str | None, Field(description="live_tree of the preview you "
-                                                            "approved.")] = None,
-            confirm: Annotated[bool, Field(description="Confirm an apply the preview marked "
-                                                       "needs_confirm (many files).")] = False,
+            expect: Annotated[str | None, Field(description="The preview's plan_id.")] = None,
+            confirm: Annotated[bool, Field(description="For needs_confirm plans.")] = False,
             root: Root = None, ctx: Context | None = None) -> RestoreOut:
-        """Put the workspace (or some paths) back to a step or drift. Call it first without
-        apply and read the plan (create/modify/delete, and what it cannot bring back). With
-        apply it saves the current state as a safety copy first: keep the returned `safety`
-        id; ckpt_restore(target=<safety>, apply=true) undoes the restore. A plan marked
-        needs_confirm (many files) applies only with confirm=true."""
+        """Put files back as a step or drift had them. Without apply: the plan, nothing
+        changes. With apply: a safety copy first, whose restore undoes it."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
                           task=task, expect=expect, confirm=confirm, text=mcp_text.restore)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,
                            ctx: Context | None = None) -> DriftOut:
-        """Record the files as they are now as a drift (before something risky). Changes are
-        also captured automatically; this makes it explicit."""
+        """Record the files now as a drift, e.g. before something risky."""
         return await call(root, ctx, service.capture, task=task, boundary=False,
                           text=mcp_text.capture)
 
     @server.tool()
-    async def ckpt_switch(task: Annotated[str, Field(description="The task id to activate.")],
+    async def ckpt_switch(task: Annotated[str, Field(description="Task id.")],
                           root: Root = None, ctx: Context | None = None) -> TaskOut:
-        """Make another (suspended) task the active one; the current one is suspended."""
-        return await call(root, ctx, service.switch, task)
+        """Make a suspended task active; the active one is suspended."""
+        return await call(root, ctx, service.switch, task, text=mcp_text.switch)
 
     @server.tool()
     async def ckpt_export(
-            to: Annotated[str, Field(description="A new folder for the package (absolute, or "
-                                                 "relative to the workspace).")],
-            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> PackageOut:
-        """Write a handoff package of a task (HANDOFF.md, manifest, a bare git repository) so
-        another checkout or agent can continue it with ckpt_import."""
+            to: Annotated[str, Field(description="A new folder.")],
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> ExportOut:
+        """Write a task as a package another checkout continues with ckpt_import."""
         try:
             path = await ws.resolve(root, ctx)
             dest = export_target(path, to)
         except GitckptError as e:
             return error_result(e)
-        return await call(path, ctx, service.export, dest, task=task)
+        return await call(path, ctx, service.export, dest, task=task, text=mcp_text.export)
 
     @server.tool()
     async def ckpt_import(
             package: Annotated[str, Field(description="The package folder.")],
-            as_id: Annotated[str | None, Field(description="Import under this task id when the "
-                                                           "package's id is taken.")] = None,
-            root: Root = None, ctx: Context | None = None) -> PackageOut:
-        """Continue a packaged task here; it becomes the active task. Everything is checked
-        before anything is written. Next: ckpt_resume."""
+            as_id: Annotated[str | None, Field(description="Task id if taken.")] = None,
+            root: Root = None, ctx: Context | None = None) -> ImportOut:
+        """Continue a packaged task here as the active task, checked before any write."""
         try:
             path = await ws.resolve(root, ctx)
             source = export_target(path, package)  # packages come from where they may go
         except GitckptError as e:
             return error_result(e)
-        return await call(path, ctx, service.import_, source, as_id=as_id)
+        return await call(path, ctx, service.import_, source, as_id=as_id,
+                          text=mcp_text.import_)
 
     @server.tool()
     async def ckpt_compress(
-            keep: Annotated[str, Field(description="Keep drifts newer than this (7d, 12h).")]
-            = "7d",
+            keep: Annotated[str, Field(description="Keep newer drifts (7d, 12h).")] = "7d",
             dry_run: Annotated[bool, Field(description="Only report.")] = False,
-            min_steps: Annotated[int, Field(ge=0, description="Always keep the drifts after the "
-                                                              "newest N steps.")] = 3,
+            min_steps: Annotated[int, Field(ge=0, description="Keep those of the newest N "
+                                                              "steps.")] = 3,
             root: Root = None, ctx: Context | None = None) -> CompressOut:
-        """Reclaim space from old drifts (never a step, never a restore's safety copy)."""
+        """Drop old drifts (never steps or safety copies)."""
         return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
-                          dry_run=dry_run)
+                          dry_run=dry_run, text=mcp_text.compress)
 
     check_calls(server, error_result)
     lean_schemas(server)
     return server
 
 
-def run(root: str | None = None) -> None:
-    """Serve over stdio until the client goes away; the watcher starts with the server."""
+def run(root: str | None = None, wire: Wire | None = None, held: Held | None = None) -> None:
+    """Serve over stdio until the client goes away. `wire` and `held` come from
+    mcp_handshake (the first message read, and maybe answered, before the SDK loaded); the
+    watcher starts after the handshake."""
     if root is not None and not os.path.isabs(root):
         root = os.path.abspath(root)
     server = build_server(root)
@@ -262,6 +231,49 @@ def run(root: str | None = None) -> None:
         first = (ws.configured() or [os.getcwd()])[0]
         if not too_wide(os.path.realpath(first)):
             ws.watch(first)
-        server.run("stdio")
+        if wire is None:
+            server.run("stdio")
+        else:
+            anyio.run(_serve, server, wire, held or Held(b""))
     finally:
         ws.close()
+
+
+async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server(stdin=_Replay(held.line, wire.inp),
+                            stdout=_Out(wire.out, held.answered)) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+class _Replay:
+    """The client's lines for the SDK: the one read during the handshake, then the rest."""
+
+    def __init__(self, first: bytes, inp) -> None:
+        self.first = first
+        self.rest = anyio.wrap_file(io.TextIOWrapper(inp, encoding="utf-8", errors="replace"))
+
+    async def __aiter__(self):
+        if self.first:
+            yield self.first.decode("utf-8", "replace")
+        async for line in self.rest:
+            yield line
+
+
+class _Out:
+    """The wire for the SDK, without its second answer to the request answered already."""
+
+    def __init__(self, out, answered: object) -> None:
+        self.out = anyio.wrap_file(io.TextIOWrapper(out, encoding="utf-8", write_through=True))
+        self.answered = answered
+
+    async def write(self, text: str) -> None:
+        if self.answered is not None and is_reply_to(text, self.answered):
+            self.answered = None
+            return
+        await self.out.write(text)
+
+    async def flush(self) -> None:
+        await self.out.flush()

@@ -7,8 +7,6 @@ Each text function takes the result's `to_dict()` and returns a few lines in too
 
 from __future__ import annotations
 
-import json
-
 from mcp_types import CallToolResult, TextContent
 
 from gitckpt.calls import MCP
@@ -138,9 +136,47 @@ def step(d: dict) -> str:
     return "\n".join(lines)
 
 
-def generic(d: dict) -> str:
-    """A compact one-line JSON for results without a text of their own."""
-    return _clip(json.dumps(d, ensure_ascii=False, separators=(",", ":")), 1500)
+def switch(d: dict) -> str:
+    return (f"Task {d['task']} ({_clip(d.get('name') or '', 60)}) is active again at step "
+            f"{d.get('steps')}; the task active before is suspended. Next: ckpt_resume().")
+
+
+def diff(d: dict) -> str:
+    files = d.get("files") or []
+    lines = [f"{len(files)} path(s) differ between {d['base'].get('label', d['base'])} and "
+             f"{d['target'].get('label', d['target'])}: +{d.get('additions', 0)} "
+             f"-{d.get('deletions', 0)} lines."]
+    for f in files[:15]:
+        counts = "binary" if f.get("binary") else f"+{f['additions']} -{f['deletions']}"
+        lines.append(f"  {f.get('status', '?')} {_clip(f['path'], 100)} {counts}")
+    if len(files) > 15:
+        lines.append(f"  ... {len(files) - 15} more in the structured content")
+    if d.get("patch"):
+        lines.append(d["patch"] if len(d["patch"]) <= 20_000 else
+                     d["patch"][:20_000] + "\n... the patch goes on (structured content)")
+    return "\n".join(lines)
+
+
+def export(d: dict) -> str:
+    return (f"Wrote task {d['task']} ({d['steps']} steps, {d['objects']} objects) to "
+            f"{d['path']}. Elsewhere: ckpt_import(package=\"{d['path']}\").")
+
+
+def import_(d: dict) -> str:
+    if d.get("dry_run"):
+        return f"The package holds task {d['task']} ({d['steps']} steps); nothing was written."
+    return (f"Imported task {d['task']} ({d['steps']} steps); it is the active task. Next: "
+            "ckpt_resume().")
+
+
+def compress(d: dict) -> str:
+    dropped = len(d.get("dropped") or [])
+    if d.get("dry_run"):
+        return (f"Would drop {len(d.get('eligible') or [])} old drift chain(s), freeing about "
+                f"{d.get('bytes_freeable', 0)} bytes; nothing changed.")
+    if not dropped:
+        return f"Nothing to drop: {d.get('why_nothing') or 'no old drifts'}."
+    return f"Dropped {dropped} old drift chain(s); {d.get('bytes_freed', 0)} bytes freed."
 
 
 def error_result(e: GitckptError) -> CallToolResult:

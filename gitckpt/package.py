@@ -53,8 +53,7 @@ class ExportResult:
 
     def to_dict(self) -> dict:
         return {"task": self.task, "path": str(self.path), "steps": self.steps,
-                "objects": self.objects, "bytes": self.bytes,
-                "import": f"gitckpt import {self.path}"}
+                "objects": self.objects, "bytes": self.bytes}
 
 
 def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:

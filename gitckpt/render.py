@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
-from gitckpt import service
+if TYPE_CHECKING:
+    from gitckpt import service
 
 
 def _skipped_lines(skipped: list[dict]) -> str:

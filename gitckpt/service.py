@@ -271,7 +271,7 @@ class RestoreResult:
     def to_dict(self) -> dict:
         d = self.plan.to_dict()
         d.update(workspace=self.workspace, needs_confirm=self.needs_confirm,
-                 applied=self.applied, safety=self.safety, recovered=self.safety,
+                 applied=self.applied, safety=self.safety,
                  commit=self.commit, blocked=[{"path": p, "reason": r} for p, r in self.blocked],
                  patch=self.patch)
         return d
