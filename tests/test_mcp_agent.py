@@ -311,3 +311,21 @@ def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(ws):
         return r
     r = session(params(ws.root), body, mode="auto")
     assert not r.is_error and r.structured_content["found"] is False
+
+
+def test_skill_md_and_the_server_instructions_say_the_same_rules(ws):
+    from gitckpt.mcp_handshake import INSTRUCTIONS
+    from gitckpt.skill import skill_path
+
+    skill = Path(skill_path()).read_text()
+
+    async def body(c):
+        return {t.name for t in (await c.list_tools()).tools}
+    tools = session(build_server(str(ws.root)), body)
+    table = set(re.findall(r"^\| `(ckpt_\w+)`(?: / `(ckpt_\w+)`)?", skill, re.M))
+    assert {n for pair in table for n in pair if n} == tools  # every tool, and only those
+    for call in re.findall(r"ckpt_\w+\([^)]*\)", INSTRUCTIONS):
+        assert call in skill, call  # the rhythm in the same words
+    for rule in ("expect", "safety", "found: false", "needs_confirm", "suggest"):
+        assert rule in skill, rule
+    assert not re.search(r"\w: (true|\")", skill.split("## Example")[1].split("Without MCP")[0])
