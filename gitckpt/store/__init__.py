@@ -6,8 +6,14 @@ import os
 import stat
 from pathlib import Path
 
-from gitckpt.errors import (GitckptError, InvalidArgument, StoreCorrupt, StoreElsewhere,
-                            WorkspaceError)
+from gitckpt.calls import call
+from gitckpt.errors import (
+    GitckptError,
+    InvalidArgument,
+    StoreCorrupt,
+    StoreElsewhere,
+    WorkspaceError,
+)
 from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Store
 from gitckpt.store.dir import DESCRIPTION
@@ -104,8 +110,8 @@ def _marked(folder: Path, *, ancestor: bool = False, adopt: bool = False) -> Sto
             return None
         raise StoreElsewhere(
             f"The store {store.path} was made for {store.recorded_text()}, not for {folder}.",
-            "If you moved or copied the folder here, run `gitckpt adopt` in it to record the "
-            "new path; otherwise remove that .gitckpt or set GITCKPT_STORE.")
+            "If you moved or copied the folder here, run {0} in it to record the new path; "
+            "otherwise remove that .gitckpt or set GITCKPT_STORE.", [call("adopt")])
     return store
 
 
