@@ -110,23 +110,48 @@ def init(c: Ctx, name: str, goal: str, constraints: str, exclude: tuple[str, ...
 @cli.command()
 @click.argument("title")
 @click.option("--conclusion", default="", help="What this step established.")
-@click.option("--next", "next_", default="", help="What to do next.")
+@click.option("--next", "next_", multiple=True, metavar="TEXT",
+              help="What to do next; repeat for ordered next actions.")
 @click.option("--description", default="", help="Longer notes on the step.")
 @click.option("--verified", multiple=True, metavar="TEXT", help="A check that passed; repeatable.")
+@click.option("--ran", multiple=True, metavar="CMD",
+              help="A command that ran on the workspace as saved; pair each with --exit.")
+@click.option("--exit", "exits", multiple=True, type=int, metavar="N",
+              help="The exit code of the --ran at the same position.")
 @click.option("--question", multiple=True, metavar="TEXT", help="An open question; repeatable.")
+@click.option("--answered", multiple=True, metavar="TEXT",
+              help="An open question this step answers (its exact text); repeatable.")
 @click.option("--decision", multiple=True, metavar="TEXT", help="A decision made; repeatable.")
+@click.option("--gotcha", multiple=True, metavar="TEXT",
+              help="A trap the next session must know; repeatable.")
+@click.option("--drop", multiple=True, metavar="TEXT",
+              help="Retire a decision, gotcha or open question (its exact text); repeatable.")
+@click.option("--file", "files", multiple=True, metavar="PATH[=NOTE]",
+              help="A file that matters, and why; repeatable.")
 @click.option("--plan", multiple=True, metavar="ITEM[=STATUS]", help="Update a plan item.")
 @click.option("--close", is_flag=True, help="This is the last step: end the task.")
 @click.option("--task", default=None, metavar="ID", help="Save into this task (default: active).")
 @pass_ctx
-def save(c: Ctx, title: str, conclusion: str, next_: str, description: str,
-         verified: tuple[str, ...], question: tuple[str, ...], decision: tuple[str, ...],
+def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], description: str,
+         verified: tuple[str, ...], ran: tuple[str, ...], exits: tuple[int, ...],
+         question: tuple[str, ...], answered: tuple[str, ...], decision: tuple[str, ...],
+         gotcha: tuple[str, ...], drop: tuple[str, ...], files: tuple[str, ...],
          plan: tuple[str, ...], close: bool, task: str | None) -> None:
-    """Save a finished step TITLE with what it concluded and what comes next."""
-    result = service.save(c.root, title, conclusion=conclusion, next=next_,
+    """Save a finished step TITLE with what it concluded and what comes next.
+
+    Decisions, gotchas and open questions accumulate over the task until a step retires
+    them (--answered, --drop). Commands run with `gitckpt run` join the step by themselves."""
+    if len(ran) != len(exits):
+        raise click.UsageError("Give each --ran its --exit, in the same order "
+                               f"({len(ran)} --ran, {len(exits)} --exit).")
+    notes = [dict(zip(("path", "note"), f.split("=", 1), strict=False)) for f in files]
+    result = service.save(c.root, title, conclusion=conclusion, next=list(next_) or "",
                           description=description, verified=list(verified),
-                          open_questions=list(question), decisions=list(decision),
-                          plan=list(plan), close=close, task=task)
+                          commands=[{"command": r, "exit_code": e}
+                                    for r, e in zip(ran, exits, strict=True)],
+                          open_questions=list(question), answered=list(answered),
+                          decisions=list(decision), gotchas=list(gotcha), drop=list(drop),
+                          files=notes, plan=list(plan), close=close, task=task)
     c.emit(result, render_save)
 
 
@@ -159,10 +184,30 @@ def adopt(c: Ctx) -> None:
 
 @cli.command()
 @click.option("--task", default=None, metavar="ID", help="Resume this task (default: active).")
+@click.option("--full", is_flag=True,
+              help="Every step, decision, question, command and file note (no length limit).")
 @pass_ctx
-def resume(c: Ctx, task: str | None) -> None:
+def resume(c: Ctx, task: str | None, full: bool) -> None:
     """Print the handoff: where the task stands and what to do next."""
-    c.emit(service.resume(c.root, task=task), lambda r: r.text)
+    c.emit(service.resume(c.root, task=task, full=full), lambda r: r.text)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--task", default=None, metavar="ID", help="Record into this task.")
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD...")
+@pass_ctx
+def run(c: Ctx, task: str | None, argv: tuple[str, ...]) -> None:
+    """Run CMD in the workspace and record its exit code and duration for the next save,
+    bound to the files as they were when it ran. Its output shows as it goes; gitckpt exits
+    with its exit code."""
+    result = service.run(c.root, list(argv), task=task)
+    if c.json:
+        echo(json_text(result.to_dict()) + "\n")
+    echo(f"gitckpt: `{result.command}` exited {result.exit_code} after "
+         f"{result.duration_s:g} s; the next save records it (tree {result.tree[:7]}).\n",
+         err=True)
+    code = result.exit_code
+    raise SystemExit(code if 0 <= code <= 255 else 128 - code if code < 0 else 1)
 
 
 @cli.command()

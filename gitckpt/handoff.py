@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitckpt.memory import Check, Entry, FileNote, Memory
 from gitckpt.notes import PLAN_MARKS
 from gitckpt.records import StepRecord, TaskInfo
 from gitckpt.store.base import Changes
@@ -25,10 +26,12 @@ def _clip(text: str, limit: int) -> str:
 # How the handoff names the next action: as a command line, or as a tool call.
 VOICES = {
     "cli": {"more": "`gitckpt resume --json`", "log": "`gitckpt log`",
+            "full": "`gitckpt resume --full`",
             "undo": "`gitckpt restore {id} --apply`", "capture": "`gitckpt capture`",
             "init": "`gitckpt init`",
             "save": 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...'},
     "mcp": {"more": "the structured content", "log": "ckpt_log(limit=...)",
+            "full": 'ckpt_resume(format="full")',
             "undo": 'ckpt_restore(target="{id}", apply=true)', "capture": "ckpt_capture()",
             "init": "ckpt_init(name=..., goal=...)",
             "save": "Save each finished step: ckpt_save(title=..., conclusion=..., next=...)"},
@@ -101,7 +104,7 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
     if unsaved is None or since_step is None:
         return ["", "Changes since the last step: unknown (see problems)."]
     if not since_step and not drifts:
-        return ["", f"Unsaved changes: none since step {n}."]
+        return ["", f"Changed after step {n}: nothing; the files are as saved."]
     out = [""]
     if drifts:
         kinds = ", ".join(f"{d.note.trigger or d.note.kind} {d.note.created_at[11:16]}"
@@ -114,7 +117,7 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
             undo = voice["undo"].format(id=(last.safety or "")[:12])
             out.append(f"  Last restore: {_clip(last.title, 80)}; undo with {undo}.")
     if since_step:
-        out.append(f"Unsaved changes since step {n}: {_counts(since_step)}")
+        out.append(f"Changed after step {n}, re-read before editing: {_counts(since_step)}")
         out += _paths(since_step, voice)
     if unsaved and drifts and since_step:
         out.append(f"Of these, not captured by a drift yet: {_counts(unsaved)}")
@@ -141,12 +144,66 @@ def _git(n: int, git: dict | None) -> list[str]:
     return [line]
 
 
-def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecord],
-                 unsaved: Changes | None, since_step: Changes | None, git: dict | None,
-                 watch: str, problems: list[str], voice: str = "cli") -> str:
-    """The resume text: task, goal, plan, latest steps, next, open questions, what changed
-    since the last step, git, problems; shortened to fit LIMIT characters. `voice` names the
-    next actions as command lines (`cli`) or tool calls (`mcp`)."""
+@dataclass(frozen=True)
+class Handoff:
+    """Everything a resume says, gathered by service.resume."""
+
+    info: TaskInfo
+    steps: list[StepRecord]
+    drifts: list[StepRecord]
+    unsaved: Changes | None
+    since_step: Changes | None
+    git: dict | None
+    watch: str
+    problems: list[str]
+    memory: Memory
+    checks: list[Check]
+    files: list[FileNote]
+
+
+def _memory(title: str, entries: list[Entry], shown: int, width: int,
+            voice: dict[str, str]) -> list[str]:
+    """Newest first, each with the step that recorded it; the rest counted."""
+    if not entries or not shown:
+        return ["", f"{title}: {len(entries)} (see {voice['full']})"] if entries else []
+    out = ["", f"{title} ({len(entries)}, newest first):"]
+    out += [f"  - {_clip(e.text, width)} (step {e.step})" for e in reversed(entries[-shown:])]
+    if len(entries) > shown:
+        out.append(f"  ... {len(entries) - shown} more: {voice['full']}")
+    return out
+
+
+def _check(c: Check) -> str:
+    run = c.run
+    what = f"`{_clip(run.command, 80)}` " + ("passed" if run.passed else
+                                             f"failed (exit {run.exit_code})")
+    at = f"step {run.step}" if run.saved else f"a run after step {run.step}"
+    if c.changed is None:
+        return f"  {what} at {at}; whether the files still match is unknown"
+    if not c.changed:
+        return f"  {what} on this exact tree ({at})"
+    names = ", ".join(_clip(p, 60) for p in c.changed[:3])
+    more = ", ..." if len(c.changed) > 3 else ""
+    return f"  {what} at {at}; {len(c.changed)} file(s) changed since: {names}{more}"
+
+
+def _files(files: list[FileNote], shown: int) -> list[str]:
+    if not files or not shown:
+        return []
+    out = ["", "Files of the recent steps:"]
+    for f in files[:shown]:
+        out.append(f"  {_clip(f.path, 100)}" + (f": {_clip(f.note, 120)}" if f.note else ""))
+    if len(files) > shown:
+        out.append(f"  ... {len(files) - shown} more")
+    return out
+
+
+def handoff_text(h: Handoff, voice: str = "cli") -> str:
+    """The resume text: task, goal, plan, latest steps, next, what the task remembers
+    (decisions, gotchas, open questions, checks bound to the files, the files that matter),
+    what changed since the last step, git, problems; shortened to fit LIMIT characters.
+    `voice` names the next actions as command lines (`cli`) or tool calls (`mcp`)."""
+    info, m = h.info, h.memory
     meta, head = info.meta, info.head
     say = VOICES[voice]
     note = head.note
@@ -158,22 +215,25 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
         if meta.constraints:
             out.append(f"Constraints: {_clip(meta.constraints, lv.width)}")
         out += _plan(info, lv.plan, say)
-        out += _steps(steps, lv.full, lv.titles, lv.verified, lv.width, say)
+        out += _steps(h.steps, lv.full, lv.titles, lv.verified, lv.width, say)
         if note.next:
             out += ["", f"Next: {_clip(note.next, lv.width)}"]
-        if note.open_questions and lv.questions:
-            out += ["", "Open questions:"] + [f"  - {_clip(q, lv.width // 2)}"
-                                              for q in note.open_questions[:lv.questions]]
-        if note.decisions and lv.decisions:
-            out += ["", "Decisions:"] + [f"  - {_clip(d, lv.width // 2)}"
-                                         for d in note.decisions[:lv.decisions]]
-        out += _since(head.n, drifts, unsaved, since_step, say)
-        out += _git(head.n, git)
-        if watch == "off":
+            if note.then:
+                out.append("Then: " + "; ".join(_clip(t, lv.width // 3)
+                                                for t in note.then[:lv.questions]))
+        out += _memory("Open questions", m.questions, lv.questions, lv.width // 2, say)
+        out += _memory("Decisions", m.decisions, lv.decisions, lv.width // 2, say)
+        out += _memory("Gotchas", m.gotchas, lv.decisions, lv.width // 2, say)
+        if h.checks:
+            out += ["", "Checks:"] + [_check(c) for c in h.checks]
+        out += _files(h.files, lv.files)
+        out += _since(head.n, h.drifts, h.unsaved, h.since_step, say)
+        out += _git(head.n, h.git)
+        if h.watch == "off":
             out.append("Watcher: off (GITCKPT_WATCH=off); changes are captured at saves, "
                        f"tool calls and {say['capture']}.")
-        if problems:
-            out += ["", "Problems:"] + [f"  ! {_clip(p, 300)}" for p in problems[:4]]
+        if h.problems:
+            out += ["", "Problems:"] + [f"  ! {_clip(p, 300)}" for p in h.problems[:4]]
         if info.status == "closed":
             out += ["", f"This task is closed (read-only). Start a new one with {say['init']}."]
         else:
@@ -187,6 +247,44 @@ def handoff_text(info: TaskInfo, steps: list[StepRecord], drifts: list[StepRecor
     return text
 
 
+def full_text(h: Handoff, voice: str = "cli") -> str:
+    """Everything the task knows, with no budget: every step with its conclusion, next,
+    checks and commands; every decision, gotcha and question; every file note."""
+    info, m = h.info, h.memory
+    meta = info.meta
+    say = VOICES[voice]
+    out = [f"# Task: {meta.name} ({info.id}), {info.status}, step {info.head.n}"]
+    out += [f"Goal: {meta.goal}"] if meta.goal else []
+    out += [f"Constraints: {meta.constraints}"] if meta.constraints else []
+    out += _plan(info, 10_000, say)
+    out += ["", "Steps:"]
+    for s in h.steps:
+        n = s.note
+        out.append(f"  {s.n}. {n.title} ({n.created_at})" + ("  [closed]" if n.closed else ""))
+        out += [f"     Conclusion: {n.conclusion}"] if n.conclusion else []
+        out += [f"     Next: {'; '.join([n.next, *n.then])}"] if n.next else []
+        out += [f"     Verified: {v}" for v in n.verified]
+        out += [f"     Ran: `{c['command']}` exit {c['exit_code']}"
+                + (f" ({c['note']})" if c.get("note") else "") for c in n.commands]
+    out += _memory("Open questions", m.questions, 10_000, 10_000, say)
+    if m.answered:
+        out += ["", "Answered:"] + [f"  - {e.text} (step {e.step})" for e in m.answered]
+    out += _memory("Decisions", m.decisions, 10_000, 10_000, say)
+    out += _memory("Gotchas", m.gotchas, 10_000, 10_000, say)
+    if h.checks:
+        out += ["", "Checks:"] + [_check(c) for c in h.checks]
+    if m.commands:
+        out += ["", "Commands:"] + [
+            f"  `{c.command}` exit {c.exit_code} at "
+            f"{'step' if c.saved else 'a run after step'} {c.step}" for c in m.commands]
+    out += _files(h.files, 10_000)
+    out += _since(info.head.n, h.drifts, h.unsaved, h.since_step, say)
+    out += _git(info.head.n, h.git)
+    if h.problems:
+        out += ["", "Problems:"] + [f"  ! {p}" for p in h.problems]
+    return "\n".join(out) + "\n"
+
+
 @dataclass(frozen=True)
 class _Level:
     full: int  # newest steps with their conclusions
@@ -196,8 +294,9 @@ class _Level:
     decisions: int
     plan: int  # plan items shown (open ones first)
     width: int  # characters of a conclusion, next, goal
+    files: int  # files of the recent steps
 
 
-_LEVELS = (_Level(2, 8, True, 6, 6, 12, 400), _Level(2, 5, False, 4, 3, 8, 300),
-           _Level(1, 3, False, 3, 0, 6, 240), _Level(1, 2, False, 2, 0, 4, 200),
-           _Level(1, 0, False, 1, 0, 3, 160))
+_LEVELS = (_Level(2, 8, True, 6, 6, 12, 400, 6), _Level(2, 5, False, 4, 4, 8, 300, 4),
+           _Level(1, 3, False, 3, 3, 6, 240, 3), _Level(1, 2, False, 2, 2, 4, 200, 2),
+           _Level(1, 0, False, 2, 1, 3, 160, 0), _Level(1, 0, False, 1, 1, 2, 120, 0))

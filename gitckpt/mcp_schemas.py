@@ -16,6 +16,22 @@ class PlanEntry(BaseModel):
     add: bool = Field(False, description="New (else the text must match).")
 
 
+class CommandIn(BaseModel):
+    """A command that ran on the files being saved."""
+
+    command: str
+    exit_code: int
+    note: str | None = None
+    duration_s: float | None = None
+
+
+class FileIn(BaseModel):
+    """Why a file matters."""
+
+    path: str
+    note: str = ""
+
+
 class _Out(TypedDict, total=False):
     __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
@@ -65,8 +81,13 @@ class ResumeOut(_Out, total=False):
     title: str
     conclusion: str
     next: str
+    then: list
     open_questions: list
     decisions: list
+    gotchas: list
+    checks: list
+    files: list
+    memory: dict
     plan: list
     recent: list
     drifts: list

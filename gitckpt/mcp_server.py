@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import logging
 import os
-from typing import Annotated
+from typing import Annotated, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -21,9 +21,9 @@ from gitckpt import __version__, mcp_text, service
 from gitckpt.errors import GitckptError, NoActiveTask
 from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
 from gitckpt.mcp_args import check_calls, lean_schemas
-from gitckpt.mcp_schemas import (CompressOut, DiffOut, DriftOut, ExportOut, ImportOut, InitOut,
-                                 PlanEntry, RestoreOut, ResumeOut, SaveOut, TaskOut,
-                                 TimelineOut)
+from gitckpt.mcp_schemas import (CommandIn, CompressOut, DiffOut, DriftOut, ExportOut, FileIn,
+                                 ImportOut, InitOut, PlanEntry, RestoreOut, ResumeOut, SaveOut,
+                                 TaskOut, TimelineOut)
 from gitckpt.mcp_text import error_result, printable
 from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
 from gitckpt.notes import PlanItem
@@ -89,31 +89,45 @@ def build_server(root: str | None = None) -> MCPServer:
     async def ckpt_save(
             title: Annotated[str, Field(description="The step, in a few words.")],
             conclusion: Annotated[str, Field(description="What is now true or learned.")] = "",
-            next: Annotated[str, Field(description="First action of the next step.")] = "",
+            next: Annotated[str | list[str], Field(description="Next action(s), in order.")]
+            = "",
             description: Annotated[str, Field(description="Longer notes.")] = "",
             verified: Annotated[list[str], Field(description="Checks that passed.")] = [],  # noqa: B006
-            open_questions: Annotated[list[str], Field(description="Still open.")] = [],  # noqa: B006
+            commands: Annotated[list[CommandIn], Field(description="Commands run on these "
+                                                                   "files.")] = [],  # noqa: B006
+            files: Annotated[list[FileIn], Field(description="Files that matter.")] = [],  # noqa: B006
+            open_questions: Annotated[list[str], Field(description="Newly open.")] = [],  # noqa: B006
+            answered: Annotated[list[str], Field(description="Questions now answered.")] = [],  # noqa: B006
             decisions: Annotated[list[str], Field(description="Choices made.")] = [],  # noqa: B006
+            gotchas: Annotated[list[str], Field(description="Traps to remember.")] = [],  # noqa: B006
+            drop: Annotated[list[str], Field(description="Retire decisions, gotchas or "
+                                                         "questions.")] = [],  # noqa: B006
             plan: Annotated[list[PlanEntry], Field(description="Items to update, by "
                                                                "text.")] = [],  # noqa: B006
             close: Annotated[bool, Field(description="Last step: end the task.")] = False,
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> SaveOut:
         """Save a finished step: a commit of the workspace and what it meant. After every
-        step you could report in one sentence; saving twice is harmless."""
+        step you could report in one sentence. Decisions, gotchas and questions accumulate
+        until answered or dropped."""
         items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
                           description=description, verified=verified,
-                          open_questions=open_questions, decisions=decisions, plan=items,
+                          commands=[c.model_dump(exclude_none=True) for c in commands],
+                          files=[f.model_dump() for f in files],
+                          open_questions=open_questions, answered=answered,
+                          decisions=decisions, gotchas=gotchas, drop=drop, plan=items,
                           close=close, task=task, plan_new=[p.item for p in plan if p.add],
                           text=mcp_text.save)
 
     @server.tool()
-    async def ckpt_resume(task: TaskArg = None, root: Root = None,
-                          ctx: Context | None = None) -> ResumeOut:
+    async def ckpt_resume(task: TaskArg = None,
+                          format: Annotated[Literal["brief", "full"], Field(
+                              description="full: everything, no length limit.")] = "brief",
+                          root: Root = None, ctx: Context | None = None) -> ResumeOut:
         """The handoff: goal, step, conclusions, next, questions, unsaved files. First call
         of every session. Read-only."""
         result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
-                            text=mcp_text.resume)
+                            full=format == "full", text=mcp_text.resume)
         if not result.is_error or (result.structured_content or {}).get("error") != \
                 NoActiveTask.code:
             return result

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from gitckpt.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.redact import clean, redact
 
-SCHEMA = 1
+SCHEMA = 2  # 2: gotchas, answered, dropped, commands, files, then (all additive)
 
 Kind = Literal["init", "step", "drift", "restore", "import"]
 PLAN_STATUSES = ("pending", "in_progress", "done", "blocked")
@@ -98,13 +98,18 @@ _STRUCTURAL = {"schema", "kind", "task", "step", "created_at", "closed", "change
                "git", "trigger", "partial", "target", "safety", "workspace"}
 
 
+# Keys inside a free-text field's objects that gitckpt makes: a plan item's status, a command's
+# tree and exit code, a file note's path.
+_MADE_KEYS = {"status", "tree", "exit_code", "duration_s", "path"}
+
+
 def _redacted(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)[0]
     if isinstance(value, list):
         return [_redacted(v) for v in value]
     if isinstance(value, dict):
-        return {k: v if k == "status" else _redacted(v) for k, v in value.items()}
+        return {k: v if k in _MADE_KEYS else _redacted(v) for k, v in value.items()}
     return value
 
 
@@ -121,15 +126,24 @@ class Note:
     next: str = ""
     description: str = ""
     verified: list[str] = field(default_factory=list)
-    open_questions: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
+    open_questions: list[str] = field(default_factory=list)  # opened at this step
+    decisions: list[str] = field(default_factory=list)  # made at this step
     plan: list[PlanItem] = field(default_factory=list)
+    # Schema 2: task memory (gitckpt.memory folds the steps). What this step adds, answers
+    # and retires; the commands it saved, each {command, exit_code, tree, note?, duration_s?};
+    # the files it says matter, each {path, note}; the next actions after `next`.
+    gotchas: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    then: list[str] = field(default_factory=list)
     closed: bool = False
     changes: dict[str, list[str]] = field(default_factory=dict)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     git: dict[str, Any] | None = None
     # Drifts and restores.
-    trigger: str | None = None  # watch | boundary | capture | pre_restore
+    trigger: str | None = None  # watch | boundary | capture | pre_restore | run
     partial: bool = False
     target: str | None = None  # restore: the commit restored, and
     safety: str | None = None  # the pre_restore drift that undoes it
@@ -184,9 +198,10 @@ class Note:
 _TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str,
           "conclusion": str, "next": str, "description": str, "closed": bool,
           "changes": dict, "skipped": list, "verified": list, "open_questions": list,
-          "decisions": list, "partial": bool}
+          "decisions": list, "partial": bool, "gotchas": list, "answered": list,
+          "dropped": list, "commands": list, "files": list, "then": list}
 _OPTIONAL_TEXT = ("trigger", "target", "safety", "name", "goal", "constraints", "workspace")
-TRIGGERS = ("watch", "boundary", "capture", "pre_restore")
+TRIGGERS = ("watch", "boundary", "capture", "pre_restore", "run")
 
 
 def _check_types(note: Note) -> None:
@@ -195,9 +210,20 @@ def _check_types(note: Note) -> None:
         value = getattr(note, name)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
-    for name in ("verified", "open_questions", "decisions"):
+    for name in ("verified", "open_questions", "decisions", "gotchas", "answered", "dropped",
+                 "then"):
         if not all(isinstance(v, str) for v in getattr(note, name)):
             raise TypeError(f"{name} holds a non-string")
+    for c in note.commands:
+        if not (isinstance(c, dict) and isinstance(c.get("command"), str)
+                and isinstance(c.get("exit_code"), int) and isinstance(c.get("tree"), str)
+                and isinstance(c.get("note", ""), str)
+                and isinstance(c.get("duration_s", 0), int | float | None)):
+            raise TypeError("commands holds a malformed entry")
+    for f in note.files:
+        if not (isinstance(f, dict) and isinstance(f.get("path"), str)
+                and isinstance(f.get("note", ""), str)):
+            raise TypeError("files holds a malformed entry")
     for name in _OPTIONAL_TEXT:
         if not isinstance(getattr(note, name), str | None):
             raise TypeError(f"{name} is not text")

@@ -7,6 +7,7 @@ structured content are that dict. Nothing here prints.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,13 +17,15 @@ from gitckpt import compress as compressing
 from gitckpt import doctor as checking
 from gitckpt import package
 from gitckpt import restore as restoring
+from gitckpt import step_input
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
 from gitckpt import explain as explaining
 from gitckpt.calls import call
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
-from gitckpt.handoff import VOICES, handoff_text
+from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId
+from gitckpt.memory import Check, CommandRun, FileNote, Memory, checks, recall, touched
 from gitckpt.notes import PlanItem
 from gitckpt.package import ExportResult, ImportResult
 from gitckpt.patch import FileDiff, file_diffs, unified
@@ -104,17 +107,28 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
     return InitResult(result, meta.name or name, meta.goal or "", tl.store.kind, suspended)
 
 
-def save(root: str | Path, title: str, *, conclusion: str = "", next: str = "",
-         description: str = "", verified: list[str] | None = None,
+def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list[str] = "",
+         description: str = "", verified: list | None = None,
          open_questions: list[str] | None = None, decisions: list[str] | None = None,
-         plan: list[str | PlanItem] | None = None, close: bool = False, task: str | None = None,
-         plan_new: list[str] | None = None, clock: Clock = time.time) -> SaveResult:
-    """Save a finished step of the active task (or `task`, without changing the active one)."""
+         gotchas: list[str] | None = None, answered: list[str] | None = None,
+         drop: list[str] | None = None, commands: list[dict] | None = None,
+         files: list[dict] | None = None, plan: list[str | PlanItem] | None = None,
+         close: bool = False, task: str | None = None, plan_new: list[str] | None = None,
+         clock: Clock = time.time) -> SaveResult:
+    """Save a finished step of the active task (or `task`, without changing the active one).
+
+    Decisions, gotchas and open questions accumulate over the task; `answered` closes open
+    questions and `drop` retires any of the three, by exact text. `commands` ran on the
+    workspace as saved ({command, exit_code, note?, duration_s?}); `files` say why a path
+    matters ({path, note}); `next` may be a list of ordered next actions."""
     tl = open_timeline(root, clock)
     items, new = _plan_items(plan)
-    return tl.save(title, conclusion=conclusion, next=next, description=description,
-                   verified=verified, open_questions=open_questions, decisions=decisions,
-                   plan=items, close=close, task=task, plan_new=new | set(plan_new or ()))
+    spec = step_input.prepare(title, conclusion=conclusion, next=next, description=description,
+                              verified=verified, open_questions=open_questions,
+                              decisions=decisions, gotchas=gotchas, answered=answered,
+                              dropped=drop, plan=items, plan_new=new | set(plan_new or ()),
+                              commands=commands, files=files)
+    return tl.save(spec, close=close, task=task)
 
 
 @dataclass(frozen=True)
@@ -128,16 +142,24 @@ class ResumeResult:
     watch: str
     problems: list[str]
     text: str
+    memory: Memory
+    checks: list[Check]
+    files: list[FileNote]
 
     def to_dict(self) -> dict:
         head = self.info.head.note
+        m = self.memory
         return {
             "found": True,
             "task": self.info.id, "name": self.info.meta.name, "goal": self.info.meta.goal,
             "constraints": self.info.meta.constraints, "status": self.info.status,
             "step": self.info.head.n, "title": head.title, "conclusion": head.conclusion,
-            "next": head.next, "open_questions": head.open_questions,
-            "decisions": head.decisions, "plan": [vars(p) for p in head.plan],
+            "next": head.next, "then": head.then,
+            "open_questions": [e.text for e in m.questions],
+            "decisions": [e.text for e in m.decisions], "gotchas": [e.text for e in m.gotchas],
+            "checks": [c.to_dict() for c in self.checks],
+            "files": [f.to_dict() for f in self.files], "memory": m.to_dict(),
+            "plan": [vars(p) for p in head.plan],
             "recent": [s.to_dict() for s in self.steps[::-1][:5]],
             "drifts": [d.to_dict() for d in self.drifts],
             "unsaved": self.unsaved.to_dict() if self.unsaved is not None else None,
@@ -146,9 +168,11 @@ class ResumeResult:
         }
 
 
-def resume(root: str | Path, *, task: str | None = None, voice: str = "cli") -> ResumeResult:
+def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
+           full: bool = False) -> ResumeResult:
     """The handoff for a new session. Read-only: no lock, no commit, no cache write. `voice`
-    says whether the text names next actions as commands (`cli`) or tool calls (`mcp`)."""
+    says whether the text names next actions as commands (`cli`) or tool calls (`mcp`);
+    `full` gives every step and the whole memory instead of one screen."""
     tl = open_timeline(root)
     tid = tl.resolve(task)
     info = tl.info(tid)
@@ -157,13 +181,19 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli") -> 
     drifts = tl.drifts(tid, info.head.n)
     tip = drifts[-1] if drifts else info.head
     problems: list[str] = []
-    unsaved = since_step = None
+    unsaved = since_step = live_tree = None
     try:
         live = tl.live(info.meta)
+        live_tree = live.tree
         unsaved = tl.store.diff_trees(tip.tree, live.tree)
         since_step = tl.store.diff_trees(info.head.tree, live.tree)
     except GitckptError as e:
         problems.append(f"Cannot scan the workspace: {e.message}")
+    runs = [CommandRun(r["command"], r["exit_code"], r["tree"], info.head.n, r.get("note", ""),
+                       r.get("duration_s"), saved=False) for r in tl.runs(tid)]
+    memory = recall(steps, runs)
+    bound = checks(memory, live_tree, tl.store.diff_trees)
+    files = touched(steps, memory)
     stuck = restoring.interrupted(tl)
     if stuck is not None:
         undo = VOICES[voice]["undo"]
@@ -179,8 +209,11 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli") -> 
     if git is not None:
         git["at_step"] = info.head.note.git
     watch = "on" if watch_enabled() else "off"
-    text = handoff_text(info, steps, drifts, unsaved, since_step, git, watch, problems, voice)
-    return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text)
+    facts = Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
+                    bound, files)
+    text = full_text(facts, voice) if full else handoff_text(facts, voice)
+    return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text,
+                        memory, bound, files)
 
 
 @dataclass(frozen=True)
@@ -361,6 +394,52 @@ def capture(root: str | Path, *, task: str | None = None, trigger: str = "captur
             lock_timeout: float | None = None, clock: Clock = time.time) -> DriftResult:
     """Record a drift now if in-scope files differ from the tip; `recorded` says if one was."""
     return open_timeline(root, clock).capture(trigger, task, lock_timeout=lock_timeout)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A command run by `gitckpt run`, kept for the next save with the tree it ran on."""
+
+    task: str
+    command: str
+    exit_code: int
+    duration_s: float
+    tree: str
+    drift: str | None  # the drift recorded before the run, if files had changed
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "command": self.command, "exit_code": self.exit_code,
+                "duration_s": self.duration_s, "tree": self.tree, "drift": self.drift}
+
+
+def run(root: str | Path, argv: list[str], *, task: str | None = None,
+        cwd: str | None = None) -> RunResult:
+    """Run `argv` (its output goes where ours goes) on the workspace as it is now: the files
+    are captured first (a `run` drift if they changed), so the outcome is bound to that tree;
+    the next save records it. A command that cannot start exits 127, as in a shell."""
+    import shlex
+    import subprocess
+
+    if not argv:
+        raise InvalidArgument("gitckpt run needs a command.",
+                              "For example: gitckpt run -- pytest -q")
+    tl = open_timeline(root)
+    tid = tl.resolve(task)
+    before = tl.capture("run", tid)
+    start = time.monotonic()
+    try:
+        code = subprocess.call(argv, cwd=cwd or str(tl.store.root))
+    except OSError as e:
+        print(f"gitckpt run: {argv[0]}: {e.strerror or e}", file=sys.stderr)
+        code = 127
+    duration = round(time.monotonic() - start, 3)
+    spec = step_input.prepare("run", commands=[{"command": shlex.join(argv), "exit_code": code,
+                                                "duration_s": duration}])
+    record = {**spec.commands[0], "tree": before.tree}
+    with tl.store.lock():
+        tl.add_run(tid, record)
+    return RunResult(tid, record["command"], code, duration, before.tree,
+                     before.commit if before.recorded else None)
 
 
 @dataclass

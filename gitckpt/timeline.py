@@ -7,6 +7,7 @@ next writer re-creates it from `head` before doing anything else.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
@@ -14,11 +15,13 @@ from gitckpt import limits
 from gitckpt.errors import (CHECK_STORE, InvalidArgument, NoActiveTask, StoreCorrupt,
                             StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
+from gitckpt.memory import check_retired, recall
 from gitckpt.notes import Note, PlanItem, merge_plan
 from gitckpt.records import (DriftResult, SaveResult, StepRecord, TaskInfo, drift_message,
                              line, restore_message, rfc3339, step_message)
 from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
+from gitckpt.step_input import StepInput
 from gitckpt.store.base import Changes, Snapshot, Store
 
 REF_ROOT = "refs/checkpoints/"
@@ -243,64 +246,59 @@ class Timeline:
                             n0 + n1 + n2 + n3 + n4, note.plan)
         return task, result
 
-    def save(self, title: str, *, conclusion: str = "", next: str = "", description: str = "",
-             verified: list[str] | None = None, open_questions: list[str] | None = None,
-             decisions: list[str] | None = None, plan: list[PlanItem] | None = None,
-             close: bool = False, task: str | None = None,
-             plan_new: frozenset[str] = frozenset()) -> SaveResult:
+    def save(self, spec: StepInput, *, close: bool = False,
+             task: str | None = None) -> SaveResult:
         """Record a finished step; identical to the previous step means no new commit.
-        `plan_new`: texts of plan entries said to be new items (see `merge_plan`)."""
-        raw = {"title": title, "conclusion": conclusion, "next": next,
-               "description": description}
-        for key, value in raw.items():
-            limits.check_text(key, value)
-        lists = {"verified": verified or [], "open_questions": open_questions or [],
-                 "decisions": decisions or []}
-        for key, items in lists.items():
-            limits.check_list(key, items)
-        _check_plan(plan or [])
-        limits.check_note({**raw, **lists, "plan": [vars(p) for p in plan or []]})
-        texts = {"title": clean(title, one_line=True), "conclusion": clean(conclusion),
-                 "next": clean(next), "description": clean(description)}
-        if not texts["title"]:
-            raise InvalidArgument("The step title is empty.", 'Use gitckpt save "TITLE".')
-        redacted = 0
-        for key, value in texts.items():
-            texts[key], n = redact(value)
-            redacted += n
-        for key, items in lists.items():
-            kept = []
-            for item in filter(None, map(clean, items)):
-                text, n = redact(item)
-                kept.append(text)
-                redacted += n
-            lists[key] = kept
-        plan, n = _redact_plan(plan or [])
-        redacted += n
+        `spec` is the checked save (step_input.prepare); its commands ran on this save's
+        snapshot. The runs recorded since the last step (`gitckpt run`), each with the tree
+        it ran on, join the step's commands."""
         tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
             head, meta = self.writable(tid)
+            pending = self.runs(tid)
+            if spec.lists["answered"] or spec.lists["dropped"]:
+                check_retired(recall(self.steps(tid)), spec.lists["answered"],
+                              spec.lists["dropped"])
             snap = self.store.snapshot(self.scope(meta))
-            merged = merge_plan(head.note.plan, plan,
-                                {redact(clean(t, one_line=True))[0] for t in plan_new})
+            merged = merge_plan(head.note.plan, spec.plan, spec.plan_new)
+            commands = [*(pending or []), *({**c, "tree": snap.tree} for c in spec.commands)]
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.
             same = (not close and prev.kind == "step" and snap.tree == head.tree
-                    and merged == prev.plan
-                    and texts == {k: getattr(prev, k) for k in texts}
-                    and lists == {k: getattr(prev, k) for k in lists})
+                    and merged == prev.plan and not pending
+                    and spec.texts() == {k: getattr(prev, k) for k in spec.texts()}
+                    and spec.lists == {k: getattr(prev, k) for k in spec.lists}
+                    and commands == prev.commands and spec.files == prev.files)
             if same:
                 return SaveResult(tid, head.n, head.commit, head.tree, True, False, Changes(),
-                                  _skipped(snap), redacted, prev.plan)
+                                  _skipped(snap), spec.redacted, prev.plan)
             now = self.clock()
             changes = self.store.diff_trees(head.tree, snap.tree)
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
-                        **texts, **lists, plan=merged, closed=close,
-                        changes=changes.to_dict(), skipped=_skipped(snap), git=_git(self.store))
+                        **spec.texts(), **spec.lists, plan=merged, closed=close,
+                        commands=commands, files=spec.files, changes=changes.to_dict(),
+                        skipped=_skipped(snap), git=_git(self.store))
             commit = self._commit(tid, snap.tree, head, step_message(tid, note), note, now)
+            if pending:
+                self.store.state.remove(_runs_file(tid))
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
-                          note.skipped, redacted, merged)
+                          note.skipped, spec.redacted, merged)
+
+    def runs(self, tid: TaskId) -> list[dict]:
+        """The commands `gitckpt run` recorded since the task's newest step, oldest first
+        (each {command, exit_code, tree, duration_s, note}); a damaged file reads as none."""
+        try:
+            data = json.loads(self.store.state.read(_runs_file(tid)) or b"[]")
+        except ValueError:
+            return []
+        return [r for r in data if isinstance(r, dict) and isinstance(r.get("command"), str)
+                and isinstance(r.get("exit_code"), int) and isinstance(r.get("tree"), str)]
+
+    def add_run(self, tid: TaskId, record: dict) -> None:
+        """Keep a run for the next save (the caller holds the lock)."""
+        runs = self.runs(tid)[-(limits.ITEMS - 1):]  # a save takes at most ITEMS commands
+        self.store.state.write(_runs_file(tid), json.dumps([*runs, record]).encode())
 
     def open_task(self, tid: TaskId) -> tuple[StepRecord, Note]:
         """The head and metadata of a task this workspace may change: not closed, and of
@@ -379,6 +377,10 @@ class Timeline:
     def live(self, meta: Note) -> Snapshot:
         """A snapshot of the workspace now, without touching the stat cache or taking the lock."""
         return self.store.snapshot(self.scope(meta), update_cache=False)
+
+
+def _runs_file(tid: TaskId) -> str:
+    return f"runs-{tid}.json"
 
 
 def _redact_all(texts: list[str]) -> tuple[list[str], int]:

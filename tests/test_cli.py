@@ -173,7 +173,7 @@ def test_demo(tmp_path):
     where = tmp_path / "demo"
     r = run_cli("demo", "--dir", str(where))
     assert r.code == 0, r.err
-    assert str(where) in r.out and "Unsaved changes since step 2" in r.out
+    assert str(where) in r.out and "Changed after step 2, re-read before editing" in r.out
     assert "step 2: Add tests" in r.out and '"kind": "init"' in r.out
     assert "Restored greet.py from step 2" in r.out and "--apply` undoes it" in r.out
     assert "capitalize" in (where / "greet.py").read_text()  # put back from step 2

@@ -285,11 +285,12 @@ def test_dir_store_needs_only_the_standard_library(tmp_path):
     code = ("import sys; sys.modules['pygit2'] = None\n"
             "from gitckpt.store.dir import DirStore\n"
             "from gitckpt.timeline import Timeline\n"
+            "from gitckpt.step_input import prepare\n"
             "from pathlib import Path\n"
             f"root = Path({str(root)!r})\n"
             "tl = Timeline(DirStore(root, root / '.gitckpt'))\n"
             "task, r = tl.init('stdlib only')\n"
-            "print(tl.save('s', conclusion='c').step)\n")
+            "print(tl.save(prepare('s', conclusion='c')).step)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "1", p.stderr
 

@@ -275,7 +275,7 @@ def test_resume_reports_drifts_unsaved_and_the_watcher_switch(ws, monkeypatch):
     assert d["since_step"]["added"] == ["a.txt", "b.txt"]
     assert d["watch"] == "off"
     assert "Captured since step 1: 1 drift(s)" in r.text
-    assert "Unsaved changes since step 1: 2 added" in r.text
+    assert "Changed after step 1, re-read before editing: 2 added" in r.text
     assert "not captured by a drift yet: 1 added" in r.text
     assert "Watcher: off" in r.text
 

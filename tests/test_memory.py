@@ -1,0 +1,180 @@
+"""Task memory: decisions, gotchas and questions that accumulate, commands bound to the tree
+they ran on, file notes, ordered next actions, and the full resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from gitckpt import service
+from gitckpt.errors import InvalidArgument
+from gitckpt.handoff import LIMIT
+from gitckpt.notes import SCHEMA
+
+
+def start(ws) -> str:
+    return service.init(ws.root, "memory").save.task
+
+
+def test_twenty_steps_keep_every_decision_and_exactly_the_open_questions(ws):
+    start(ws)
+    decisions = {2: "store dates as UTC", 7: "parse with the stdlib only", 15: "no ORM"}
+    opened = {3: ["q3: page size?", "q3: auth?"], 9: ["q9: rate limits?"], 12: ["q12: i18n?"]}
+    answers = {8: ["q3: auth?"], 16: ["q12: i18n?"]}
+    for i in range(1, 21):
+        (ws.root / f"f{i}.txt").write_text(str(i))
+        service.save(ws.root, f"step {i}", decisions=[decisions[i]] if i in decisions else [],
+                     open_questions=opened.get(i, []), answered=answers.get(i, []))
+    r = service.resume(ws.root)
+    m = r.to_dict()
+    assert m["decisions"] == list(decisions.values())
+    assert m["open_questions"] == ["q3: page size?", "q9: rate limits?"]
+    assert [(e["text"], e["step"]) for e in m["memory"]["answered"]] == [
+        ("q3: auth?", 8), ("q12: i18n?", 16)]
+    for d in decisions.values():
+        assert d in r.text
+    assert "q3: page size?" in r.text and "q9: rate limits?" in r.text
+    assert "q3: auth?" not in r.text and "q12: i18n?" not in r.text
+    assert r.text.index("no ORM") < r.text.index("store dates as UTC")  # newest first
+
+
+def test_drop_retires_and_a_typo_is_refused_with_the_probable_entry(ws):
+    start(ws)
+    service.save(ws.root, "one", decisions=["cache in memory"], gotchas=["the fs is slow"],
+                 open_questions=["which cache size?"])
+    with pytest.raises(InvalidArgument, match='did you mean "cache in memory"'):
+        service.save(ws.root, "two", drop=["cache in memry"])
+    with pytest.raises(InvalidArgument, match="No open question"):
+        service.save(ws.root, "two", answered=["which cache?"])
+    assert service.log(ws.root).info.head.n == 1  # the refused saves wrote nothing
+    service.save(ws.root, "two", drop=["cache in memory"], decisions=["cache on disk"])
+    m = service.resume(ws.root).to_dict()
+    assert m["decisions"] == ["cache on disk"] and m["gotchas"] == ["the fs is slow"]
+    assert m["open_questions"] == ["which cache size?"]
+
+
+def test_a_passing_command_is_bound_to_the_exact_tree_it_ran_on(ws):
+    start(ws)
+    (ws.root / "a.py").write_text("x = 1\n")
+    service.save(ws.root, "step 1")
+    service.save(ws.root, "tests pass", commands=[{"command": "pytest -q", "exit_code": 0,
+                                                  "duration_s": 2.5}])
+    for i in range(3, 6):
+        service.save(ws.root, f"step {i}", conclusion=f"notes {i}")  # no file changes
+    r = service.resume(ws.root)
+    assert "`pytest -q` passed on this exact tree (step 2)" in r.text
+    assert r.to_dict()["checks"][0]["exact"] is True
+    (ws.root / "a.py").write_text("x = 2\n")
+    (ws.root / "b.py").write_text("new\n")
+    r = service.resume(ws.root)
+    assert "`pytest -q` passed at step 2; 2 file(s) changed since: a.py, b.py" in r.text
+    check = r.to_dict()["checks"][0]
+    assert check["exact"] is False and check["changed_since"] == ["a.py", "b.py"]
+
+
+def test_gitckpt_run_records_the_exit_code_and_returns_it(ws):
+    start(ws)
+    r = run_cli("-C", str(ws.root), "run", "--", "false")
+    assert r.code == 1 and "`false` exited 1" in r.err
+    r = run_cli("-C", str(ws.root), "run", "--", "sh", "-c", "echo from the command")
+    assert r.code == 0 and "from the command" in r.out
+    res = service.resume(ws.root)
+    checks = {c["command"]: c for c in res.to_dict()["checks"]}
+    assert checks["false"]["exit_code"] == 1 and checks["false"]["saved"] is False
+    assert "`false` failed (exit 1) on this exact tree (a run after step 0)" in res.text
+    done = service.save(ws.root, "with the runs")
+    note = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.commit)) \
+        if ws.kind == "git" else None
+    saved = service.log(ws.root, step=1).steps[0].note.commands
+    assert [c["command"] for c in saved] == ["false", "sh -c 'echo from the command'"]
+    assert all(c["tree"] == saved[0]["tree"] for c in saved)
+    if note is not None:
+        assert note["schema"] == SCHEMA == 2 and note["commands"][0]["exit_code"] == 1
+    assert service.resume(ws.root).to_dict()["memory"]["commands"][0]["saved"] is True
+    assert run_cli("-C", str(ws.root), "run", "--", "no-such-command-xyz").code == 127
+
+
+def test_file_notes_are_workspace_paths_and_shown_with_their_notes(ws):
+    start(ws)
+    (ws.root / "src").mkdir(exist_ok=True)
+    (ws.root / "src" / "auth.py").write_text("def check(): ...\n")
+    service.save(ws.root, "auth", files=[{"path": "./src/auth.py",
+                                          "note": "the token check lives here"}])
+    with pytest.raises(InvalidArgument, match="not inside the workspace"):
+        service.save(ws.root, "bad", files=[{"path": "../outside.txt", "note": "x"}])
+    with pytest.raises(InvalidArgument, match="file note"):
+        service.save(ws.root, "bad", files=[{"path": "a", "why": "x"}])
+    text = service.resume(ws.root).text
+    assert "src/auth.py: the token check lives here" in text
+
+
+def test_next_may_be_a_list_and_the_cli_takes_the_same(ws):
+    start(ws)
+    service.save(ws.root, "one", next=["write the parser", "test it", "document it"])
+    text = service.resume(ws.root).text
+    assert "Next: write the parser" in text and "Then: test it; document it" in text
+    r = run_cli("-C", str(ws.root), "--json", "save", "two", "--next", "a", "--next", "b",
+                "--ran", "make", "--exit", "2", "--gotcha", "g", "--file", "x.txt=why")
+    assert r.code == 0, r.err
+    note = service.log(ws.root, step=2).steps[0].note
+    assert (note.next, note.then, note.gotchas) == ("a", ["b"], ["g"])
+    assert note.commands[0]["exit_code"] == 2 and note.files == [{"path": "x.txt",
+                                                                 "note": "why"}]
+    assert run_cli("-C", str(ws.root), "save", "t", "--ran", "make").code == 2
+
+
+def test_commands_and_notes_are_redacted(ws):
+    start(ws)
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    done = service.save(ws.root, "deploy", commands=[
+        {"command": f"curl -H 'Authorization: token {secret}' https://api.github.com",
+         "exit_code": 0, "note": f"used {secret}"}],
+        files=[{"path": "deploy.sh", "note": f"token {secret}"}])
+    assert done.redacted >= 3
+    note = service.log(ws.root, step=1).steps[0].note
+    assert secret not in json.dumps(note.commands) + json.dumps(note.files)
+    assert note.files[0]["path"] == "deploy.sh"
+
+
+def test_the_full_resume_has_everything_and_the_brief_one_its_budget(ws):
+    start(ws)
+    long = "a detail worth keeping " * 20
+    for i in range(1, 31):
+        (ws.root / f"f{i}.txt").write_text(str(i))
+        service.save(ws.root, f"step {i} " + "title " * 10, conclusion=f"conclusion {i} " + long,
+                     next=[long, long], decisions=[f"decision {i} {long}"],
+                     gotchas=[f"gotcha {i}"], open_questions=[f"question {i}?"],
+                     commands=[{"command": f"pytest -k t{i}", "exit_code": i % 2}],
+                     files=[{"path": f"f{i}.txt", "note": long}])
+    brief = service.resume(ws.root)
+    assert len(brief.text) <= LIMIT, len(brief.text)
+    assert "decision 30" in brief.text and "question 30?" in brief.text
+    assert "more: `gitckpt resume --full`" in brief.text
+    full = service.resume(ws.root, full=True).text
+    for i in range(1, 31):
+        assert f"conclusion {i} " in full and f"decision {i} " in full
+        assert f"question {i}?" in full and f"`pytest -k t{i}` exit {i % 2}" in full
+    mcp = service.resume(ws.root, voice="mcp").text
+    assert 'ckpt_resume(format="full")' in mcp and "gitckpt " not in mcp
+
+
+def test_notes_of_schema_one_still_read_and_fold(ws):
+    """A task saved by the previous version (schema 1: open questions repeated at every step
+    to stay open) reads as before: one question, its decisions kept."""
+    from gitckpt.store import open_store
+
+    start(ws)
+    one = service.save(ws.root, "one", open_questions=["q?"], decisions=["d1"])
+    two = service.save(ws.root, "two", open_questions=["q?"])
+    store = open_store(ws.root)
+    with store.lock():
+        for commit in (one.commit, two.commit):
+            data = json.loads(store.read_note(commit))
+            assert data["schema"] == 2
+            data["schema"] = 1
+            store.write_note(commit, json.dumps(data))
+    m = service.resume(ws.root).to_dict()
+    assert m["open_questions"] == ["q?"] and m["decisions"] == ["d1"]
+    assert [e["step"] for e in m["memory"]["open_questions"]] == [1]
