@@ -18,7 +18,7 @@ from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
 from gitckpt.render import (render_capture, render_compress, render_diff, render_doctor,
-                            render_export, render_import, render_init, render_log,
+                            render_export, render_import, render_init, render_migrate, render_log,
                             render_restore, render_save, render_scope, render_switch,
                             render_tasks)
 
@@ -329,9 +329,19 @@ def export(c: Ctx, to: str, task: str | None) -> None:
 @click.option("--as", "as_id", default=None, metavar="ID",
               help="Import under this task id (when the package's id is taken here).")
 @click.option("--dry-run", is_flag=True, help="Only check the package and say what it holds.")
+@click.option("--from", "source", default=None,
+              type=click.Choice(["claude-checkpoint", "task-checkpoint"]),
+              help="PACKAGE is a .claude-checkpoint file, or a task-checkpoint-mcp store (or "
+                   "its workspace), instead of a gitckpt package.")
 @pass_ctx
-def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool) -> None:
+def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool,
+            source: str | None) -> None:
     """Import a handoff package; its task becomes the active task here."""
+    if source is not None:
+        if as_id or dry_run:
+            raise click.UsageError("--as and --dry-run are for gitckpt packages, not --from.")
+        c.emit(service.migrate(c.root, source, package), render_migrate)
+        return
     c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run), render_import)
 
 

@@ -161,7 +161,7 @@ def checks(m: Memory, live_tree: str | None, diff) -> list[Check]:
         if run is None:
             continue
         changed = None
-        if live_tree is not None:
+        if live_tree is not None and run.tree:  # an imported run has no tree
             try:
                 changed = list(diff(run.tree, live_tree).paths())
             except GitckptError:  # the tree it ran on is gone (a damaged store)

@@ -16,6 +16,16 @@ def rfc3339(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def parse_time(text: str | None) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time (`Z` or an offset; none means UTC), or
+    None if `text` is not one."""
+    try:
+        t = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One commit of a timeline (a step or a drift): its commit, tree, note and parents."""

@@ -240,3 +240,13 @@ def render_doctor(r) -> str:
                  "Everything found was fixed." if r.healthy else
                  "Problems found; see the fixes above.")
     return "\n".join(lines) + "\n"
+
+
+def render_migrate(r) -> str:
+    lines = [f"Imported from {r.source} ({r.path}):"]
+    for t in r.tasks:
+        skipped = f"; {len(t['skipped'])} file(s) left out" if t["skipped"] else ""
+        lines.append(f"  {t['task']}  {t['steps']} steps  {t['name']}{skipped}")
+    if r.active:
+        lines.append(f"Task {r.active} is active; `gitckpt resume` says where it stands.")
+    return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitckpt import compress as compressing
 from gitckpt import doctor as checking
@@ -37,6 +38,9 @@ from gitckpt.timeline import Clock, Timeline, step_ref
 from gitckpt.watch import (PollingSource, Settings, Source, Watcher, WatchdogSource,
                            watch_enabled)
 from gitckpt.workfs import Workdir
+
+if TYPE_CHECKING:
+    from gitckpt.migrate import MigrateResult
 
 
 def _plan_items(plan: list[str | PlanItem] | None) -> tuple[list[PlanItem], frozenset[str]]:
@@ -559,6 +563,21 @@ def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None,
     # like init, an import makes a task: in this folder's own store, never a parent's
     return package.import_package(open_timeline(root, discover=False, ancestors=False),
                                   Path(pkg), as_id)
+
+
+def migrate(root: str | Path, source: str, path: str | Path) -> MigrateResult:
+    """Tasks from the tools gitckpt replaces (`source`: claude-checkpoint, a
+    `.claude-checkpoint` file; task-checkpoint, a task-checkpoint-mcp store), all checked
+    before anything is written."""
+    from gitckpt import migrate as migrating
+
+    if source not in migrating.SOURCES:
+        raise InvalidArgument(f"Cannot import from {source!r}.",
+                              f"Sources: {', '.join(migrating.SOURCES)}.")
+    tl = open_timeline(root, discover=False, ancestors=False)  # like init: this folder's store
+    read = migrating.claude_checkpoint if source == "claude-checkpoint" else \
+        migrating.task_checkpoint
+    return read(tl, Path(os.path.abspath(path)))
 
 
 def compress(root: str | Path, *, keep: str = "7d", min_steps: int = 3,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from collections.abc import Callable
 
 from gitckpt import limits
@@ -18,7 +19,7 @@ from gitckpt.ids import ObjectId, TaskId, new_task_id
 from gitckpt.memory import check_retired, recall
 from gitckpt.notes import Note, PlanItem, merge_plan
 from gitckpt.records import (DriftResult, SaveResult, StepRecord, TaskInfo, drift_message,
-                             line, restore_message, rfc3339, step_message)
+                             line, parse_time, restore_message, rfc3339, step_message)
 from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
 from gitckpt.step_input import StepInput
@@ -246,6 +247,35 @@ class Timeline:
                             n0 + n1 + n2 + n3 + n4, note.plan)
         return task, result
 
+    def create_task(self, meta: Note, steps: list[tuple[ObjectId, Note]], *,
+                    activate: bool) -> TaskId:
+        """A task made from history kept elsewhere (a migration): step 0 is `meta` (an init
+        note) over the first tree, then `steps`, each a tree and its step note; the task ids
+        and step numbers are set here. The caller checked everything; this only writes."""
+        self.store.prepare()
+        with self.store.lock():
+            task = new_task_id(meta.name or "imported")
+            while self.store.get_ref(head_ref(task)) is not None:
+                task = new_task_id(meta.name or "imported")
+            first = steps[0][0] if steps else self.store.write_tree([])
+            history = [(first, replace(meta, task=task, step=0, kind="init",
+                                       workspace=meta.workspace or self.store.workspace))]
+            history += [(tree, replace(n, task=task, step=i, kind="step"))
+                        for i, (tree, n) in enumerate(steps, 1)]
+            parent = None
+            for tree, note in history:
+                if parent is not None:
+                    note = replace(note, changes=self.store.diff_trees(parent.tree, tree)
+                                   .to_dict())
+                message = (step_message(task, note) if note.kind == "step"
+                           else f"init: {line(note.name or '')}\n\nTask: {task}\n")
+                stamp = parse_time(note.created_at) or self.clock()
+                commit = self._commit(task, tree, parent, message, note, stamp)
+                parent = self.record(commit)
+            if activate:
+                self.set_active(task)
+        return task
+
     def save(self, spec: StepInput, *, close: bool = False,
              task: str | None = None) -> SaveResult:
         """Record a finished step; identical to the previous step means no new commit.
@@ -261,7 +291,8 @@ class Timeline:
                               spec.lists["dropped"])
             snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, spec.plan, spec.plan_new)
-            commands = [*(pending or []), *({**c, "tree": snap.tree} for c in spec.commands)]
+            # a command ran on this snapshot unless it says otherwise (a migrated one: "")
+            commands = [*pending, *({"tree": snap.tree, **c} for c in spec.commands)]
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.

@@ -178,3 +178,39 @@ def test_notes_of_schema_one_still_read_and_fold(ws):
     m = service.resume(ws.root).to_dict()
     assert m["open_questions"] == ["q?"] and m["decisions"] == ["d1"]
     assert [e["step"] for e in m["memory"]["open_questions"]] == [1]
+
+
+def test_memory_over_mcp_commands_files_drop_and_the_full_resume(ws):
+    import anyio
+    from mcp import Client
+
+    from gitckpt.mcp_server import build_server
+
+    async def body(c):
+        await c.call_tool("ckpt_init", {"name": "mcp memory"})
+        r = await c.call_tool("ckpt_save", {
+            "title": "tests", "next": ["fix the cookie", "write docs"],
+            "commands": [{"command": "pytest -q", "exit_code": 0, "duration_s": 1.5}],
+            "files": [{"path": "src/app.py", "note": "entry point"}],
+            "decisions": ["cookies, not tokens"], "gotchas": ["dev has no https"],
+            "open_questions": ["SameSite?"]})
+        assert not r.is_error, r.content
+        bad = await c.call_tool("ckpt_save", {"title": "x", "drop": ["cookies not tokens"]})
+        r2 = await c.call_tool("ckpt_save", {"title": "answered", "answered": ["SameSite?"],
+                                             "drop": ["dev has no https"]})
+        brief = await c.call_tool("ckpt_resume", {})
+        full = await c.call_tool("ckpt_resume", {"format": "full"})
+        return bad, r2, brief, full
+    async def main():
+        async with Client(build_server(str(ws.root)), mode="legacy") as client:
+            return await body(client)
+    bad, r2, brief, full = anyio.run(main)
+    assert bad.is_error and 'did you mean "cookies, not tokens"' in bad.content[0].text
+    assert not r2.is_error
+    b = brief.structured_content
+    assert b["decisions"] == ["cookies, not tokens"] and b["gotchas"] == []
+    assert b["open_questions"] == [] and b["then"] == []  # the newest step has no next
+    assert b["checks"][0]["command"] == "pytest -q" and b["checks"][0]["exact"] is True
+    text = full.content[0].text
+    assert "Answered:" in text and "SameSite? (step 2)" in text
+    assert "`pytest -q` exit 0 at step 1" in text and "src/app.py: entry point" in text
