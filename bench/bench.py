@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-from functools import partial
 import os
 import random
 import shutil
@@ -23,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

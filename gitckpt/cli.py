@@ -17,10 +17,22 @@ from gitckpt import __version__
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
-from gitckpt.render import (render_capture, render_compress, render_diff, render_doctor,
-                            render_export, render_import, render_init, render_migrate, render_log,
-                            render_restore, render_save, render_scope, render_switch,
-                            render_tasks)
+from gitckpt.render import (
+    render_capture,
+    render_compress,
+    render_diff,
+    render_doctor,
+    render_export,
+    render_import,
+    render_init,
+    render_log,
+    render_migrate,
+    render_restore,
+    render_save,
+    render_scope,
+    render_switch,
+    render_tasks,
+)
 
 
 def _lazy(name: str):

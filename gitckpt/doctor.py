@@ -14,10 +14,9 @@ from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.reach import reachable
 from gitckpt.restore import interrupted
-from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.store.base import STALE_LOCK_SECONDS
+from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.watch import watch_enabled
-
 
 
 @dataclass

@@ -23,8 +23,8 @@ def log_file() -> Path:
 
 def write_crash(text: str) -> Path | None:
     """Append a traceback to the log file; returns where, or None if it cannot be written."""
-    from gitckpt.store.state import StateDir
     from gitckpt.errors import GitckptError
+    from gitckpt.store.state import StateDir
 
     path = log_file()
     try:

@@ -13,17 +13,29 @@ from typing import Annotated, Literal
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
-
 from mcp_types import CallToolResult, TextContent
+from pydantic import Field
 
 from gitckpt import __version__, mcp_text, service
 from gitckpt.errors import GitckptError, NoActiveTask
-from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
 from gitckpt.mcp_args import check_calls, lean_schemas
-from gitckpt.mcp_schemas import (CommandIn, CompressOut, DiffOut, DriftOut, ExportOut, FileIn,
-                                 ImportOut, InitOut, PlanEntry, RestoreOut, ResumeOut, SaveOut,
-                                 TaskOut, TimelineOut)
+from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
+from gitckpt.mcp_schemas import (
+    CommandIn,
+    CompressOut,
+    DiffOut,
+    DriftOut,
+    ExportOut,
+    FileIn,
+    ImportOut,
+    InitOut,
+    PlanEntry,
+    RestoreOut,
+    ResumeOut,
+    SaveOut,
+    TaskOut,
+    TimelineOut,
+)
 from gitckpt.mcp_text import error_result, printable
 from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
 from gitckpt.notes import PlanItem

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 from gitckpt import compress as compressing
 from gitckpt import doctor as checking
-from gitckpt import package
+from gitckpt import explain as explaining
+from gitckpt import package, step_input
 from gitckpt import restore as restoring
-from gitckpt import step_input
+from gitckpt.calls import call
 from gitckpt.compress import CompressResult
 from gitckpt.doctor import DoctorResult
-from gitckpt import explain as explaining
-from gitckpt.calls import call
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
 from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId
@@ -35,8 +34,7 @@ from gitckpt.store import open_store
 from gitckpt.store.base import Changes
 from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
-from gitckpt.watch import (PollingSource, Settings, Source, Watcher, WatchdogSource,
-                           watch_enabled)
+from gitckpt.watch import PollingSource, Settings, Source, WatchdogSource, Watcher, watch_enabled
 from gitckpt.workfs import Workdir
 
 if TYPE_CHECKING:

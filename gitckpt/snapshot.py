@@ -15,11 +15,11 @@ import marshal
 import os
 import stat
 import struct
-from stat import S_ISDIR, S_ISLNK, S_ISREG
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from gitckpt.errors import GitckptError
 from gitckpt.gitnames import refused_name

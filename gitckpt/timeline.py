@@ -9,17 +9,35 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 
 from gitckpt import limits
-from gitckpt.errors import (CHECK_STORE, InvalidArgument, NoActiveTask, StoreCorrupt,
-                            StoreNotWritable, TaskClosed, TaskElsewhere, TaskNotFound)
+from gitckpt.errors import (
+    CHECK_STORE,
+    InvalidArgument,
+    NoActiveTask,
+    StoreCorrupt,
+    StoreNotWritable,
+    TaskClosed,
+    TaskElsewhere,
+    TaskNotFound,
+)
 from gitckpt.ids import ObjectId, TaskId, new_task_id
 from gitckpt.memory import check_retired, recall
 from gitckpt.notes import Note, PlanItem, merge_plan
-from gitckpt.records import (DriftResult, SaveResult, StepRecord, TaskInfo, drift_message,
-                             line, parse_time, restore_message, rfc3339, step_message)
+from gitckpt.records import (
+    DriftResult,
+    SaveResult,
+    StepRecord,
+    TaskInfo,
+    drift_message,
+    line,
+    parse_time,
+    restore_message,
+    rfc3339,
+    step_message,
+)
 from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
 from gitckpt.step_input import StepInput

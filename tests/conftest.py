@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ def hermetic(tmp_path_factory, monkeypatch):
     """No test reads or writes the real home, global git config or log folder, none runs with
     a store above its temp folder, and none leaves a store outside it."""
     base = tmp_path_factory.getbasetemp()
+    _BASE[:] = [base]
     found = _strays(base)
     if found:
         pytest.fail(f"a gitckpt store lies above the test's temp folder: {found}; remove it, "
@@ -127,8 +129,29 @@ def fsck(root: Path) -> None:
         assert word not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
 
 
+_TEMPLATE: list[Path] = []  # the first make_repo's result, copied by the later ones
+_BASE: list[Path] = []  # pytest's session temp folder
+
+
 def make_repo(path: Path) -> Path:
-    """A repository with a first commit, a branch, a tag, a stash, and uncommitted work."""
+    """A repository with a first commit, a branch, a tag, a stash, and uncommitted work.
+
+    Built with git once per session, then copied (timestamps kept) and its index refreshed:
+    the same repository, for one git call instead of nine."""
+    if _TEMPLATE and not path.exists():
+        shutil.copytree(_TEMPLATE[0], path, symlinks=True)
+        git(path, "update-index", "-q", "--refresh", check=False)
+        return path
+    made = _build_repo(path)
+    if not _TEMPLATE and _BASE:
+        template = _BASE[0] / "repo-template"  # pytest's session temp folder, not a test's
+        if not template.exists():
+            shutil.copytree(made, template, symlinks=True)
+        _TEMPLATE.append(template)
+    return made
+
+
+def _build_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
     (path / "src").mkdir()
@@ -237,3 +260,28 @@ def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:
         return out.stdout.strip()
     finally:
         index.unlink(missing_ok=True)
+
+
+# What makes a test slow: it starts processes (the CLI, a server, git daemons, writers it
+# kills) or waits on another process. Such tests are marked `slow` by what they call, so a new
+# test is sorted without anyone remembering to mark it; `pytest -m "not slow"` is the fast loop.
+_SLOW_CALLS = ("run_cli(", "cli_json(", "subprocess.", "Popen(", "_start(", "start_raw(",
+               "StdioServerParameters", "_params(", "params(ws", "multiprocessing", "SIGKILL",
+               "SIGTERM")
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    sources: dict = {}
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None:
+            continue
+        if fn not in sources:
+            try:
+                sources[fn] = inspect.getsource(fn)
+            except (OSError, TypeError):
+                sources[fn] = ""
+        if any(call in sources[fn] for call in _SLOW_CALLS):
+            item.add_marker(pytest.mark.slow)

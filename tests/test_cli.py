@@ -10,8 +10,8 @@ import sys
 import time
 
 import filelock
-
 from conftest import git, run_cli
+
 from gitckpt import __version__, service
 
 

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-
 from conftest import run_cli
 
 

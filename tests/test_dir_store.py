@@ -10,8 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from conftest import git, git_tree, make_plain, run_cli
+
 from gitckpt import service, snapshot
 from gitckpt.errors import SchemaTooNew
 from gitckpt.scope import Scope

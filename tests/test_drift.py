@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import git, run_cli
+
 from gitckpt import service
 from gitckpt.errors import InvalidArgument, StoreBusy
 from gitckpt.store import open_store
 from gitckpt.timeline import Timeline, drift_ref
-from gitckpt.watch import Debouncer, Settings, Source, Watcher, WatchdogSource, ignored
+from gitckpt.watch import Debouncer, Settings, Source, WatchdogSource, Watcher, ignored
 
 
 class FakeClock:

@@ -8,8 +8,8 @@ import os
 import subprocess
 
 import pytest
-
 from conftest import git, git_tree, run_cli
+
 from gitckpt import service
 from gitckpt.errors import GitIndexChanged, StoreCorrupt, WorkspaceError
 from gitckpt.scope import Scope

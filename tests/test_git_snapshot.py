@@ -10,8 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from conftest import RepoGuard, git, git_tree, make_repo
+
 from gitckpt import service
 from gitckpt.scope import Scope
 from gitckpt.store import open_store

@@ -11,11 +11,17 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from conftest import Workspace, git, make_plain, make_repo, run_cli
+
 from gitckpt import service
-from gitckpt.errors import (InvalidArgument, SchemaTooNew, StoreCorrupt, TaskClosed,
-                            TaskElsewhere, TaskNotFound)
+from gitckpt.errors import (
+    InvalidArgument,
+    SchemaTooNew,
+    StoreCorrupt,
+    TaskClosed,
+    TaskElsewhere,
+    TaskNotFound,
+)
 from gitckpt.store import open_store
 from gitckpt.timeline import drift_ref
 
@@ -203,6 +209,7 @@ def test_every_bad_package_is_refused_and_changes_nothing(ws, tmp_path):
 
 
 @pytest.mark.parametrize("ws", ["git"], indirect=True)
+@pytest.mark.slow  # 10,000 files
 def test_a_package_holds_each_object_once(ws, tmp_path):
     files = 10_000
     for i in range(files):

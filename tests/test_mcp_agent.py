@@ -16,10 +16,10 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
+from conftest import run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import run_cli
 from gitckpt.mcp_server import build_server
 
 pytestmark = pytest.mark.slow

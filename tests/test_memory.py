@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import run_cli
+
 from gitckpt import service
 from gitckpt.errors import InvalidArgument
 from gitckpt.handoff import LIMIT

@@ -229,6 +229,7 @@ def _adversarial(name: str) -> str:
     }[name]()
 
 
+@pytest.mark.slow  # a megabyte of text per case
 @pytest.mark.parametrize("name", [
     "random printable", "a", "=", "password=", "base64", "token: ", "key is ", "Authorization: ",
     "BEGIN PRIVATE KEY", "BEGIN then base64", "://a:", "mysql -p", "curl x", "eyJ", "digits:",

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import git
+
 from gitckpt import service
 from gitckpt.errors import InvalidArgument, StoreCorrupt, TaskClosed
 from gitckpt.notes import Note
@@ -272,7 +272,7 @@ def test_plan_is_a_pure_function_of_target_live_and_filter(ws):
     assert {"path": "secret.pem", "reason": "sensitive"} in d["kept"]
     filtered = make_plan(store.read_tree, store.has_object, target, live, ("src",)).to_dict()
     assert filtered["delete"] == ["src/x.py"] and filtered["kept"] == []
-    assert task
+    assert target.task == task and d["target"]["commit"] == target.commit
 
 
 def test_missing_content_is_unrestorable(ws):
@@ -441,7 +441,7 @@ def test_an_apply_with_nothing_to_do_writes_nothing(ws):
     result = service.restore(ws.root, "0", apply=True)
     assert result.applied and result.safety is None and result.commit is None
     assert ws.git("for-each-ref", "refs/checkpoints", "refs/notes") == refs
-    assert task
+    assert service.log(ws.root, task=task).drifts == {}  # not even a safety copy
 
 
 def _nested_repo(path: Path) -> None:

@@ -16,12 +16,18 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import make_plain, make_repo, run_cli
 from mcp import Client
 
-from conftest import make_plain, make_repo, run_cli
 from gitckpt import service
-from gitckpt.errors import (InvalidArgument, NeedsConfirmation, NoActiveTask, StoreCorrupt,
-                            StoreElsewhere, StoreUnsafe)
+from gitckpt.errors import (
+    InvalidArgument,
+    NeedsConfirmation,
+    NoActiveTask,
+    StoreCorrupt,
+    StoreElsewhere,
+    StoreUnsafe,
+)
 from gitckpt.mcp_server import build_server
 from gitckpt.store import open_store
 

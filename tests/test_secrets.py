@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, make_repo, run_cli
+
 from gitckpt import service
 
 CORPUS = Path(__file__).parent / "corpus"

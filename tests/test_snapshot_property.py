@@ -8,10 +8,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from conftest import git, git_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import git, git_tree
 from gitckpt.scope import Scope
 from gitckpt.store import git_scan, git_split, open_store
 from gitckpt.store.base import Changes

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import git
+
 from gitckpt.errors import RefMoved, StoreCorrupt
 from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, hash_object
 from gitckpt.scope import Scope

@@ -6,11 +6,10 @@ import json
 import subprocess
 
 import pytest
-
 from conftest import git
+
 from gitckpt import service
-from gitckpt.errors import (InvalidArgument, NoActiveTask, SchemaTooNew, TaskClosed,
-                            TaskNotFound)
+from gitckpt.errors import InvalidArgument, NoActiveTask, SchemaTooNew, TaskClosed, TaskNotFound
 from gitckpt.notes import SCHEMA
 from gitckpt.store import open_store
 

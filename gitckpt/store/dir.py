@@ -19,8 +19,16 @@ from pathlib import Path
 
 from gitckpt.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit, decode_tree,
-                             encode_commit, encode_tree, hash_object)
+from gitckpt.objects import (
+    EMPTY_TREE,
+    Commit,
+    TreeEntry,
+    decode_commit,
+    decode_tree,
+    encode_commit,
+    encode_tree,
+    hash_object,
+)
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.snapshot import POINTER, DirScanner, Progress, builtin_ignore

@@ -16,15 +16,28 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
 
-from gitckpt.errors import (RefMoved, SchemaTooNew, StoreBusy, StoreCorrupt, StoreNotWritable,
-                            WorkspaceError)
+from gitckpt.errors import (
+    RefMoved,
+    SchemaTooNew,
+    StoreBusy,
+    StoreCorrupt,
+    StoreNotWritable,
+    WorkspaceError,
+)
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (EMPTY_TREE, Commit, TreeEntry, decode_commit,
-                             decode_tree, encode_commit, encode_tree)
+from gitckpt.objects import (
+    EMPTY_TREE,
+    Commit,
+    TreeEntry,
+    decode_commit,
+    decode_tree,
+    encode_commit,
+    encode_tree,
+)
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
-from gitckpt.store.git_config import filters_possible
 from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
+from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Progress, Scanner
 from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir, unsafe

@@ -10,6 +10,8 @@ from pathlib import Path
 import pygit2
 
 from gitckpt.scope import MAX_DEPTH
+
+
 def too_deep(workdir: Path, prefix: str, ignored: Callable[[str], bool]) -> list[str]:
     """Folders (work-tree paths) exactly MAX_DEPTH + 1 levels deep below `prefix`, not inside
     an ignored folder: those libgit2 refuses to enter."""

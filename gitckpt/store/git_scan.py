@@ -17,18 +17,21 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
-from gitckpt.errors import (GitckptError, GitIndexChanged, InternalError, StoreCorrupt,
-                            StoreNotWritable)
+from gitckpt.errors import (
+    GitckptError,
+    GitIndexChanged,
+    InternalError,
+    StoreCorrupt,
+    StoreNotWritable,
+)
 from gitckpt.gitnames import refused_path
 from gitckpt.ids import ObjectId
-from gitckpt.objects import (EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree,
-                             encode_tree)
+from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree, encode_tree
 from gitckpt.scope import Scope
 from gitckpt.sensitive import content_sensitive
 from gitckpt.store.base import Snapshot
+from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git_deep import cover, too_deep
-from gitckpt.store.git_config import (filter_key, filters_possible, ignore_key, stamp,
-                                      trust_exec)
 from gitckpt.store.git_index import index_diff, nested_head, open_index
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
