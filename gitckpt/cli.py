@@ -441,9 +441,13 @@ def demo(c: Ctx, where: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with gitckpt's exit codes."""
-    as_json = "--json" in (argv if argv is not None else sys.argv[1:])
+    ctx: click.Context | None = None
     try:
-        rc = cli.main(args=argv, prog_name="gitckpt", standalone_mode=False)
+        args = list(argv if argv is not None else sys.argv[1:])
+        with cli.make_context("gitckpt", args) as ctx:
+            rc = cli.invoke(ctx)
+    except click.exceptions.Exit as e:  # --help, --version
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(2 if isinstance(e, click.UsageError) else 1)
@@ -451,7 +455,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("gitckpt: interrupted", err=True)
         sys.exit(130)
     except GitckptError as e:
-        if as_json:
+        if ctx is not None and ctx.params.get("as_json"):  # --json as parsed, not as typed
             echo(json_text(e.to_dict()) + "\n")
         echo(f"gitckpt: error: {e.message}\n", err=True)
         if e.hint:

@@ -194,3 +194,13 @@ def test_a_note_from_a_newer_gitckpt_is_refused_cleanly(repo):
     for args in (["resume"], ["log"], ["save", "x"], ["tasks"]):
         r = run_cli(*args, cwd=repo)
         assert r.code == 1 and "format version 99" in r.err and "Upgrade" in r.err, (args, r)
+
+
+def test_json_errors_follow_the_parsed_option_not_the_word(tmp_path):
+    """`--json` as the value of another option is that value, not the output format."""
+    (tmp_path / "w").mkdir()
+    r = run_cli("-C", str(tmp_path / "w"), "save", "--conclusion", "--json", "title")
+    assert r.code == 1 and r.out == "" and "No active task" in r.err
+    r = run_cli("-C", str(tmp_path / "w"), "--json", "save", "title")
+    assert r.code == 1 and json.loads(r.out)["error"] == "no_active_task"
+    assert run_cli("--version").code == 0 and run_cli("--help").code == 0
