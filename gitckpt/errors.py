@@ -140,6 +140,12 @@ class NeedsConfirmation(GitckptError):
     code = "needs_confirmation"
 
 
+class Unsupported(GitckptError):
+    """A dependency or platform gitckpt was not made for."""
+
+    code = "unsupported"
+
+
 class InternalError(Exception):
     """A broken invariant: a bug in gitckpt or its environment, never a user error (CLI exit 3)."""
 

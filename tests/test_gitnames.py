@@ -192,3 +192,17 @@ def test_libgit2_refuses_exactly_these(tmp_path: Path):
 
     wrong = _verdicts_differ(cases, refuses, LIBGIT2_TAKES)
     assert not wrong, "\n".join(wrong)
+
+
+def test_an_untested_pygit2_is_refused_with_the_versions_to_install():
+    import pytest
+
+    from gitckpt.errors import Unsupported
+    from gitckpt.store import libgit2
+
+    libgit2._check_version("1.21.0")
+    libgit2._check_version("1.18.2")
+    for bad in ("1.17.9", "2.0.0", "1.22.0", "garbage"):
+        with pytest.raises(Unsupported, match="tested with pygit2 1.18 to 1.21") as e:
+            libgit2._check_version(bad)
+        assert "pip install 'pygit2>=1.18,<1.22'" in e.value.hint

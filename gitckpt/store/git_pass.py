@@ -11,7 +11,7 @@ import pygit2
 
 from gitckpt.scope import Scope
 from gitckpt.store.base import Skipped
-from gitckpt.store.git_index import add_entry
+from gitckpt.store.libgit2 import add_entry
 
 #: A change made to the index: the (mode, id) a path now has, or None when it was removed.
 Change = tuple[int, str] | None

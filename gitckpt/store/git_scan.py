@@ -32,9 +32,9 @@ from gitckpt.sensitive import content_sensitive
 from gitckpt.store.base import Snapshot
 from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git_deep import cover, too_deep
-from gitckpt.store.git_index import index_diff, nested_head, open_index
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
+from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
 from gitckpt.store.state import StateDir, unsafe
 
 # A file modified this recently may change again within the file system's timestamp
@@ -177,8 +177,7 @@ class Scanner:
                 self.state.ensure()
                 self.state.remove("index")
                 index = open_index(str(self.index_path))
-            index._repo = self.repo
-            return index
+            return bind(index, self.repo)
         if update_cache:
             try:
                 self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
@@ -196,8 +195,7 @@ class Scanner:
             else:
                 self.state.remove("index")
                 index = open_index(str(self.index_path))
-        index._repo = self.repo  # diff_to_workdir needs the repository; ownership stays None
-        return index
+        return bind(index, self.repo)  # the diff needs the repository; ownership stays None
 
     def _write_index(self, index: pygit2.Index) -> None:
         try:
@@ -357,8 +355,7 @@ class Scanner:
 
     def _take_all(self, p: ScanPass, under: str) -> None:
         """Take every file git would add under work-tree folder `under`."""
-        empty = pygit2.Index()
-        empty._repo = self.repo
+        empty = bind(pygit2.Index(), self.repo)
         for delta in index_diff(self.repo, empty, _FLAGS, under).deltas:
             path = os.fsdecode(delta.new_file.raw_path).rstrip("/")
             self._take(p, path, self._rel(path))
@@ -391,8 +388,7 @@ class Scanner:
         """
         everything = any(d == self.prefix or not d for d in p.refilter)
         for d in [self.prefix] if everything else sorted(p.refilter):
-            empty = pygit2.Index()
-            empty._repo = self.repo
+            empty = bind(pygit2.Index(), self.repo)
             listed = {os.fsdecode(delta.new_file.raw_path).rstrip("/")
                       for delta in index_diff(self.repo, empty, _FLAGS, d).deltas}
             under = d + "/" if d else ""

@@ -15,12 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pygit2
-from pygit2 import C, ffi
 
 from gitckpt.errors import StoreCorrupt
 from gitckpt.objects import Mode, decode_tree
 from gitckpt.store.git_config import stamp
-from gitckpt.store.git_index import index_diff, open_index
+from gitckpt.store.libgit2 import bind, index_diff, open_index, path_at
 from gitckpt.store.loose import loose_problem
 
 PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
@@ -30,10 +29,9 @@ _MAX_DEPTH = 6
 def _lower_bound(index: pygit2.Index, key: bytes) -> int:
     """The position of the first index entry whose path is >= `key` (bytewise, as git sorts)."""
     lo, hi = 0, len(index)
-    raw = index._index
     while lo < hi:
         mid = (lo + hi) // 2
-        if ffi.string(C.git_index_get_byindex(raw, mid).path) < key:
+        if path_at(index, mid) < key:
             lo = mid + 1
         else:
             hi = mid
@@ -123,8 +121,7 @@ def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
         own = open_index(str(index_path))
         if stamp(index_path) != opened:
             return None  # the file was replaced after we read it: not the same cache
-        own._repo = own_repo
-        return list(index_diff(own_repo, own, flags, sides[1]).deltas)
+        return list(index_diff(own_repo, bind(own, own_repo), flags, sides[1]).deltas)
 
     with ThreadPoolExecutor(1) as pool:
         theirs = pool.submit(other_half)

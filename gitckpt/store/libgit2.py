@@ -1,5 +1,12 @@
-"""libgit2 calls pygit2 does not wrap: a pathspec-limited index diff, index entries with stat
-data, and the HEAD of a nested repository."""
+"""Every libgit2 call pygit2 does not wrap, in one place: a pathspec-limited index diff,
+index entries with stat data, a standalone index, an entry's path by position, binding an
+index to a repository, and the HEAD of a nested repository.
+
+These go through pygit2's cffi handles (`C`, `ffi`, `_repo`, `_index`), which are not its
+public API: importing this module checks that the installed pygit2 is one of the versions
+gitckpt was tested with (pyproject.toml pins the same range), so a change there fails with
+a clear error instead of a crash in the middle of a save.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,26 @@ import pygit2
 from pygit2 import C, ffi
 from pygit2.enums import RepositoryOpenFlag
 from pygit2.errors import check_error
+
+from gitckpt.errors import Unsupported
+
+TESTED = ((1, 18), (1, 21))  # the oldest and newest pygit2 minor versions tested
+
+
+def _check_version(version: str) -> None:
+    try:
+        found = tuple(int(p) for p in version.split(".")[:2])
+    except ValueError:
+        found = (0, 0)
+    if not TESTED[0] <= found <= TESTED[1]:
+        low, high = (".".join(map(str, v)) for v in TESTED)
+        raise Unsupported(f"gitckpt was tested with pygit2 {low} to {high}.x; this is pygit2 "
+                          f"{version}, whose internals it uses may differ.",
+                          f"Install a tested version: pip install 'pygit2>={low},<"
+                          f"{TESTED[1][0]}.{TESTED[1][1] + 1}'.")
+
+
+_check_version(pygit2.__version__)
 
 
 def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int,
@@ -69,3 +96,14 @@ def open_index(path: str) -> pygit2.Index:
     out = ffi.new("git_index **")
     check_error(C.git_index_open(out, os.fsencode(path)))
     return pygit2.Index.from_c(None, out)
+
+
+def path_at(index: pygit2.Index, position: int) -> bytes:
+    """The path of the index entry at `position` (git's order), without building the entry."""
+    return ffi.string(C.git_index_get_byindex(index._index, position).path)
+
+
+def bind(index: pygit2.Index, repo: pygit2.Repository) -> pygit2.Index:
+    """`index` (standalone) used against `repo`'s work tree and object database."""
+    index._repo = repo
+    return index
