@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from gitckpt.memory import Check, Entry, FileNote, Memory
 from gitckpt.notes import PLAN_MARKS
 from gitckpt.records import StepRecord, TaskInfo
-from gitckpt.store.base import Changes
+from gitckpt.values import Changes
 
 LIMIT = 2000  # characters: one screen, and the MCP budget of a resume text
 MAX_PATHS = 10

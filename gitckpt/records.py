@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, PlanItem
 from gitckpt.redact import clean
-from gitckpt.store.base import Changes
+from gitckpt.values import Changes
 
 
 def rfc3339(t: float) -> str:

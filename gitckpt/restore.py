@@ -30,10 +30,10 @@ from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_ent
 from gitckpt.records import StepRecord
 from gitckpt.rules import IgnoreRules, tree_ckptignore, tree_loader
 from gitckpt.scope import CKPTIGNORE, Scope
-from gitckpt.snapshot import POINTER
-from gitckpt.store.base import Snapshot, Store
+from gitckpt.store.base import Store
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
+from gitckpt.values import POINTER, Snapshot
 from gitckpt.workfs import Blocked, Missing, Workdir
 
 ACTIONS = ("create", "modify", "delete", "mode")

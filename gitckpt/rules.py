@@ -9,7 +9,7 @@ folders, `.ckptignore`, task excludes) and the sensitive list.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from gitckpt.ids import ObjectId
 from gitckpt.ignore import IgnoreFile
@@ -53,19 +53,28 @@ class IgnoreRules:
         return self._memo[key]
 
     def _decide(self, rel: str, is_dir: bool) -> bool:
-        if (is_sensitive(rel + "/" if is_dir else rel)
-                and self._extra.match(rel, is_dir) is not False):
-            return True  # unless a `!` line of .ckptignore brings it back
         parts = rel.split("/")
-        for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
-            base = "/".join(parts[:depth])
-            spec = self._spec(base)
-            decided = spec.match(rel[len(base) + 1 if base else 0:], is_dir) if spec else None
-            if decided is not None:
-                if decided:
-                    return True
-                break
-        return bool(self._extra.match(rel, is_dir))
+        bases = ("/".join(parts[:depth]) for depth in range(len(parts) - 1, -1, -1))
+        return decide(rel, is_dir, ((len(b) + 1 if b else 0, self._spec(b)) for b in bases),
+                      self._extra, lambda r, d: self._extra.match(r, d) is False)
+
+
+def decide(rel: str, is_dir: bool, gitignores: Iterable[tuple[int, IgnoreFile | None]],
+           extra: IgnoreFile, kept: Callable[[str, bool], bool]) -> bool:
+    """git's precedence for one path whose folders are not left out, the one place it is
+    written: a sensitive path is out unless `kept` (a `!` line of .ckptignore) brings it back;
+    then the deepest `.gitignore` with a matching pattern decides (`gitignores`, deepest
+    first, each with the length of its folder's prefix in `rel`; read lazily); then `extra`,
+    gitckpt's own patterns."""
+    if is_sensitive(rel + "/" if is_dir else rel) and not kept(rel, is_dir):
+        return True
+    for offset, spec in gitignores:
+        decided = spec.match(rel[offset:], is_dir) if spec else None
+        if decided is not None:
+            if decided:
+                return True
+            break
+    return bool(extra.match(rel, is_dir))
 
 
 def disk_loader(root: str) -> Loader:

@@ -31,9 +31,9 @@ from gitckpt.package import ExportResult, ImportResult
 from gitckpt.patch import FileDiff, file_diffs, unified
 from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
-from gitckpt.store.base import Changes
 from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
+from gitckpt.values import Changes
 from gitckpt.watch import PollingSource, Settings, Source, WatchdogSource, Watcher, watch_enabled
 from gitckpt.workfs import Workdir
 

@@ -41,7 +41,8 @@ from gitckpt.records import (
 from gitckpt.redact import clean, redact
 from gitckpt.scope import Scope, compile_patterns
 from gitckpt.step_input import StepInput
-from gitckpt.store.base import Changes, Snapshot, Store
+from gitckpt.store.base import Store
+from gitckpt.values import Changes, Snapshot
 
 REF_ROOT = "refs/checkpoints/"
 Clock = Callable[[], float]

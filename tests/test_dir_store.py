@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import git, git_tree, make_plain, run_cli
 
-from gitckpt import service, snapshot
+from gitckpt import service
 from gitckpt.errors import SchemaTooNew
 from gitckpt.scope import Scope
+from gitckpt.store import dir_scan as snapshot
 from gitckpt.store import open_store
 
 

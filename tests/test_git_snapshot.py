@@ -242,7 +242,7 @@ def test_unreadable_file_is_skipped_not_fatal(tmp_path):
 
 
 def _skip(d):
-    from gitckpt.store.base import Skipped
+    from gitckpt.values import Skipped
     return Skipped(**d)
 
 

@@ -19,9 +19,9 @@ from gitckpt.notes import Note
 from gitckpt.objects import Mode, TreeEntry
 from gitckpt.restore import PlanChanged, make_plan
 from gitckpt.store import open_store
-from gitckpt.store.base import Skipped, Snapshot
 from gitckpt.targets import resolve_target
 from gitckpt.timeline import Timeline, drift_ref
+from gitckpt.values import Skipped, Snapshot
 
 SKIP = {".git", ".gitckpt"}
 

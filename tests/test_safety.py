@@ -565,7 +565,7 @@ def test_a_file_that_vanishes_mid_scan_is_not_fatal(ws, monkeypatch):
     service.init(ws.root, "t")
     gone = ws.root / "gone.txt"
     gone.write_text("here for a moment\n")
-    import gitckpt.snapshot as snapshot
+    import gitckpt.store.dir_scan as snapshot
 
     real = snapshot._read
 

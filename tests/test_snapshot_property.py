@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gitckpt.scope import Scope
 from gitckpt.store import git_scan, git_split, open_store
-from gitckpt.store.base import Changes
+from gitckpt.values import Changes
 
 NAMES = ["a", "b", "c.txt", "d"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)

@@ -14,9 +14,9 @@ from gitckpt.errors import (
     StoreElsewhere,
     WorkspaceError,
 )
-from gitckpt.snapshot import POINTER
 from gitckpt.store.base import Store
 from gitckpt.store.dir import DESCRIPTION
+from gitckpt.values import POINTER
 
 
 def resolve_root(path: str | Path) -> Path:

@@ -8,7 +8,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import filelock
@@ -16,64 +15,13 @@ import filelock
 from gitckpt.errors import StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
-from gitckpt.scope import Reason, Scope
+from gitckpt.scope import Scope
 from gitckpt.store.state import StateDir, unsafe
+from gitckpt.values import Changes, GitState, Snapshot
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
 STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds: an older one was left behind
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """An existing file a snapshot left out; its content was never read."""
-
-    path: str
-    reason: Reason
-    size: int | None = None
-    mtime: float | None = None
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The tree of the whole in-scope workspace at one moment, plus what was left out."""
-
-    tree: ObjectId
-    skipped: tuple[Skipped, ...] = ()
-
-
-@dataclass(frozen=True)
-class Changes:
-    """Workspace-relative paths that differ between two trees."""
-
-    added: tuple[str, ...] = ()
-    modified: tuple[str, ...] = ()
-    deleted: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.modified or self.deleted)
-
-    def paths(self) -> list[str]:
-        return sorted({*self.added, *self.modified, *self.deleted})
-
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"added": list(self.added), "modified": list(self.modified),
-                "deleted": list(self.deleted)}
-
-
-@dataclass(frozen=True)
-class GitState:
-    """Where the user's repository stood (git stores only)."""
-
-    head: str | None
-    branch: str | None = None
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"head": self.head, "branch": self.branch}
 
 
 def lock_timeout() -> float:

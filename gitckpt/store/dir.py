@@ -31,10 +31,11 @@ from gitckpt.objects import (
 )
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
-from gitckpt.snapshot import POINTER, DirScanner, Progress, builtin_ignore
-from gitckpt.store.base import Snapshot, Store
+from gitckpt.store.base import Store
 from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
+from gitckpt.store.dir_scan import DirScanner, Progress, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
+from gitckpt.values import POINTER, Snapshot
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "

@@ -36,11 +36,12 @@ from gitckpt.objects import (
 )
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
-from gitckpt.store.base import STALE_LOCK_SECONDS, GitState, Snapshot, Store
+from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Progress, Scanner
 from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir, unsafe
+from gitckpt.values import GitState, Snapshot
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import pygit2
 
 from gitckpt.scope import Scope
-from gitckpt.store.base import Skipped
 from gitckpt.store.libgit2 import add_entry
+from gitckpt.values import Skipped
 
 #: A change made to the index: the (mode, id) a path now has, or None when it was removed.
 Change = tuple[int, str] | None

@@ -29,13 +29,13 @@ from gitckpt.ids import ObjectId
 from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree, encode_tree
 from gitckpt.scope import Scope
 from gitckpt.sensitive import content_sensitive
-from gitckpt.store.base import Snapshot
 from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git_deep import cover, too_deep
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
 from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
 from gitckpt.store.state import StateDir, unsafe
+from gitckpt.values import Snapshot
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2

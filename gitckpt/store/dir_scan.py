@@ -26,13 +26,13 @@ from gitckpt.gitnames import refused_name
 from gitckpt.ids import ObjectId
 from gitckpt.ignore import IgnoreFile
 from gitckpt.objects import EMPTY_TREE, Mode, hash_object
+from gitckpt.rules import decide
 from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.sensitive import content_sensitive
-from gitckpt.store.base import Skipped
 from gitckpt.store.state import StateDir
+from gitckpt.values import POINTER, Skipped
 
 RACY_NS = 2_000_000_000
-POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
 CACHE = "cache"  # the stat cache's file name in the workspace's state folder
 CACHE_VERSION = 6  # 6: files are read again once, for the content check of sensitive.py
 
@@ -361,18 +361,9 @@ class DirScanner:
                                      round(st.st_mtime, 3)))
 
     def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list[_GitIgnore]) -> bool:
-        """git's rule: the deepest .gitignore with a matching pattern decides; then ours."""
-        rel = child + "/" if is_dir else child
-        if is_sensitive(rel) and not w.scope.kept(rel):
-            return True
-        for gi in reversed(stack):
-            spec = gi.spec
-            decided = spec.match(child[len(gi.base):], is_dir) if spec else None
-            if decided is not None:
-                if decided:
-                    return True
-                break
-        return bool(w.rules.match(child, is_dir))
+        """git's rule (rules.decide) over the .gitignore files of the folders walked."""
+        return decide(child, is_dir, ((len(gi.base), gi.spec) for gi in reversed(stack)),
+                      w.rules, lambda r, d: w.scope.kept(r + "/" if d else r))
 
     def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
                    progress: Progress | None) -> tuple[bytes, bytes] | None:

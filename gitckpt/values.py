@@ -1,0 +1,64 @@
+"""The values every layer passes around: a left-out file, a snapshot, the changes between two
+trees, where the user's repository stood, and the name of a workspace's store folder.
+Nothing here reads or writes anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitckpt.ids import ObjectId
+from gitckpt.scope import Reason
+
+POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An existing file a snapshot left out; its content was never read."""
+
+    path: str
+    reason: Reason
+    size: int | None = None
+    mtime: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The tree of the whole in-scope workspace at one moment, plus what was left out."""
+
+    tree: ObjectId
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Workspace-relative paths that differ between two trees."""
+
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.deleted)
+
+    def paths(self) -> list[str]:
+        return sorted({*self.added, *self.modified, *self.deleted})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"added": list(self.added), "modified": list(self.modified),
+                "deleted": list(self.deleted)}
+
+
+@dataclass(frozen=True)
+class GitState:
+    """Where the user's repository stood (git stores only)."""
+
+    head: str | None
+    branch: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"head": self.head, "branch": self.branch}
