@@ -134,10 +134,11 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         still = _commits(store, list(store.list_refs(REF_ROOT).values()))
         store.update_notes({oid: None for oid in doomed if oid not in still},
                            "Notes of dropped drifts removed\n")
-        if store.kind == "dir":
-            out.bytes_freed = prune(store)
+        freed = store.prune(lambda: _reachable(store))
+        if freed is None:
+            out.bytes_freeable = size  # left to the repository's own `git gc`
         else:
-            out.bytes_freeable = size
+            out.bytes_freed = freed
     return out
 
 
@@ -174,22 +175,13 @@ def _is_doomed_ref(name: str, doomed: set[ObjectId], oid: ObjectId) -> bool:
     return "/drifts/" in name and oid in doomed
 
 
-def prune(store) -> int:
-    """DirStore: delete loose objects no ref reaches (the notes history included); returns the
-    bytes freed. The caller holds the lock, so no save runs; the stat caches, which may name a
-    deleted blob, are dropped so that the next snapshot reads the files again."""
+def _reachable(store: Store) -> set[ObjectId]:
+    """Every object a ref reaches (the notes history included): what a prune must keep. A
+    missing object stops the prune (StoreCorrupt) before anything is deleted."""
     seen: set[ObjectId] = set()
     try:
         _walk(store, list(store.list_refs("refs/").values()), seen, strict=True)
     except StoreCorrupt as e:
         raise StoreCorrupt(f"{e.message}; nothing was pruned",
                            "Run {0} to see what the store lacks.", [call("doctor")]) from e
-    freed = 0
-    for oid, path in store.loose_objects().items():
-        if oid not in seen:
-            freed += path.stat().st_size
-            path.unlink()
-    if freed:
-        for cache in store.path.glob("gitckpt/ws-*/cache"):
-            cache.unlink(missing_ok=True)
-    return freed
+    return seen

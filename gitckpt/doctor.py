@@ -1,11 +1,16 @@
 """Doctor: check a store and say what is wrong and how to fix it; `fix` repairs what can be
 repaired without losing anything (caches rebuilt, missing refs re-created from what exists).
+
+The checks only look: each finding that can be repaired carries its repair, and `doctor`
+applies the plan when asked. The checks run in rounds, because a later check reads through
+what an earlier repair puts back: planted links first (nothing is read through one), then the
+heads of tasks (the chain of steps starts there), then everything else.
 """
 
 from __future__ import annotations
 
 import os
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +30,7 @@ class Finding:
     problem: str
     fix: str
     fixed: bool = False
+    repair: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return {"check": self.check, "problem": self.problem, "fix": self.fix,
@@ -61,9 +67,9 @@ def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, Objec
     return out
 
 
-def _check_links(store, fix: bool, add) -> None:
+def _check_links(store, add) -> None:
     """Symlinks inside the folders that are all gitckpt's: gitckpt never makes one there, so
-    each was planted (a downloaded store) and `fix` removes the link itself."""
+    each was planted (a downloaded store); the repair removes the link itself."""
     for top in store.own_folders():
         found = [top] if os.path.islink(top) else []
         if not found:
@@ -71,13 +77,10 @@ def _check_links(store, fix: bool, add) -> None:
                 found += [Path(dirpath, n) for n in (*dirnames, *filenames)
                           if os.path.islink(os.path.join(dirpath, n))]
         for link in found:
-            f = Finding("links", f"{link} is a symbolic link inside the store (to "
+            add(Finding("links", f"{link} is a symbolic link inside the store (to "
                         f"{os.readlink(link)}); gitckpt never writes through one.",
-                        "gitckpt doctor --fix removes the link (not what it points to).")
-            if fix:
-                os.unlink(link)
-                f.fixed = True
-            add(f)
+                        "gitckpt doctor --fix removes the link (not what it points to).",
+                        repair=lambda link=link: os.unlink(link)))
 
 
 def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
@@ -86,13 +89,57 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                           ["links", "refs", "notes", "steps", "objects", "caches", "restore",
                            "locks"],
                           watch="on" if watch_enabled() else "off")
-    add = result.findings.append
-    _check_links(store, fix, add)
+    _run(result, fix, lambda add: _check_links(store, add))
     if any(not f.fixed for f in result.findings):
         return result  # nothing else is read through a planted link
     damaged: list[str] = []
     tasks = _task_refs(tl, damaged)
     result.tasks = len(tasks)
+    heads = _run(result, fix, lambda add: _check_heads(tl, tasks, add))
+    for task, oid in heads.items():
+        tasks[task] = {**tasks[task], "head": oid}
+    _run(result, fix, lambda add: _check_rest(tl, tasks, damaged, add))
+    return result
+
+
+def _run(result: DoctorResult, fix: bool, check: Callable) -> dict:
+    """One round: the check adds its findings (the plan); with `fix`, each repair is applied
+    in order. Returns what the check reported back (see _check_heads)."""
+    found: list[Finding] = []
+    back = check(found.append) or {}
+    if fix:
+        for f in found:
+            if f.repair is not None:
+                f.repair()
+                f.fixed = True
+    result.findings += found
+    return back if fix else {}
+
+
+def _check_heads(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], add) -> dict:
+    """A task without its head ref: the repair re-creates it at the newest step. Returns
+    {task: head} for the repairs, so the next round follows the chain from there."""
+    back = {}
+    for task, refs in sorted(tasks.items()):
+        steps = {int(r[6:]): o for r, o in refs.items()
+                 if r.startswith("steps/") and r[6:].isdigit()}
+        if "head" in refs or not steps:
+            continue
+        newest = max(steps)
+
+        def repair(task=task, oid=steps[newest]) -> None:
+            with tl.store.lock():
+                tl.store.create_ref(head_ref(task), oid)
+        add(Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
+                    f"gitckpt doctor --fix re-creates {head_ref(task)} at step {newest}.",
+                    repair=repair))
+        back[task] = steps[newest]
+    return back
+
+
+def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged: list[str],
+                add) -> None:
+    store = tl.store
     for name in damaged:
         if "/steps/" in name:
             continue  # reported with the commit that belongs there, below
@@ -109,7 +156,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                             "missing or not a commit.",
                             "Restore the repository's objects from a backup; `git fsck` "
                             "lists what is missing."))
-        _check_steps(tl, task, refs, fix, add, commits, set(damaged))
+        _check_steps(tl, task, refs, add, commits, set(damaged))
         try:
             commits.update(tl.commits(task))
         except GitckptError:
@@ -122,37 +169,29 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                             e.hint))
     _check_notes(tl, commits, add)
     _check_objects(store, commits, add)
-    _check_caches(store, fix, add)
+    _check_caches(store, add)
     stuck = interrupted(tl)
     if stuck is not None:
         add(Finding("restore", f"A restore to {stuck['label']} was interrupted; files may be "
                     "half-restored.",
                     f"Undo it: gitckpt restore {stuck['safety'][:12]} --apply (or finish it: "
                     f"gitckpt restore {str(stuck['target'])[:12]} --apply)."))
-    _check_locks(store, fix, add)
-    return result
+    for path in store.stale_locks(STALE_LOCK_SECONDS):
+        add(Finding("locks", f"A lock file was left behind: {path}.",
+                    "gitckpt doctor --fix removes it (no writer holds it).",
+                    repair=lambda path=path: path.unlink(missing_ok=True)))
 
 
-def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: bool, add,
+def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], add,
                  commits: set[ObjectId], damaged: set[str]) -> None:
     store = tl.store
     steps = {int(r[6:]): o for r, o in refs.items() if r.startswith("steps/") and r[6:].isdigit()}
     if "head" not in refs:
-        if not steps:
-            return
-        newest = max(steps)
-        f = Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
-                    f"gitckpt doctor --fix re-creates {head_ref(task)} at step {newest}.")
-        add(f)
-        if not fix:  # without a head there is no chain to follow: name the gaps in steps/
-            for n in sorted(set(range(newest + 1)) - set(steps)):
+        if steps:  # without a head there is no chain to follow: name the gaps in steps/
+            for n in sorted(set(range(max(steps) + 1)) - set(steps)):
                 add(Finding("steps", f"{step_ref(task, n)} is missing.",
                             "gitckpt doctor --fix re-creates head, then this ref."))
-            return
-        with store.lock():
-            store.create_ref(head_ref(task), steps[newest])
-        f.fixed = True
-        refs = {**refs, "head": steps[newest]}
+        return
     try:
         chain = tl.steps(task)
     except GitckptError as e:
@@ -171,16 +210,19 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], fix: boo
                         f"Remove the damaged file {store.location / step_ref(task, record.n)}, "
                         "then `gitckpt doctor --fix` re-creates the ref."))
         elif steps.get(record.n) is None:
-            f = Finding("steps", f"{step_ref(task, record.n)} is missing (a save was cut off).",
-                        "gitckpt doctor --fix (or the next save) re-creates it.")
-            if fix:
-                with store.lock():
-                    store.create_ref(step_ref(task, record.n), record.commit)
-                f.fixed = True
-            add(f)
+            add(Finding("steps", f"{step_ref(task, record.n)} is missing (a save was cut off).",
+                        "gitckpt doctor --fix (or the next save) re-creates it.",
+                        repair=_create(store, step_ref(task, record.n), record.commit)))
         elif steps[record.n] != record.commit:
             add(Finding("steps", f"{step_ref(task, record.n)} is not the step the head "
                         "chain holds.", "Compare them with git log; refs/ are never moved."))
+
+
+def _create(store, ref: str, oid: ObjectId) -> Callable[[], None]:
+    def repair() -> None:
+        with store.lock():
+            store.create_ref(ref, oid)
+    return repair
 
 
 def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
@@ -219,30 +261,10 @@ def _check_objects(store, commits: set[ObjectId], add) -> None:
                     "or a handoff package (gitckpt import)."))
 
 
-def _check_caches(store, fix: bool, add) -> None:
+def _check_caches(store, add) -> None:
     found = store.cache_problem()
     if found is not None:
         cache, problem = found
-        f = Finding("caches", f"The stat cache {cache} is unusable ({problem}).",
-                    "gitckpt doctor --fix deletes it; the next save reads every file again.")
-        if fix:
-            cache.unlink(missing_ok=True)
-            f.fixed = True
-        add(f)
-
-
-def _check_locks(store, fix: bool, add) -> None:
-    now = time.time()
-    refs_dir = getattr(store, "common_dir", getattr(store, "path", None))
-    if refs_dir is None:
-        return
-    for folder, _, files in os.walk(refs_dir / "refs" / "checkpoints"):
-        for name in files:
-            path = os.path.join(folder, name)
-            if name.endswith(".lock") and now - os.path.getmtime(path) > STALE_LOCK_SECONDS:
-                f = Finding("locks", f"A lock file was left behind: {path}.",
-                            "gitckpt doctor --fix removes it (no writer holds it).")
-                if fix:
-                    os.unlink(path)
-                    f.fixed = True
-                add(f)
+        add(Finding("caches", f"The stat cache {cache} is unusable ({problem}).",
+                    "gitckpt doctor --fix deletes it; the next save reads every file again.",
+                    repair=lambda: cache.unlink(missing_ok=True)))

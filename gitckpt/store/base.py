@@ -107,6 +107,34 @@ class Store(ABC):
         """The stat cache file of this workspace and why it cannot be used, or None."""
         return None
 
+    def prune(self, reachable: Callable[[], set[ObjectId]]) -> int | None:
+        """Delete the objects outside `reachable()` (called only by a store that prunes), and
+        anything derived from them (stat caches naming a deleted blob); the bytes freed, or
+        None for a store that leaves its garbage to its own tools (`git gc`). The caller
+        holds the lock."""
+        return None
+
+    def stale_locks(self, older_than: float) -> list[Path]:
+        """Ref lock files of the checkpoint refs that no writer has held for `older_than`
+        seconds (left by a killed process); removing them is safe."""
+        now = time.time()
+        found = []
+        for folder, _, files in os.walk(self.refs_folder / "refs" / "checkpoints"):
+            for name in files:
+                path = Path(folder) / name
+                try:
+                    old = now - path.stat().st_mtime > older_than
+                except OSError:
+                    continue  # gone meanwhile: nobody's left-over
+                if name.endswith(".lock") and old:
+                    found.append(path)
+        return sorted(found)
+
+    @property
+    @abstractmethod
+    def refs_folder(self) -> Path:
+        """The folder holding the store's loose refs (`refs/...`)."""
+
     def prefer_low_memory(self) -> None:  # noqa: B027 (optional hook, not abstract)
         """For long-running processes (the watcher): trade snapshot speed for memory."""
 

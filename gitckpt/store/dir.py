@@ -77,6 +77,24 @@ def read_pointer(path: Path) -> Path:
 class DirStore(Store):
     kind = "dir"
 
+    @property
+    def refs_folder(self) -> Path:
+        return self.path
+
+    def prune(self, reachable: Callable[[], set[ObjectId]]) -> int:
+        """Loose objects no ref reaches are deleted (this store has no gc); the stat caches,
+        which may name a deleted blob, go too, so the next snapshot reads the files again."""
+        keep = reachable()
+        freed = 0
+        for oid, path in self.loose_objects().items():
+            if oid not in keep:
+                freed += path.stat().st_size
+                path.unlink()
+        if freed:
+            for cache in self.path.glob("gitckpt/ws-*/cache"):
+                cache.unlink(missing_ok=True)
+        return freed
+
     def __init__(self, root: Path, path: Path, *, bare: bool = False) -> None:
         self.root = root
         self.path = path

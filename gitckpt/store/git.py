@@ -78,6 +78,10 @@ def open_git_store(root: Path) -> GitStore | None:
 class GitStore(Store):
     kind = "git"
 
+    @property
+    def refs_folder(self) -> Path:
+        return self.common_dir
+
     def __init__(self, root: Path, repo: pygit2.Repository, workdir: Path) -> None:
         self.repo = repo
         self.root = root
