@@ -29,8 +29,7 @@ from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
 from gitckpt.reach import reachable
 from gitckpt.store.base import NOTES_REF, Store
-from gitckpt.store.dir import CONFIG_TEXT, DirStore
-from gitckpt.store.dir_files import read_loose
+from gitckpt.store.package_store import PackageStore
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 
 FORMAT = 1
@@ -100,7 +99,7 @@ def _readable(root: Path) -> None:
 def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kinds, notes,
                    info, handoff: str) -> ExportResult:
     store = tl.store
-    pkg = DirStore(to, to / REPO, bare=True)
+    pkg = PackageStore(to, to / REPO)
     pkg.prepare()
     for oid in kinds:
         pkg.write_object(*store.read_object(oid))
@@ -110,7 +109,7 @@ def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kind
                          f"Notes of task {task}\n")
         for name, oid in sorted(refs.items()):
             pkg.create_ref(name, oid)
-    files = pkg.loose_objects()  # the timeline's objects and the notes'
+    files = pkg.object_ids()  # the timeline's objects and the notes'
     text = handoff.rstrip("\n") + "\n\n" + _instructions(task, final)
     data = text.encode("utf-8", "surrogateescape")  # file names need not be UTF-8
     (to / HANDOFF).write_bytes(data)
@@ -167,7 +166,8 @@ class _Checked:
 
     task: TaskId
     refs: dict[str, ObjectId]  # names relative to the task: head, steps/3, ...
-    objects: dict[ObjectId, Path]  # loose object files, each checked
+    pkg: PackageStore
+    objects: list[ObjectId]  # the objects the refs reach, each checked
     notes: dict[ObjectId, Note]
     steps: int
 
@@ -206,18 +206,8 @@ def check_package(path: Path) -> _Checked:
     handoff = (path / HANDOFF).read_bytes() if (path / HANDOFF).is_file() else b""
     if hashlib.sha256(handoff).hexdigest() != sums.get(HANDOFF):
         raise StoreCorrupt(f"{HANDOFF} does not match the manifest's checksum.", _BAD_PACKAGE)
-    pkg = DirStore(path, path / REPO, bare=True)
-    try:
-        config = (path / REPO / "config").read_bytes()
-    except OSError:
-        config = None
-    if config != CONFIG_TEXT.encode():
-        # git reads it: a pager, an alias or a filter there would run on `git log`
-        raise StoreCorrupt("The package's repository config is not the one gitckpt writes.",
-                           _BAD_PACKAGE)
-    if os.path.lexists(path / REPO / "objects" / "info" / "alternates"):
-        raise StoreCorrupt("The package's repository borrows objects from elsewhere "
-                           "(objects/info/alternates).", _BAD_PACKAGE)
+    pkg = PackageStore(path, path / REPO)
+    pkg.check_shape(_BAD_PACKAGE)
     prefix = f"{REF_ROOT}{task}/"
     found = pkg.list_refs("refs/")
     notes_head = found.pop(NOTES_REF, None)
@@ -230,19 +220,15 @@ def check_package(path: Path) -> _Checked:
         refs[rest] = oid
     if found != listed or "head" not in refs:
         raise StoreCorrupt("The package's refs do not match its manifest.", _BAD_PACKAGE)
-    files = pkg.loose_objects()
-    if (path / REPO / "objects" / "pack").is_dir() and any((path / REPO / "objects" / "pack")
-                                                           .iterdir()):
-        raise StoreCorrupt("The package holds packed objects.", _BAD_PACKAGE)
-    if _digest(list(files)) != sums.get("objects") or len(files) != manifest.get("objects"):
+    files = pkg.object_ids()
+    if _digest(files) != sums.get("objects") or len(files) != manifest.get("objects"):
         raise StoreCorrupt("The package's objects do not match its manifest.", _BAD_PACKAGE)
+
     def read(oid: ObjectId) -> tuple[str, bytes]:
-        if oid not in files:
-            raise StoreCorrupt(f"Object {oid} is missing from the package.", _BAD_PACKAGE)
-        return read_loose(files[oid], oid)  # checks that it hashes to its id
+        return pkg.read_checked(oid, _BAD_PACKAGE)  # checks that it hashes to its id
 
     kinds = reachable(read, list(refs.values()), check_names=True, hint=_BAD_PACKAGE)
-    for oid in files.keys() - kinds.keys():
+    for oid in set(files) - kinds.keys():
         read(oid)  # unreferenced objects are not copied, but must not be damaged either
     if notes_head is None:
         raise StoreCorrupt("The package has no notes.", _BAD_PACKAGE)
@@ -265,10 +251,10 @@ def check_package(path: Path) -> _Checked:
             raise StoreCorrupt(f"Commit {oid[:12]} of the package: {e.message}",
                                _BAD_PACKAGE) from e
     steps = notes[refs["head"]].step
-    return _Checked(task, refs, {o: files[o] for o in kinds}, notes, steps)
+    return _Checked(task, refs, pkg, list(kinds), notes, steps)
 
 
-def _note_from(pkg: DirStore, oid: ObjectId) -> str | None:
+def _note_from(pkg: PackageStore, oid: ObjectId) -> str | None:
     try:
         return pkg.read_note(oid)
     except StoreCorrupt as e:
@@ -297,9 +283,9 @@ def import_package(tl: Timeline, path: Path, as_id: str | None = None) -> Import
     store.prepare()
     with store.lock():
         new = 0
-        for oid, file in checked.objects.items():
+        for oid in checked.objects:
             if not store.has_object(oid):
-                store.write_object(*read_loose(file, oid))
+                store.write_object(*checked.pkg.read_checked(oid, _BAD_PACKAGE))
                 new += 1
         _write_notes(store, checked)
         written: list[tuple[str, ObjectId]] = []
