@@ -38,7 +38,6 @@ from gitckpt.mcp_schemas import (
 )
 from gitckpt.mcp_text import error_result, printable
 from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
-from gitckpt.notes import PlanItem
 
 log = logging.getLogger("gitckpt.mcp")
 
@@ -93,9 +92,9 @@ def build_server(root: str | None = None) -> MCPServer:
             root: Root = None, ctx: Context | None = None) -> InitOut:
         """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
         job of several steps. Next: ckpt_save after each step."""
-        items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
-                          exclude=exclude, plan=items, boundary=False, text=mcp_text.init)
+                          exclude=exclude, plan=[p.model_dump() for p in plan], boundary=False,
+                          text=mcp_text.init)
 
     @server.tool()
     async def ckpt_save(
@@ -121,14 +120,13 @@ def build_server(root: str | None = None) -> MCPServer:
         """Save a finished step: a commit of the workspace and what it meant. After every
         step you could report in one sentence. Decisions, gotchas and questions accumulate
         until answered or dropped."""
-        items = [PlanItem(p.item, p.status) for p in plan]
         return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
                           description=description, verified=verified,
                           commands=[c.model_dump(exclude_none=True) for c in commands],
                           files=[f.model_dump() for f in files],
                           open_questions=open_questions, answered=answered,
-                          decisions=decisions, gotchas=gotchas, drop=drop, plan=items,
-                          close=close, task=task, plan_new=[p.item for p in plan if p.add],
+                          decisions=decisions, gotchas=gotchas, drop=drop,
+                          plan=[p.model_dump() for p in plan], close=close, task=task,
                           text=mcp_text.save)
 
     @server.tool()

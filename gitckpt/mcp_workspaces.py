@@ -8,7 +8,6 @@ import os
 import threading
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from mcp.server.mcpserver import Context
@@ -16,9 +15,6 @@ from mcp.server.mcpserver import Context
 from gitckpt import service
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask, TaskClosed, WorkspaceError
 from gitckpt.watch import Settings
-
-if TYPE_CHECKING:
-    from gitckpt.store.state import StateDir
 
 log = logging.getLogger("gitckpt.mcp")
 BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
@@ -87,14 +83,12 @@ class Workspaces:
         """Start the watcher for `root` if it has an active task and none runs yet."""
         if root in self.watched or not Settings.from_env().enabled:
             return  # checked once per folder: no store is opened again on every call
-        try:
-            tl = service.open_timeline(root)
-            tl.resolve(None)
-        except GitckptError:
+        found = service.watchable(root)
+        if found is None:
             return
-        key = tl.store.root
+        key = found.key
         with self.lock:
-            self._log_to_store(tl.store.state)
+            self._log_to_store(found)
             if key in self.sessions:
                 self.watched.add(root)
                 return
@@ -109,18 +103,17 @@ class Workspaces:
         threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
         log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
 
-    def _log_to_store(self, state: StateDir) -> None:
-        state_dir = state.path
-        if state_dir in self.logged:
+    def _log_to_store(self, found: service.Watchable) -> None:
+        if found.state in self.logged:
             return
         try:
-            handler = logging.StreamHandler(state.open_log("mcp.log"))
+            handler = logging.StreamHandler(found.log("mcp.log"))
         except (OSError, GitckptError) as e:  # a symlink planted there is refused
-            log.warning("no log file in %s: %s", state_dir, getattr(e, "message", e))
+            log.warning("no log file in %s: %s", found.state, getattr(e, "message", e))
             return
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logging.getLogger("gitckpt").addHandler(handler)
-        self.logged.add(state_dir)
+        self.logged.add(found.state)
 
     def close(self) -> None:
         for session in self.sessions.values():

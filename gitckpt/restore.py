@@ -403,6 +403,16 @@ def count_files(read_tree: Callable[[ObjectId], list[TreeEntry]], tree: ObjectId
     return n
 
 
+def preview(tl: Timeline, target: Target, meta, paths: tuple[str, ...] = ()) -> Plan:
+    """The plan an apply would carry out now, computed without writing anything (a read-only
+    snapshot, no lock): what `apply` would do, obstacles included."""
+    store = tl.store
+    scope = tl.scope(meta)
+    live = store.snapshot(scope, update_cache=False)
+    with Workdir(str(store.root)) as wd:
+        return check_obstacles(plan_for(store, target, live, scope, paths), wd)
+
+
 _PLAN_ID = re.compile(r"[0-9a-f]{16}")
 
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitckpt import compress as compressing
 from gitckpt import doctor as checking
@@ -35,22 +35,30 @@ from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
 from gitckpt.values import Changes
 from gitckpt.watch import PollingSource, Settings, Source, WatchdogSource, Watcher, watch_enabled
-from gitckpt.workfs import Workdir
 
 if TYPE_CHECKING:
     from gitckpt.migrate import MigrateResult
 
 
-def _plan_items(plan: list[str | PlanItem] | None) -> tuple[list[PlanItem], frozenset[str]]:
-    """Plan items as the CLI gives them ("text=status", "+text" for a new item) or as
-    objects (MCP), and the texts said to be new."""
+PlanInput = str | dict | PlanItem
+
+
+def _plan_items(plan: list[PlanInput] | None) -> tuple[list[PlanItem], frozenset[str]]:
+    """Plan items, the one place they are read: as the CLI gives them ("text=status",
+    "+text" for a new item), as MCP gives them ({item, status?, add?}) or as PlanItems; and
+    the texts said to be new."""
     items, new = [], set()
     for p in plan or []:
-        if not isinstance(p, PlanItem):
+        if isinstance(p, dict):
+            fresh = bool(p.get("add"))
+            p = PlanItem(p["item"], p.get("status") or "pending")
+        elif isinstance(p, str):
             fresh = p.startswith("+")
             p = PlanItem.parse(p[1:] if fresh else p)
-            if fresh:
-                new.add(p.item)
+        else:
+            fresh = False
+        if fresh:
+            new.add(p.item)
         items.append(p)
     return items, frozenset(new)
 
@@ -94,7 +102,7 @@ class InitResult:
 
 
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
-         exclude: list[str] | None = None, plan: list[str | PlanItem] | None = None,
+         exclude: list[str] | None = None, plan: list[PlanInput] | None = None,
          store: str | None = None, clock: Clock = time.time) -> InitResult:
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
@@ -114,7 +122,7 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
          open_questions: list[str] | None = None, decisions: list[str] | None = None,
          gotchas: list[str] | None = None, answered: list[str] | None = None,
          drop: list[str] | None = None, commands: list[dict] | None = None,
-         files: list[dict] | None = None, plan: list[str | PlanItem] | None = None,
+         files: list[dict] | None = None, plan: list[PlanInput] | None = None,
          close: bool = False, task: str | None = None, plan_new: list[str] | None = None,
          clock: Clock = time.time) -> SaveResult:
     """Save a finished step of the active task (or `task`, without changing the active one).
@@ -332,11 +340,7 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         out = restoring.apply(tl, tgt, only, expect, confirm)
         plan = out.plan
     else:
-        scope = tl.scope(meta)
-        live = store.snapshot(scope, update_cache=False)
-        plan = restoring.plan_for(store, tgt, live, scope, only)
-        with Workdir(str(store.root)) as wd:
-            plan = restoring.check_obstacles(plan, wd)
+        plan = restoring.preview(tl, tgt, meta, only)
     text = None
     if patch:
         changed = tuple(a.name for a in plan.actions)
@@ -412,6 +416,27 @@ class RunResult:
     def to_dict(self) -> dict:
         return {"task": self.task, "command": self.command, "exit_code": self.exit_code,
                 "duration_s": self.duration_s, "tree": self.tree, "drift": self.drift}
+
+
+@dataclass(frozen=True)
+class Watchable:
+    """A workspace with an active task, as a long-running front end needs it: `key` names
+    its store's workspace (one watcher each), `log` opens a log file in its state folder."""
+
+    key: Path
+    state: Path
+    log: Callable[[str], Any]
+
+
+def watchable(root: str | Path) -> Watchable | None:
+    """The workspace a watcher for `root` would serve, or None without an active task."""
+    try:
+        tl = open_timeline(root)
+        tl.resolve(None)
+    except GitckptError:
+        return None
+    state = tl.store.state
+    return Watchable(tl.store.root, state.path, state.open_log)
 
 
 def run(root: str | Path, argv: list[str], *, task: str | None = None,
