@@ -33,7 +33,7 @@ from gitckpt.scope import CKPTIGNORE, Scope
 from gitckpt.store.base import Store
 from gitckpt.targets import Target
 from gitckpt.timeline import Timeline
-from gitckpt.values import POINTER, Snapshot
+from gitckpt.values import POINTER, RestoreMarker, Snapshot
 from gitckpt.workfs import Blocked, Missing, Workdir
 
 ACTIONS = ("create", "modify", "delete", "mode")
@@ -468,9 +468,9 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
 
 def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
     """Leave the marker of a restore in progress (written before the first file changes)."""
-    data = {"task": target.task, "target": target.commit, "label": target.label,
-            "safety": safety, "pid": os.getpid()}
+    marker = RestoreMarker(target.task, target.commit, target.label, safety)
     try:
+        data = {**marker.to_dict(), "pid": os.getpid()}
         tl.store.state.write(MARKER, json.dumps(data).encode())
     except OSError as e:
         raise StoreNotWritable(f"Cannot write {tl.store.state_dir / MARKER}: {e.strerror}.",
@@ -481,16 +481,13 @@ def _unmark(tl: Timeline) -> None:
     tl.store.state.remove(MARKER)
 
 
-def interrupted(tl: Timeline) -> dict | None:
+def interrupted(tl: Timeline) -> RestoreMarker | None:
     """The marker of a restore that did not finish, or None. A marker while the store lock
     is held may be a restore in progress; with the lock free, its apply is over."""
     try:
-        data = json.loads(tl.store.state.read(MARKER) or b"null")
-        safety = str(data["safety"])
-    except (OSError, ValueError, KeyError, TypeError, StoreCorrupt):
+        marker = RestoreMarker.from_dict(json.loads(tl.store.state.read(MARKER) or b"null"))
+    except (OSError, ValueError, StoreCorrupt):
         return None
-    if tl.store.lock_held_elsewhere():
+    if marker is None or tl.store.lock_held_elsewhere():
         return None
-    task = data.get("task")
-    return {"task": task if isinstance(task, str) else None, "target": data.get("target"),
-            "label": data.get("label"), "safety": safety}
+    return marker

@@ -208,9 +208,9 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     if stuck is not None:
         undo = VOICES[voice]["undo"]
         problems.append(
-            f"A restore to {stuck['label']} was interrupted; files may be half-restored. "
-            f"Undo it with {undo.format(id=stuck['safety'][:12])}, or finish it with "
-            f"{undo.format(id=str(stuck['target'])[:12])}.")
+            f"A restore to {stuck.label} was interrupted; files may be half-restored. "
+            f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
+            f"{undo.format(id=stuck.target[:12])}.")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "

@@ -62,3 +62,29 @@ class GitState:
 
     def to_dict(self) -> dict:
         return {"head": self.head, "branch": self.branch}
+
+
+@dataclass(frozen=True)
+class RestoreMarker:
+    """A restore in progress, left in the state folder before the first file changes and
+    removed after the last: if it outlives its apply, the files may be half-restored, and
+    restoring `safety` undoes what was done (restoring `target` finishes it)."""
+
+    task: str | None
+    target: str
+    label: str
+    safety: str
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "target": self.target, "label": self.label,
+                "safety": self.safety}
+
+    @classmethod
+    def from_dict(cls, data: object) -> RestoreMarker | None:
+        """The marker in `data` (read from a file: anything), or None if it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("safety"), str):
+            return None
+        task = data.get("task")
+        return cls(task if isinstance(task, str) else None, str(data.get("target") or ""),
+                   str(data.get("label") or "an earlier state"), data["safety"])
+
