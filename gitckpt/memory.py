@@ -176,9 +176,9 @@ def touched(steps: list[StepRecord], m: Memory, recent: int = 3) -> list[FileNot
     out = list(reversed(m.files))
     seen = {f.path for f in out}
     for s in reversed(steps[-recent:]):
-        for kind in ("modified", "added", "deleted"):
-            for path in s.note.changes.get(kind, []):
-                if path not in seen:
-                    out.append(FileNote(path, "", s.n))
-                    seen.add(path)
+        c = s.changed
+        for path in (*c.modified, *c.added, *c.deleted):
+            if path not in seen:
+                out.append(FileNote(path, "", s.n))
+                seen.add(path)
     return out

@@ -214,6 +214,14 @@ def _check_types(note: Note) -> None:
                  "then"):
         if not all(isinstance(v, str) for v in getattr(note, name)):
             raise TypeError(f"{name} holds a non-string")
+    for kind, paths in note.changes.items():
+        if kind not in ("added", "modified", "deleted") or not isinstance(paths, list) \
+                or not all(isinstance(p, str) for p in paths):
+            raise TypeError("changes holds a malformed entry")
+    for sk in note.skipped:
+        if not (isinstance(sk, dict) and isinstance(sk.get("path"), str)
+                and isinstance(sk.get("reason"), str)):
+            raise TypeError("skipped holds a malformed entry")
     for c in note.commands:
         if not (isinstance(c, dict) and isinstance(c.get("command"), str)
                 and isinstance(c.get("exit_code"), int) and isinstance(c.get("tree"), str)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, PlanItem
 from gitckpt.redact import clean
-from gitckpt.values import Changes
+from gitckpt.values import Changes, Skipped
 
 
 def rfc3339(t: float) -> str:
@@ -47,6 +47,19 @@ class StepRecord:
                 "decisions": n.decisions, "closed": n.closed, "changes": n.changes,
                 "trigger": n.trigger, "partial": n.partial, "target": n.target,
                 "safety": n.safety}
+
+    @property
+    def changed(self) -> Changes:
+        """What this commit changed against the one before it (its note's `changes`)."""
+        c = self.note.changes
+        return Changes(tuple(c.get("added", ())), tuple(c.get("modified", ())),
+                       tuple(c.get("deleted", ())))
+
+    @property
+    def left_out(self) -> tuple[Skipped, ...]:
+        """The files this commit's snapshot left out (its note's `skipped`)."""
+        return tuple(Skipped(s["path"], s["reason"], s.get("size"), s.get("mtime"))
+                     for s in self.note.skipped)
 
     @property
     def label(self) -> str:

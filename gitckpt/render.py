@@ -49,7 +49,7 @@ def render_log(r: service.LogResult) -> str:
     for s in reversed(r.steps):
         for d in reversed(r.drifts.get(s.n, [])):
             n = d.note
-            paths = sorted({p for v in n.changes.values() for p in v})
+            paths = d.changed.paths()
             shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
             what = n.title if n.kind == "restore" else (
                 f"drift ({n.trigger}{', partial' if n.partial else ''})")

@@ -144,9 +144,7 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
     only = tuple(os.fsencode(p) for p in paths)
     left_out = {os.fsencode(s.path): s.reason for s in live.skipped}
     kept = [(s.path, s.reason) for s in live.skipped if in_filter(os.fsencode(s.path), only)]
-    skipped_then = {os.fsencode(s["path"]): s["reason"] for s in target.record.note.skipped
-                    if isinstance(s, dict) and isinstance(s.get("path"), str)
-                    and isinstance(s.get("reason"), str)}
+    skipped_then = {os.fsencode(s.path): s.reason for s in target.record.left_out}
     unrestorable = [(os.fsdecode(p), r) for p, r in skipped_then.items() if in_filter(p, only)]
     actions: list[Action] = []
     nested: list[bytes] = []  # nested repositories in the workspace: never written into

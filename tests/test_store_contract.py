@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import filelock
 import pytest
 from conftest import git
 
-from gitckpt.errors import RefMoved, StoreCorrupt
-from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, hash_object
+from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt
+from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, encode_commit, encode_tree, hash_object
 from gitckpt.scope import Scope
 from gitckpt.store import open_store
-from gitckpt.store.base import Store
+from gitckpt.store.base import NOTES_REF, Store
+from gitckpt.store.dir import CONFIG_TEXT, DirStore
+from gitckpt.store.package_store import PackageStore
 
 
 def git_store(root: Path) -> Store:
