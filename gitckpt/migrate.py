@@ -25,6 +25,7 @@ from gitckpt.errors import InvalidArgument
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PLAN_STATUSES, Note, PlanItem
 from gitckpt.objects import EMPTY_TREE, Mode, apply_changes
+from gitckpt.paths import WorkPath
 from gitckpt.records import parse_time, rfc3339
 from gitckpt.sensitive import classify, content_sensitive
 from gitckpt.step_input import prepare
@@ -89,11 +90,11 @@ def _texts(value: Any, where: Path, name: str) -> list[str]:
 def _path(rel: Any, where: Path) -> str:
     """A workspace-relative path of a source, refused if it could leave the workspace or
     name git's own folder."""
-    parts = rel.split("/") if isinstance(rel, str) else []
-    if not parts or "\0" in rel or rel.startswith("/") or any(
-            p in ("", ".", "..") or p.casefold() == ".git" for p in parts):
-        raise _Bad(where, f"holds the path {str(rel)[:80]!r}, which is not inside a workspace")
-    return rel
+    try:
+        return WorkPath(rel)
+    except InvalidArgument:
+        raise _Bad(where, f"holds the path {str(rel)[:80]!r}, which is not inside a "
+                   "workspace") from None
 
 
 # -- claude-checkpoint-mcp --------------------------------------------------------------------

@@ -27,6 +27,7 @@ from gitckpt.errors import (
 )
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, TreeEntry, UnsafeTree, apply_changes, diff_entries, in_filter
+from gitckpt.paths import normalize_paths  # noqa: F401 (re-exported)
 from gitckpt.records import StepRecord
 from gitckpt.rules import IgnoreRules, tree_ckptignore, tree_loader
 from gitckpt.scope import CKPTIGNORE, Scope
@@ -42,7 +43,6 @@ MARKER = "restore.json"
 # half of the in-scope files, runs only when confirmed: a store found for the wrong folder once
 # restored all of /tmp.
 CONFIRM_OVER = 500
-MAX_PATHS = 1000  # path filters one command takes
 CONFIRM_FLOOR = 20
 
 
@@ -99,31 +99,6 @@ class Plan:
         out["unrestorable"] = [{"path": p, "reason": r} for p, r in self.unrestorable]
         out["kept"] = [{"path": p, "reason": r} for p, r in self.kept]
         return out
-
-
-def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
-                    cwd: str | None = None) -> tuple[str, ...]:
-    """Workspace-relative path filters, cleaned; InvalidArgument for any outside the root.
-
-    With `cwd`, relative paths are taken from that folder (as a shell user means them) and
-    `root` is the workspace root; otherwise they are relative to the root already."""
-    if len(paths) > MAX_PATHS:
-        raise InvalidArgument(f"{len(paths):,} paths were given; the limit is {MAX_PATHS:,}.",
-                              "Give their folders instead.")
-    out = []
-    for raw in paths:
-        p = raw.replace("\\", "/").strip()
-        if cwd is not None and root is not None and p:
-            full = os.path.normpath(os.path.join(os.path.realpath(cwd), p))
-            p = os.path.relpath(full, root).replace(os.sep, "/")
-        if not p or p.startswith("/") or ".." in p.split("/"):
-            raise InvalidArgument(f"Path {raw!r} is not inside the workspace.",
-                                  "Give paths inside the workspace, without '..'.")
-        p = "/".join(part for part in p.split("/") if part not in ("", "."))
-        if not p:
-            return ()  # the root: everything
-        out.append(p)
-    return tuple(sorted(set(out)))
 
 
 def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],

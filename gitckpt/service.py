@@ -29,6 +29,7 @@ from gitckpt.memory import Check, CommandRun, FileNote, Memory, checks, recall, 
 from gitckpt.notes import PlanItem
 from gitckpt.package import ExportResult, ImportResult
 from gitckpt.patch import FileDiff, file_diffs, unified
+from gitckpt.paths import normalize_paths
 from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
 from gitckpt.store import open_store
 from gitckpt.targets import LIVE, resolve_target
@@ -332,7 +333,7 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     (PlanChanged, carrying the new plan). An apply that deletes or rewrites many files (see
     `restoring.needs_confirmation`) needs `confirm`."""
     tl = open_timeline(root)
-    only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
+    only = normalize_paths(paths, str(tl.store.root), cwd)
     tgt = resolve_target(tl, target, task)
     _, meta = tl.open_task(tgt.task)  # closed tasks and other workspaces' are refused
     store = tl.store
@@ -374,7 +375,7 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
          task: str | None = None, cwd: str | None = None) -> DiffResult:
     """What changed from `base` to `target` (each a step, commit prefix, ref, or `live`)."""
     tl = open_timeline(root)
-    only = restoring.normalize_paths(paths, str(tl.store.root), cwd)
+    only = normalize_paths(paths, str(tl.store.root), cwd)
 
     def side(spec: str) -> tuple[ObjectId, dict]:
         if spec.strip().lower() == LIVE:
@@ -523,7 +524,7 @@ def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | N
     from gitckpt.scope import Scope
 
     tl = open_timeline(root)
-    only = [q for p in paths for q in restoring.normalize_paths([p], str(tl.store.root), cwd)
+    only = [q for p in paths for q in normalize_paths([p], str(tl.store.root), cwd)
             or ("",)]  # in the order given; "" is the root itself
     try:
         sc = tl.scope(tl.meta(tl.resolve(task)))

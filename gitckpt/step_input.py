@@ -12,6 +12,7 @@ from typing import Any
 from gitckpt import limits
 from gitckpt.errors import InvalidArgument
 from gitckpt.notes import PlanItem
+from gitckpt.paths import normalize_paths
 from gitckpt.redact import clean, redact
 
 LISTS = ("verified", "open_questions", "decisions", "gotchas", "answered", "dropped", "then")
@@ -134,8 +135,6 @@ def _command(c: dict) -> dict[str, Any]:
 
 def _file(f: dict) -> dict[str, str]:
     """{path, note}: the path inside the workspace, cleaned like a restore's path filter."""
-    from gitckpt.restore import normalize_paths
-
     if not isinstance(f, dict) or not isinstance(f.get("path"), str) \
             or not isinstance(f.get("note", ""), str) or set(f) - {"path", "note"}:
         raise InvalidArgument("A file note is {path, note}.",

@@ -157,3 +157,18 @@ def test_patches_cut_lines_as_git_does_and_apply(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "apply", "p.patch"], check=True)
     assert (tmp_path / "f.txt").read_bytes() == b
+
+
+def test_a_workspace_path_cannot_leave_the_workspace_or_name_git():
+    import pytest
+
+    from gitckpt.errors import InvalidArgument
+    from gitckpt.paths import WorkPath, normalize_paths
+
+    assert WorkPath("./src//a.py/") == "src/a.py" and WorkPath("a b/ c") == "a b/ c"
+    for bad in ("", "/etc/passwd", "../x", "a/../../x", ".git", "sub/.GIT/config", "a\0b",
+                ".", "./"):
+        with pytest.raises(InvalidArgument, match="not inside the workspace"):
+            WorkPath(bad)
+    assert normalize_paths(["src\\a.py", " b ", "src/a.py"]) == ("b", "src/a.py")
+    assert normalize_paths(["a", "."]) == ()  # the root: everything
