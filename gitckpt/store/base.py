@@ -1,4 +1,6 @@
-"""The store interface every backend implements; its docstrings are the checked contract."""
+"""The store interface: a Backend (objects, refs, notes, lock, state) and the WorkingCopy it
+checkpoints (snapshot, checkout, ignore rules), which every store implements; the
+docstrings are the contract tests/test_store_contract.py checks on each store."""
 
 from __future__ import annotations
 
@@ -33,8 +35,9 @@ def lock_timeout() -> float:
     return timeout if math.isfinite(timeout) and timeout >= 0 else DEFAULT_LOCK_TIMEOUT
 
 
-class Store(ABC):
-    """Where one workspace's checkpoints live: objects, refs, notes, and the live snapshot.
+class Backend(ABC):
+    """Where checkpoints are kept: objects, refs with compare-and-swap, notes, the lock, and
+    the small state files of its workspaces.
 
     Reads never take the lock and may run concurrently with a writer. Every write of refs or
     notes happens inside `with store.lock():`; objects may be written without it (they are
@@ -42,8 +45,6 @@ class Store(ABC):
     """
 
     kind: str
-    #: The workspace root: an absolute, resolved directory.
-    root: Path
     #: How tasks record which workspace of the store they belong to.
     workspace: str
     #: Private state of this workspace in this store (active task, stat cache, restore marker,
@@ -60,9 +61,6 @@ class Store(ABC):
     #: Earlier `workspace` values of this workspace (a plain folder moved or copied and then
     #: adopted): tasks recorded under them are this workspace's tasks.
     aliases: tuple[str, ...] = ()
-    #: Workspace-relative folders that belong to the store itself (never snapshotted, never
-    #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
-    private: tuple[str, ...] = ()
 
     @contextmanager
     def lock(self, timeout: float | None = None) -> Iterator[None]:
@@ -99,14 +97,6 @@ class Store(ABC):
         """The folders that hold only gitckpt's files (no symlink belongs in them)."""
         return [self.shared.path, self.state.path]
 
-    def workspace_path(self, workspace: str) -> Path:
-        """The folder a task's recorded `workspace` names."""
-        return Path(workspace)
-
-    def cache_problem(self) -> tuple[Path, str] | None:
-        """The stat cache file of this workspace and why it cannot be used, or None."""
-        return None
-
     def prune(self, reachable: Callable[[], set[ObjectId]]) -> int | None:
         """Delete the objects outside `reachable()` (called only by a store that prunes), and
         anything derived from them (stat caches naming a deleted blob); the bytes freed, or
@@ -134,9 +124,6 @@ class Store(ABC):
     @abstractmethod
     def refs_folder(self) -> Path:
         """The folder holding the store's loose refs (`refs/...`)."""
-
-    def prefer_low_memory(self) -> None:  # noqa: B027 (optional hook, not abstract)
-        """For long-running processes (the watcher): trade snapshot speed for memory."""
 
     def lock_held_elsewhere(self) -> bool:
         """True if another writer holds the lock right now (a probe that never waits)."""
@@ -178,11 +165,6 @@ class Store(ABC):
     @abstractmethod
     def read_commit(self, oid: ObjectId) -> Commit:
         """Commit `oid`; StoreCorrupt if it is missing or not a commit."""
-
-    def checkout_blob(self, oid: ObjectId, path: str) -> bytes:
-        """The bytes blob `oid` has on disk at workspace path `path`: the blob itself, or in
-        a git store with content filters (line endings) as git would check it out."""
-        return self.read_blob(oid)
 
     @abstractmethod
     def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
@@ -293,18 +275,6 @@ class Store(ABC):
         self.cas_ref(NOTES_REF, commit, head)
         self.__dict__["_notes"] = (commit, root)  # the next read need not fetch it again
 
-    # -- the workspace ------------------------------------------------------------------------
-
-    @abstractmethod
-    def snapshot(self, scope: Scope, *, update_cache: bool = True) -> Snapshot:
-        """Write the tree of the in-scope workspace now and return it.
-
-        Left-out files are never read; those that exist and are sensitive, too large,
-        unreadable or unsupported nested repositories are listed in `skipped`. With
-        `update_cache=False` the stat cache is left as it is (for read-only callers, who hold no
-        lock); objects may still be written. The caller holds the lock when `update_cache`.
-        """
-
     def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
         """Paths added, modified (content, mode or type) and deleted from tree `old` to `new`.
 
@@ -320,6 +290,28 @@ class Store(ABC):
 
     def prepare(self) -> None:  # noqa: B027 (optional hook, not abstract)
         """Create what the store needs before its first write (a no-op where it exists)."""
+
+
+class WorkingCopy(ABC):
+    """The workspace a backend checkpoints: how its files become a tree (snapshot), how a
+    blob goes back to disk, which paths its own rules leave out, and the user's repository
+    around it (git stores)."""
+
+    #: The workspace root: an absolute, resolved directory.
+    root: Path
+    #: Workspace-relative folders that belong to the store itself (never snapshotted, never
+    #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
+    private: tuple[str, ...] = ()
+
+    @abstractmethod
+    def snapshot(self, scope: Scope, *, update_cache: bool = True) -> Snapshot:
+        """Write the tree of the in-scope workspace now and return it.
+
+        Left-out files are never read; those that exist and are sensitive, too large,
+        unreadable or unsupported nested repositories are listed in `skipped`. With
+        `update_cache=False` the stat cache is left as it is (for read-only callers, who hold no
+        lock); objects may still be written. The caller holds the lock when `update_cache`.
+        """
 
     #: Ignore patterns the store's scanner applies on top of `.gitignore` files.
     builtin: tuple[str, ...] = ()
@@ -338,3 +330,25 @@ class Store(ABC):
         `commits_since` (on HEAD, not in `then`) and `head_reachable` (`then` is still in
         HEAD's history; False after a rebase or reset). None for stores without one."""
         return None
+
+    def checkout_blob(self, oid: ObjectId, path: str) -> bytes:
+        """The bytes blob `oid` has on disk at workspace path `path`: the blob itself, or in
+        a git store with content filters (line endings) as git would check it out."""
+        return self.read_blob(oid)
+
+    def workspace_path(self, workspace: str) -> Path:
+        """The folder a task's recorded `workspace` names."""
+        return Path(workspace)
+
+    def cache_problem(self) -> tuple[Path, str] | None:
+        """The stat cache file of this workspace and why it cannot be used, or None."""
+        return None
+
+    def prefer_low_memory(self) -> None:  # noqa: B027 (optional hook, not abstract)
+        """For long-running processes (the watcher): trade snapshot speed for memory."""
+
+
+class Store(Backend, WorkingCopy):
+    """One workspace's checkpoints: a backend with the working copy it records. Modules
+    above `store/` use only this interface; none of them tests which kind of store it is
+    or reaches into its files."""
