@@ -84,6 +84,7 @@ class DirStore(Store):
     def prune(self, reachable: Callable[[], set[ObjectId]]) -> int:
         """Loose objects no ref reaches are deleted (this store has no gc); the stat caches,
         which may name a deleted blob, go too, so the next snapshot reads the files again."""
+        self.flush()  # objects written but not yet in place are pruned like the others
         keep = reachable()
         freed = 0
         for oid, path in self.loose_objects().items():
@@ -369,7 +370,7 @@ class DirStore(Store):
         except OSError as e:
             raise StoreCorrupt(f"Cannot read {name} in {self.path}: {e.strerror}",
                                CHECK_STORE) from e
-        if len(text) != 40:
+        if len(text) != 40 or text.strip("0123456789abcdef"):
             raise StoreCorrupt(f"{name} in {self.path} is damaged", CHECK_STORE)
         return ObjectId(text)
 
@@ -445,6 +446,7 @@ class DirStore(Store):
                 folder.rmdir()
             except OSError:
                 break
+            self._checked.discard(folder)  # a later ref there makes it again
 
     def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
         current = self.get_ref(name)

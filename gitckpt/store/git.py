@@ -257,14 +257,21 @@ class GitStore(Store):
                 raise StoreCorrupt(f"Cannot list the refs: {e}",
                                    "Check the repository with `git fsck`.") from e
             damaged.append(f"{prefix}* ({e})")
-        if damaged is not None:  # libgit2 passes over a loose ref it cannot parse: find them
-            top = self.common_dir / "refs"
-            for folder, _, files in os.walk(top):
-                for f in files:
-                    name = "refs/" + Path(folder, f).relative_to(top).as_posix()
-                    if (name.startswith(prefix) and name not in out
-                            and not f.endswith(".lock")):
-                        damaged.append(name)
+        # libgit2 passes over a loose ref it cannot parse: find them under the prefix's folder
+        broken = []
+        base = prefix.rpartition("/")[0]
+        top = self.common_dir / base if base.startswith("refs") else self.common_dir / "refs"
+        for folder, _, files in os.walk(top):
+            for f in files:
+                name = Path(folder, f).relative_to(self.common_dir).as_posix()
+                if name.startswith(prefix) and name not in out and not f.endswith(".lock"):
+                    broken.append(name)
+        if broken and damaged is None:
+            raise StoreCorrupt(f"The ref {broken[0]} cannot be read (damaged).",
+                               "Check the repository with `git fsck`; `gitckpt doctor` names "
+                               "the step it should hold.")
+        if damaged is not None:
+            damaged += broken
         return out
 
     def _clear_stale_lock(self, name: str) -> None:

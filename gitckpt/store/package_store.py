@@ -42,8 +42,13 @@ class PackageStore(DirStore):
         return list(self.loose_objects())
 
     def read_checked(self, oid: ObjectId, bad: str) -> tuple[str, bytes]:
-        """(kind, body) of object `oid`, checked to hash to its id; StoreCorrupt if missing."""
-        files = self.__dict__.setdefault("_files", self.loose_objects())
-        if oid not in files:
+        """(kind, body) of object `oid`, checked to hash to its id; StoreCorrupt with hint
+        `bad` if it is missing or damaged."""
+        self.flush()
+        path = self._object_path(oid)
+        if not path.is_file():
             raise StoreCorrupt(f"Object {oid} is missing from the package.", bad)
-        return read_loose(files[oid], oid)
+        try:
+            return read_loose(path, oid)
+        except StoreCorrupt as e:
+            raise StoreCorrupt(e.message, bad) from e
