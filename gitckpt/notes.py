@@ -214,6 +214,9 @@ def _check_types(note: Note) -> None:
                  "then"):
         if not all(isinstance(v, str) for v in getattr(note, name)):
             raise TypeError(f"{name} holds a non-string")
+    if note.git is not None and not (isinstance(note.git, dict) and all(
+            isinstance(note.git.get(k), str | None) for k in ("head", "branch"))):
+        raise TypeError("git is not {head, branch}")
     for kind, paths in note.changes.items():
         if kind not in ("added", "modified", "deleted") or not isinstance(paths, list) \
                 or not all(isinstance(p, str) for p in paths):

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, PlanItem
 from gitckpt.redact import clean
-from gitckpt.values import Changes, Skipped
+from gitckpt.values import Changes, GitState, Skipped
 
 
 def rfc3339(t: float) -> str:
@@ -60,6 +60,12 @@ class StepRecord:
         """The files this commit's snapshot left out (its note's `skipped`)."""
         return tuple(Skipped(s["path"], s["reason"], s.get("size"), s.get("mtime"))
                      for s in self.note.skipped)
+
+    @property
+    def git_then(self) -> GitState | None:
+        """Where the user's repository stood when this commit was made (git stores)."""
+        g = self.note.git
+        return GitState(g.get("head"), g.get("branch")) if g else None
 
     @property
     def label(self) -> str:

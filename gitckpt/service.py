@@ -216,9 +216,10 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
                         "next save re-creates them.")
-    git = tl.store.git_since((info.head.note.git or {}).get("head"))
+    then = info.head.git_then
+    git = tl.store.git_since(then.head if then else None)
     if git is not None:
-        git["at_step"] = info.head.note.git
+        git["at_step"] = then.to_dict() if then else None
     watch = "on" if watch_enabled() else "off"
     facts = Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                     bound, files)
@@ -547,17 +548,10 @@ class AdoptResult:
 def adopt(root: str | Path) -> AdoptResult:
     """Record this folder as the workspace of its own plain-folder store after the folder was
     moved or copied: the store's tasks of the old path become this folder's."""
-    from gitckpt.store import POINTER
-    from gitckpt.store.dir import DirStore
-
     store = open_store(root, ancestors_too=False, adopt=True)
-    if not isinstance(store, DirStore) or store.path != store.root / POINTER:
-        raise InvalidArgument(f"{store.root} has no .gitckpt store of its own to adopt.",
-                              "adopt is for a plain folder whose .gitckpt was made elsewhere "
-                              "(a moved or copied folder); git repositories need nothing.")
     with store.lock():
         earlier = store.adopt()
-    return AdoptResult(str(store.root), str(store.path), earlier)
+    return AdoptResult(str(store.root), str(store.location), earlier)
 
 
 def switch(root: str | Path, task: str) -> TaskInfo:

@@ -129,12 +129,18 @@ tc.save(ws, "done", close=True)
                    env=env, capture_output=True)
 
 
-def test_a_task_checkpoint_store_becomes_tasks_with_their_steps_and_files(ws, tmp_path):
+@pytest.fixture
+def tc_store(tmp_path) -> Path:
+    """A store the real task-checkpoint-mcp made (see _tc_store)."""
     pytest.importorskip("tc")
     source = tmp_path / "tc-ws"
     source.mkdir()
-    store = tmp_path / "tc-store"
-    _tc_store(source, store)
+    _tc_store(source, tmp_path / "tc-store")
+    return tmp_path / "tc-store"
+
+
+def test_a_task_checkpoint_store_becomes_tasks_with_their_steps_and_files(ws, tc_store):
+    store = tc_store
     r = run_cli("-C", str(ws.root), "--json", "import", "--from", "task-checkpoint", str(store))
     assert r.code == 0, r.err
     result = json.loads(r.out)
@@ -176,12 +182,9 @@ def test_a_task_checkpoint_store_becomes_tasks_with_their_steps_and_files(ws, tm
     assert not (ws.root / ".env").exists()
 
 
-def test_a_damaged_task_checkpoint_store_is_refused_and_nothing_is_written(ws, tmp_path):
-    pytest.importorskip("tc")
-    source = tmp_path / "tc-ws"
-    source.mkdir()
-    store = tmp_path / "tc-store"
-    _tc_store(source, store)
+def test_a_damaged_task_checkpoint_store_is_refused_and_nothing_is_written(ws, tc_store,
+                                                                            tmp_path):
+    store = tc_store
     payload = next(p for p in (store / "payload").rglob("*") if p.is_file())
     payload.write_bytes(b"tampered")
     with pytest.raises(InvalidArgument, match="missing or damaged"):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import filelock
 
-from gitckpt.errors import StoreBusy, StoreCorrupt, StoreNotWritable
+from gitckpt.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
@@ -96,6 +96,15 @@ class Backend(ABC):
     def own_folders(self) -> list[Path]:
         """The folders that hold only gitckpt's files (no symlink belongs in them)."""
         return [self.shared.path, self.state.path]
+
+    def adopt(self) -> list[str]:
+        """Record this workspace as the store's own after the folder was moved or copied
+        (the tasks of its earlier path become its tasks); the earlier paths. InvalidArgument
+        for a store that has nothing to adopt (a git repository, a store shared through a
+        pointer file). The caller holds the lock."""
+        raise InvalidArgument(f"{self.location} has no .gitckpt store of its own to adopt.",
+                              "adopt is for a plain folder whose .gitckpt was made elsewhere "
+                              "(a moved or copied folder); git repositories need nothing.")
 
     def prune(self, reachable: Callable[[], set[ObjectId]]) -> int | None:
         """Delete the objects outside `reachable()` (called only by a store that prunes), and

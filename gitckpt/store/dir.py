@@ -228,6 +228,8 @@ class DirStore(Store):
         """Record this folder as a workspace of the store (after the folder was moved or
         copied here): tasks of recorded workspaces that no longer use this store become
         tasks of this one. Returns those earlier paths. The caller holds the lock."""
+        if self.path != self.root / POINTER:
+            return super().adopt()  # shared through a pointer: not this folder's own
         found = self.recorded() or {}
         # The folder this store came from: gone (moved), or holding a store folder of its
         # own (copied). A folder that shares the store through a pointer is another
