@@ -191,8 +191,8 @@ def test_stat_cache_reads_only_what_changed(tmp_path, monkeypatch):
         os.utime(p, (old, old), follow_symlinks=False)
     tree_of(root)
     reads = []
-    real = snapshot._read
-    monkeypatch.setattr(snapshot, "_read", lambda p: reads.append(p) or real(p))
+    real = snapshot.read_regular
+    monkeypatch.setattr(snapshot, "read_regular", lambda p: reads.append(p) or real(p))
     tree_of(root)
     assert reads == []
     (root / "f7.txt").write_text("seven\n")

@@ -148,6 +148,7 @@ def test_a_thirty_step_session_with_shell_edits_a_crash_and_a_restore(ws):
     where = {k: next(n for n, line in enumerate(lines) if k in line)
              for k in ("M src/m3.py", "D src/m2.py", "A hand.txt", "tests/fixtures/: 12 added")}
     assert max(where["M src/m3.py"], where["D src/m2.py"]) < where["A hand.txt"]
+    assert where["A hand.txt"] < where["tests/fixtures/: 12 added"]  # hand-made first
 
     log_text, log = out["log"]
     assert [s["step"] for s in log["steps"]] == list(range(21, 31)) and log["more"] == 21

@@ -567,14 +567,14 @@ def test_a_file_that_vanishes_mid_scan_is_not_fatal(ws, monkeypatch):
     gone.write_text("here for a moment\n")
     import gitckpt.store.dir_scan as snapshot
 
-    real = snapshot._read
+    real = snapshot.read_regular
 
     def vanish(path, *a, **k):
         if os.fspath(path).endswith("gone.txt"):
             os.unlink(path)
         return real(path, *a, **k)
 
-    monkeypatch.setattr(snapshot, "_read", vanish)
+    monkeypatch.setattr(snapshot, "read_regular", vanish)
     r = service.save(ws.root, "s1")
     assert r.step == 1
 

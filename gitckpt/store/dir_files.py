@@ -100,3 +100,11 @@ def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
     return kind, body
 
 
+def read_regular(path: str) -> bytes:
+    """A regular file's bytes, never through a link or into a fifo swapped in since the stat
+    (OSError otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileNotFoundError(path)
+        return f.read()

@@ -29,6 +29,7 @@ from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.rules import decide
 from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.sensitive import content_sensitive
+from gitckpt.store.dir_files import read_regular
 from gitckpt.store.state import StateDir
 from gitckpt.values import POINTER, Skipped
 
@@ -381,7 +382,8 @@ class DirScanner:
     def _blob(self, w: _Walk, path: str, rel: str, st: os.stat_result) -> bytes | None:
         """Read, hash and store one file or link; None if it is gone or unreadable."""
         try:
-            data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else _read(path)
+            data = (os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode)
+                    else read_regular(path))
         except FileNotFoundError:
             return None
         except OSError:
@@ -398,13 +400,6 @@ class DirScanner:
         return bytes.fromhex(oid)
 
 
-def _read(path: str) -> bytes:
-    """A regular file's bytes: never through a link or into a fifo swapped in since the stat."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileNotFoundError(path)
-        return f.read()
 
 
 def _gitignore(path: str) -> IgnoreFile | None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 
 import pygit2
 
 from gitckpt.scope import Scope
+from gitckpt.store.dir_files import read_regular  # noqa: F401 (the one reader of files)
 from gitckpt.store.libgit2 import add_entry
 from gitckpt.values import Skipped
 
@@ -69,11 +69,3 @@ def lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def read_regular(path: str) -> bytes:
-    """A regular file's bytes, never through a link or into a fifo swapped in since the stat
-    (OSError otherwise)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileNotFoundError(path)
-        return f.read()
