@@ -1,7 +1,7 @@
 """The one API both front ends call: each function opens the workspace, acts, returns a result.
 
-Results are plain dataclasses with `to_dict()`; the CLI's `--json` output and the MCP tools'
-structured content are that dict. Nothing here prints.
+Results are the dataclasses of results.py, each with `to_dict()`; the CLI's `--json` output
+and the MCP tools' structured content are that dict. Nothing here prints.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitckpt import compress as compressing
 from gitckpt import doctor as checking
@@ -25,16 +25,27 @@ from gitckpt.doctor import DoctorResult
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
 from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId
-from gitckpt.memory import Check, CommandRun, FileNote, Memory, checks, recall, touched
+from gitckpt.memory import CommandRun, checks, recall, touched
 from gitckpt.notes import PlanItem
 from gitckpt.package import ExportResult, ImportResult
-from gitckpt.patch import FileDiff, file_diffs, unified
+from gitckpt.patch import file_diffs, unified
 from gitckpt.paths import normalize_paths
-from gitckpt.records import DriftResult, SaveResult, StepRecord, TaskInfo
+from gitckpt.records import DriftResult, SaveResult, TaskInfo
+from gitckpt.results import (
+    AdoptResult,
+    DiffResult,
+    InitResult,
+    LogResult,
+    RestoreResult,
+    ResumeResult,
+    RunResult,
+    ScopeResult,
+    TasksResult,
+    Watchable,
+)
 from gitckpt.store import open_store
 from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
-from gitckpt.values import Changes
 from gitckpt.watch import PollingSource, Settings, Source, WatchdogSource, Watcher, watch_enabled
 
 if TYPE_CHECKING:
@@ -87,21 +98,6 @@ def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None 
     return tl
 
 
-@dataclass(frozen=True)
-class InitResult:
-    save: SaveResult
-    name: str
-    goal: str
-    store: str
-    suspended: str | None = None  # the task that was active before, now suspended
-
-    def to_dict(self) -> dict:
-        d = self.save.to_dict()
-        d.update(name=self.name, goal=self.goal, store=self.store, active=True,
-                 suspended=self.suspended)
-        return d
-
-
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
          exclude: list[str] | None = None, plan: list[PlanInput] | None = None,
          store: str | None = None, clock: Clock = time.time) -> InitResult:
@@ -140,43 +136,6 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
                               dropped=drop, plan=items, plan_new=new | set(plan_new or ()),
                               commands=commands, files=files)
     return tl.save(spec, close=close, task=task)
-
-
-@dataclass(frozen=True)
-class ResumeResult:
-    info: TaskInfo
-    steps: list[StepRecord]
-    drifts: list[StepRecord]  # after the newest step, oldest first
-    unsaved: Changes | None  # since the tip (not captured by any commit yet)
-    since_step: Changes | None  # since the newest step (drifts and unsaved together)
-    git: dict | None
-    watch: str
-    problems: list[str]
-    text: str
-    memory: Memory
-    checks: list[Check]
-    files: list[FileNote]
-
-    def to_dict(self) -> dict:
-        head = self.info.head.note
-        m = self.memory
-        return {
-            "found": True,
-            "task": self.info.id, "name": self.info.meta.name, "goal": self.info.meta.goal,
-            "constraints": self.info.meta.constraints, "status": self.info.status,
-            "step": self.info.head.n, "title": head.title, "conclusion": head.conclusion,
-            "next": head.next, "then": head.then,
-            "open_questions": [e.text for e in m.questions],
-            "decisions": [e.text for e in m.decisions], "gotchas": [e.text for e in m.gotchas],
-            "checks": [c.to_dict() for c in self.checks],
-            "files": [f.to_dict() for f in self.files], "memory": m.to_dict(),
-            "plan": [vars(p) for p in head.plan],
-            "recent": [s.to_dict() for s in self.steps[::-1][:5]],
-            "drifts": [d.to_dict() for d in self.drifts],
-            "unsaved": self.unsaved.to_dict() if self.unsaved is not None else None,
-            "since_step": self.since_step.to_dict() if self.since_step is not None else None,
-            "git": self.git, "watch": self.watch, "problems": self.problems, "text": self.text,
-        }
 
 
 def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
@@ -228,31 +187,6 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
                         memory, bound, files)
 
 
-@dataclass(frozen=True)
-class LogResult:
-    """A page of a task's timeline: `steps` (oldest first) and the drifts after each; `more`
-    older steps are not shown (`before=steps[0].n` pages on)."""
-
-    info: TaskInfo
-    steps: list[StepRecord]
-    drifts: dict[int, list[StepRecord]]  # step n -> the drifts after it, oldest first
-    more: int = 0
-    full: bool = False  # one step asked for by number: the text shows all of it
-
-    def timeline(self) -> list[StepRecord]:
-        """Steps and drifts in order, oldest first."""
-        out: list[StepRecord] = []
-        for s in self.steps:
-            out += [s, *self.drifts.get(s.n, [])]
-        return out
-
-    def to_dict(self) -> dict:
-        return {"task": self.info.id, "name": self.info.meta.name, "status": self.info.status,
-                "newest_step": self.info.head.n, "more": self.more,
-                "steps": [s.to_dict() for s in self.steps],
-                "drifts": [d.to_dict() for s in self.steps for d in self.drifts.get(s.n, [])]}
-
-
 def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
         limit: int | None = None, before: int | None = None,
         step: int | None = None) -> LogResult:
@@ -285,41 +219,10 @@ def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
     return LogResult(info, steps, drifts, more=max(0, low), full=step is not None)
 
 
-@dataclass(frozen=True)
-class TasksResult:
-    tasks: list[TaskInfo]
-    active: str | None
-
-    def to_dict(self) -> dict:
-        return {"active": self.active, "tasks": [t.to_dict() for t in self.tasks]}
-
-
 def tasks(root: str | Path) -> TasksResult:
     """Every task in the workspace's store."""
     tl = open_timeline(root)
     return TasksResult(tl.tasks(), tl.active_id())
-
-
-@dataclass(frozen=True)
-class RestoreResult:
-    """A restore preview (`applied` False) or what an apply did; `safety` undoes it."""
-
-    plan: restoring.Plan
-    applied: bool
-    workspace: str = ""
-    safety: ObjectId | None = None
-    commit: ObjectId | None = None
-    blocked: tuple[tuple[str, str], ...] = ()
-    patch: str | None = None
-    needs_confirm: bool = False  # a preview whose apply must be confirmed (its reach)
-
-    def to_dict(self) -> dict:
-        d = self.plan.to_dict()
-        d.update(workspace=self.workspace, needs_confirm=self.needs_confirm,
-                 applied=self.applied, safety=self.safety,
-                 commit=self.commit, blocked=[{"path": p, "reason": r} for p, r in self.blocked],
-                 patch=self.patch)
-        return d
 
 
 
@@ -357,20 +260,6 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     return RestoreResult(plan, True, where, safety, out.commit, out.blocked, text)
 
 
-@dataclass(frozen=True)
-class DiffResult:
-    base: dict
-    target: dict
-    files: list[FileDiff]
-    patch: str | None
-
-    def to_dict(self) -> dict:
-        return {"base": self.base, "target": self.target,
-                "files": [f.to_dict() for f in self.files],
-                "additions": sum(f.additions or 0 for f in self.files),
-                "deletions": sum(f.deletions or 0 for f in self.files), "patch": self.patch}
-
-
 def diff(root: str | Path, base: str, target: str = LIVE, *,
          paths: list[str] | tuple[str, ...] = (), patch: bool = False,
          task: str | None = None, cwd: str | None = None) -> DiffResult:
@@ -402,32 +291,6 @@ def capture(root: str | Path, *, task: str | None = None, trigger: str = "captur
             lock_timeout: float | None = None, clock: Clock = time.time) -> DriftResult:
     """Record a drift now if in-scope files differ from the tip; `recorded` says if one was."""
     return open_timeline(root, clock).capture(trigger, task, lock_timeout=lock_timeout)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """A command run by `gitckpt run`, kept for the next save with the tree it ran on."""
-
-    task: str
-    command: str
-    exit_code: int
-    duration_s: float
-    tree: str
-    drift: str | None  # the drift recorded before the run, if files had changed
-
-    def to_dict(self) -> dict:
-        return {"task": self.task, "command": self.command, "exit_code": self.exit_code,
-                "duration_s": self.duration_s, "tree": self.tree, "drift": self.drift}
-
-
-@dataclass(frozen=True)
-class Watchable:
-    """A workspace with an active task, as a long-running front end needs it: `key` names
-    its store's workspace (one watcher each), `log` opens a log file in its state folder."""
-
-    key: Path
-    state: Path
-    log: Callable[[str], Any]
 
 
 def watchable(root: str | Path) -> Watchable | None:
@@ -509,15 +372,6 @@ def watch(root: str | Path, *, task: str | None = None,
     return WatchSession(store.root, tid, watcher)
 
 
-@dataclass(frozen=True)
-class ScopeResult:
-    workspace: str
-    decisions: list[explaining.Decision]
-
-    def to_dict(self) -> dict:
-        return {"workspace": self.workspace, "paths": [d.to_dict() for d in self.decisions]}
-
-
 def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | None = None,
           cwd: str | None = None) -> ScopeResult:
     """For each path, in or out of snapshots and the rule that decided (the task's excludes
@@ -533,16 +387,6 @@ def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | N
         sc = Scope.load(str(tl.store.root))
     return ScopeResult(str(tl.store.root),
                        [explaining.explain(tl.store, sc, p) for p in only])
-
-
-@dataclass(frozen=True)
-class AdoptResult:
-    workspace: str
-    store: str
-    earlier: list[str]
-
-    def to_dict(self) -> dict:
-        return {"workspace": self.workspace, "store": self.store, "earlier": self.earlier}
 
 
 def adopt(root: str | Path) -> AdoptResult:
