@@ -213,6 +213,8 @@ def run(c: Ctx, task: str | None, argv: tuple[str, ...]) -> None:
     bound to the files as they were when it ran. Its output shows as it goes; gitckpt exits
     with its exit code."""
     result = service.run(c.root, list(argv), task=task)
+    if result.failure:
+        echo(f"gitckpt run: {result.failure}\n", err=True)
     if c.json:
         echo(json_text(result.to_dict()) + "\n")
     echo(f"gitckpt: `{result.command}` exited {result.exit_code} after "

@@ -149,10 +149,12 @@ class RunResult:
     duration_s: float
     tree: str
     drift: str | None  # the drift recorded before the run, if files had changed
+    failure: str | None = None  # why the command could not start (exit code 127)
 
     def to_dict(self) -> dict:
         return {"task": self.task, "command": self.command, "exit_code": self.exit_code,
-                "duration_s": self.duration_s, "tree": self.tree, "drift": self.drift}
+                "duration_s": self.duration_s, "tree": self.tree, "drift": self.drift,
+                "failure": self.failure}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ and the MCP tools' structured content are that dict. Nothing here prints.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -319,11 +318,11 @@ def run(root: str | Path, argv: list[str], *, task: str | None = None,
     tid = tl.resolve(task)
     before = tl.capture("run", tid)
     start = time.monotonic()
+    failure = None
     try:
         code = subprocess.call(argv, cwd=cwd or str(tl.store.root))
     except OSError as e:
-        print(f"gitckpt run: {argv[0]}: {e.strerror or e}", file=sys.stderr)
-        code = 127
+        failure, code = f"{argv[0]}: {e.strerror or e}", 127
     duration = round(time.monotonic() - start, 3)
     spec = step_input.prepare("run", commands=[{"command": shlex.join(argv), "exit_code": code,
                                                 "duration_s": duration}])
@@ -331,7 +330,7 @@ def run(root: str | Path, argv: list[str], *, task: str | None = None,
     with tl.store.lock():
         tl.add_run(tid, record)
     return RunResult(tid, record["command"], code, duration, before.tree,
-                     before.commit if before.recorded else None)
+                     before.commit if before.recorded else None, failure)
 
 
 @dataclass

@@ -93,7 +93,8 @@ def test_gitckpt_run_records_the_exit_code_and_returns_it(ws):
     if note is not None:
         assert note["schema"] == SCHEMA == 2 and note["commands"][0]["exit_code"] == 1
     assert service.resume(ws.root).to_dict()["memory"]["commands"][0]["saved"] is True
-    assert run_cli("-C", str(ws.root), "run", "--", "no-such-command-xyz").code == 127
+    missing = run_cli("-C", str(ws.root), "run", "--", "no-such-command-xyz")
+    assert missing.code == 127 and "gitckpt run: no-such-command-xyz:" in missing.err
 
 
 def test_file_notes_are_workspace_paths_and_shown_with_their_notes(ws):
