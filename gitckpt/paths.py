@@ -27,10 +27,6 @@ class WorkPath(str):
                                   "Give paths inside the workspace, without '..' or .git.")
         return super().__new__(cls, "/".join(parts))
 
-    def encoded(self) -> bytes:
-        """The path as the file system and git trees name it."""
-        return os.fsencode(self)
-
 
 def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
                     cwd: str | None = None) -> tuple[WorkPath, ...]:
