@@ -258,15 +258,23 @@ def watch(c: Ctx, task: str | None) -> None:
     polls every GITCKPT_POLL seconds (default 15)."""
     import signal
 
-    session = service.watch(c.root, task=task, on_drift=lambda r: c.emit(r, render_capture))
-    signal.signal(signal.SIGTERM, lambda *_: session.stop())
-    who = f"task {task}" if task else f"the active task (now {session.task})"
-    echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
-         "Ctrl-C stops.\n", err=True)
-    try:
-        session.run()
-    except KeyboardInterrupt:
-        session.stop()
+    from gitckpt.watch import run_until_stopped, stop_signals_waited
+
+    # Signals are blocked before any thread starts, so every thread inherits the mask.
+    with stop_signals_waited() as waits:
+        session = service.watch(c.root, task=task,
+                                on_drift=lambda r: c.emit(r, render_capture))
+        who = f"task {task}" if task else f"the active task (now {session.task})"
+        echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
+             "Ctrl-C stops.\n", err=True)
+        if waits:
+            run_until_stopped(session.run, session.stop)
+        else:
+            signal.signal(signal.SIGTERM, lambda *_: session.stop())
+            try:
+                session.run()
+            except KeyboardInterrupt:
+                session.stop()
     echo("Stopped watching.\n", err=True)
 
 

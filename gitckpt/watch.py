@@ -213,6 +213,61 @@ def signals_to_main() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextmanager
+def stop_signals_waited() -> Iterator[bool]:
+    """Inside, SIGINT and SIGTERM are blocked in the calling (main) thread and so in every
+    thread it starts, for `run_until_stopped`'s sigwait; the old mask is back on exit, with
+    any stop request still pending consumed. Yields False where that cannot be done (no
+    pthread_sigmask, or not the main thread): the caller then keeps ordinary handlers."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "pthread_sigmask"):
+        yield False
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_SIGNALS)
+    try:
+        yield True
+    finally:
+        while signal.sigtimedwait(_MAIN_SIGNALS, 0) is not None:
+            pass  # already answered: the stop that ended the run, or the helper's wake-up
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def run_until_stopped(run: Callable[[], None], stop: Callable[[], None],
+                      grace: float = 5.0) -> None:
+    """Run `run` in a helper thread while this thread (the main one, inside
+    `stop_signals_waited`) waits for SIGINT or SIGTERM with sigwait, or for the helper's end;
+    then `stop()`, and `grace` seconds for the helper to finish.
+
+    sigwait takes a pending signal whichever thread the kernel chose, so no wait of ours
+    (a condition, an event source's join) can delay a stop request. A helper that does not
+    finish in time is left behind as a daemon thread, with every thread's stack in the log.
+    An exception raised by `run` is raised here."""
+    import faulthandler
+    import sys
+
+    main = threading.main_thread().ident
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            run()
+        except BaseException as e:  # handed to the main thread
+            failure.append(e)
+        finally:
+            signal.pthread_kill(main, signal.SIGTERM)  # wakes the sigwait below
+
+    helper = threading.Thread(target=body, name="gitckpt-watch", daemon=True)
+    helper.start()
+    signal.sigwait(_MAIN_SIGNALS)
+    stop()
+    helper.join(grace)
+    if helper.is_alive():
+        log.warning("the watcher did not stop within %gs; leaving it behind", grace)
+        faulthandler.dump_traceback(sys.stderr, all_threads=True)
+    if failure:
+        raise failure[0]
+
+
 def release_memory() -> None:
     """Give the memory a snapshot used back to the system (glibc keeps freed pages), so an
     idle watcher stays small. A no-op elsewhere."""
