@@ -37,7 +37,7 @@ from gitckpt.mcp_schemas import (
     TimelineOut,
 )
 from gitckpt.mcp_text import error_result, printable
-from gitckpt.mcp_workspaces import Workspaces, export_target, too_wide
+from gitckpt.mcp_workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
 
 log = logging.getLogger("gitckpt.mcp")
 
@@ -61,9 +61,11 @@ def build_server(root: str | None = None) -> MCPServer:
             path = await ws.resolve(root, ctx)
 
             def work() -> dict:
-                if boundary:
-                    ws.boundary(path)
-                result = printable(fn(path, *args, **kwargs).to_dict())
+                with service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT) as d:
+                    if d is not None and d.recorded:
+                        log.info("boundary drift %s: %d paths", d.commit[:7],
+                                 len(d.changes.paths()))
+                    result = printable(fn(path, *args, **kwargs).to_dict())
                 try:
                     ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged

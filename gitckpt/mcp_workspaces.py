@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlparse
 from mcp.server.mcpserver import Context
 
 from gitckpt import service
-from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask, TaskClosed, WorkspaceError
+from gitckpt.errors import GitckptError, InvalidArgument, WorkspaceError
 from gitckpt.watch import Settings
 
 log = logging.getLogger("gitckpt.mcp")
@@ -65,19 +65,6 @@ class Workspaces:
                 "Pass root: the absolute path of the project folder, or start the server with "
                 "--root PROJECT.")
         return path
-
-    def boundary(self, root: str) -> None:
-        """Attribute the changes made since the last call: a drift if files moved. Best
-        effort: a busy store or a task of another workspace must not fail the tool itself."""
-        try:
-            drift = service.capture(root, trigger="boundary", lock_timeout=BOUNDARY_WAIT)
-        except (NoActiveTask, TaskClosed):
-            return
-        except GitckptError as e:
-            log.info("no boundary drift: %s", e.message)
-            return
-        if drift.recorded:
-            log.info("boundary drift %s: %d paths", drift.commit[:7], len(drift.changes.paths()))
 
     def watch(self, root: str) -> None:
         """Start the watcher for `root` if it has an active task and none runs yet."""

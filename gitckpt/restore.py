@@ -431,6 +431,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
             safety = tl.record(drift.commit)
             _mark(tl, target, safety.commit)
             applied = write_plan(plan, wd, store.checkout_blob)
+            store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
                    for a in applied.done}
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)

@@ -4,10 +4,14 @@ Nothing here reads or writes anything."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gitckpt.ids import ObjectId
 from gitckpt.scope import Reason
+
+#: Told each workspace path a scan reads (a progress report).
+Progress = Callable[[str], None]
 
 POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
 

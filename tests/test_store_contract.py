@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -670,19 +671,60 @@ def test_flat_notes_are_read_and_fanned_out_when_written(any_store):
 
 # -- the lock ----------------------------------------------------------------------------------
 
-def test_the_lock_is_reentrant(any_store):
-    other = reopen(any_store)  # another writer of the same store, in this process
+def in_thread(fn):
+    """fn() run in another thread of this process; its result or its exception."""
+    out = {}
+
+    def body():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # handed back to the test
+            out["error"] = e
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join(10)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_the_lock_is_reentrant_in_a_thread_and_excludes_other_threads(any_store):
+    other = reopen(any_store)  # the same store opened again, in this process
+
+    def busy(store):
+        try:
+            with store.lock(timeout=0.1):
+                return False
+        except StoreBusy:
+            return True
+
     with any_store.lock():
         with any_store.lock(timeout=0):
             assert not any_store.lock_held_elsewhere()
-            assert other.lock_held_elsewhere()
-        assert other.lock_held_elsewhere()  # the outer hold stands
-        with pytest.raises(StoreBusy):
-            with other.lock(timeout=0.1):
-                pass
-    assert not other.lock_held_elsewhere()
-    with other.lock(timeout=0):
-        assert any_store.lock_held_elsewhere()
+        with other.lock(timeout=0):  # a call that opens the workspace again re-enters
+            assert not other.lock_held_elsewhere()
+        assert in_thread(other.lock_held_elsewhere)  # the outer hold stands
+        assert in_thread(lambda: busy(other)) and in_thread(lambda: busy(any_store))
+    assert not in_thread(other.lock_held_elsewhere)
+    assert not in_thread(lambda: busy(other))
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with other.lock(timeout=0):
+            holding.set()
+            release.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert holding.wait(10)
+        assert any_store.lock_held_elsewhere() and busy(any_store)
+    finally:
+        release.set()
+        t.join(10)
+    assert not any_store.lock_held_elsewhere()
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import Changes, GitState, Snapshot
+from gitckpt.values import Changes, GitState, Progress, Snapshot
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -65,7 +65,9 @@ class Backend(ABC):
     @contextmanager
     def lock(self, timeout: float | None = None) -> Iterator[None]:
         """Hold the store's write lock, or raise StoreBusy after `timeout` seconds (default:
-        GITCKPT_LOCK_TIMEOUT). Re-entrant."""
+        GITCKPT_LOCK_TIMEOUT). Re-entrant within a thread, across the Store objects of one
+        store too (one lock object per lock file in this process), so a call that holds it
+        may open the workspace again; other threads wait like other processes."""
         lock = self.__dict__.get("_lock")
         if lock is None:
             try:
@@ -77,7 +79,8 @@ class Backend(ABC):
                     f"Cannot create {self.lock_path.parent}: {e.strerror}.",
                     "gitckpt needs write access to the store; check its permissions.",
                 ) from e
-            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path), mode=0o600)
+            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path), mode=0o600,
+                                                              is_singleton=True)
         timeout = lock_timeout() if timeout is None else timeout
         try:
             lock.acquire(timeout=timeout)
@@ -136,8 +139,9 @@ class Backend(ABC):
 
     def lock_held_elsewhere(self) -> bool:
         """True if another writer holds the lock right now (a probe that never waits)."""
-        if self.__dict__.get("_lock") is not None and self.__dict__["_lock"].is_locked:
-            return False  # we hold it ourselves
+        mine = filelock.FileLock(str(self.lock_path), mode=0o600, is_singleton=True)
+        if mine.is_locked:
+            return False  # this thread holds it
         probe = filelock.FileLock(str(self.lock_path), mode=0o600)
         try:
             probe.acquire(timeout=0)
@@ -312,15 +316,36 @@ class WorkingCopy(ABC):
     #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
     private: tuple[str, ...] = ()
 
-    @abstractmethod
-    def snapshot(self, scope: Scope, *, update_cache: bool = True) -> Snapshot:
+    def snapshot(self, scope: Scope, *, update_cache: bool = True,
+                 progress: Progress | None = None) -> Snapshot:
         """Write the tree of the in-scope workspace now and return it.
 
         Left-out files are never read; those that exist and are sensitive, too large,
         unreadable or unsupported nested repositories are listed in `skipped`. With
         `update_cache=False` the stat cache is left as it is (for read-only callers, who hold no
         lock); objects may still be written. The caller holds the lock when `update_cache`.
+        Inside `Store.one_scan()` a scope already scanned is not scanned again.
         """
+        memo: dict | None = self.__dict__.get("_scans")
+        if memo is not None:
+            hit = memo.get(scope)
+            if hit is not None and (hit[1] or not update_cache):
+                return hit[0]  # a snapshot that left the cache stale cannot stand for one
+        snap = self.scan(scope, update_cache=update_cache, progress=progress)
+        if memo is not None:
+            memo[scope] = (snap, update_cache)
+        return snap
+
+    @abstractmethod
+    def scan(self, scope: Scope, *, update_cache: bool = True,
+             progress: Progress | None = None) -> Snapshot:
+        """`snapshot`, always by looking at the workspace."""
+
+    def forget_scans(self) -> None:
+        """The workspace was written: inside `one_scan`, the next snapshot looks again."""
+        memo = self.__dict__.get("_scans")
+        if memo is not None:
+            memo.clear()
 
     #: Ignore patterns the store's scanner applies on top of `.gitignore` files.
     builtin: tuple[str, ...] = ()
@@ -361,3 +386,22 @@ class Store(Backend, WorkingCopy):
     """One workspace's checkpoints: a backend with the working copy it records. Modules
     above `store/` use only this interface; none of them tests which kind of store it is
     or reaches into its files."""
+
+    @contextmanager
+    def one_scan(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the lock; inside, every snapshot of a scope after the first is that first one.
+
+        One front-end call (a boundary drift, then the operation) thereby scans the workspace
+        once: no writer of ours can change it while the lock is held, and a change made by
+        someone else meanwhile is no different from one made just after the call. Whoever
+        writes the workspace inside calls `forget_scans()`. StoreBusy after `timeout`."""
+        with self.lock(timeout):
+            outer = self.__dict__.get("_scans")
+            if outer is not None:
+                yield  # already inside one
+                return
+            self.__dict__["_scans"] = {}
+            try:
+                yield
+            finally:
+                del self.__dict__["_scans"]

@@ -33,9 +33,9 @@ from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.store.base import Store
 from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
-from gitckpt.store.dir_scan import DirScanner, Progress, builtin_ignore
+from gitckpt.store.dir_scan import DirScanner, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import POINTER, Snapshot
+from gitckpt.values import POINTER, Progress, Snapshot
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
@@ -465,8 +465,8 @@ class DirStore(Store):
     def ignore_check(self) -> Callable[[str], bool]:
         return IgnoreRules(disk_loader(str(self.root)), list(self.builtin)).left_out
 
-    def snapshot(self, scope: Scope, *, update_cache: bool = True,
-                 progress: Progress | None = None) -> Snapshot:
+    def scan(self, scope: Scope, *, update_cache: bool = True,
+             progress: Progress | None = None) -> Snapshot:
         tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
                                                progress=progress)
         return Snapshot(tree, tuple(skipped))

@@ -31,7 +31,7 @@ from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.sensitive import content_sensitive
 from gitckpt.store.dir_files import read_regular
 from gitckpt.store.state import StateDir
-from gitckpt.values import POINTER, Skipped
+from gitckpt.values import POINTER, Progress, Skipped
 
 RACY_NS = 2_000_000_000
 CACHE = "cache"  # the stat cache's file name in the workspace's state folder
@@ -46,7 +46,6 @@ BUILTIN_IGNORE = (
     "build/", "dist/", ".DS_Store", "Thumbs.db",
 )
 
-Progress = Callable[[str], None]
 _OURS = (".git", POINTER)
 _TREE, _FILE, _EXEC, _LINK, _GITLINK = (b"%o" % m for m in (Mode.TREE, Mode.FILE,
                                                           Mode.EXECUTABLE, Mode.SYMLINK,

@@ -38,10 +38,10 @@ from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git_config import filters_possible
-from gitckpt.store.git_scan import Progress, Scanner
+from gitckpt.store.git_scan import Scanner
 from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import GitState, Snapshot
+from gitckpt.values import GitState, Progress, Snapshot
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -342,8 +342,8 @@ class GitStore(Store):
 
     # -- the workspace -----------------------------------------------------------------------
 
-    def snapshot(self, scope: Scope, *, update_cache: bool = True,
-                 progress: Progress | None = None) -> Snapshot:
+    def scan(self, scope: Scope, *, update_cache: bool = True,
+             progress: Progress | None = None) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
 
     def cache_problem(self) -> tuple[Path, str] | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -35,7 +34,7 @@ from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import read_checked, scan_deltas
 from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import Snapshot
+from gitckpt.values import Progress, Snapshot
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -53,7 +52,6 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
 SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
 SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
 #: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
-Progress = Callable[[str], None]
 
 
 class Scanner:
