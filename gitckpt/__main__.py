@@ -1,5 +1,5 @@
 """Entry point for `python -m gitckpt`."""
 
-from gitckpt.cli import main
+from gitckpt.entry import main
 
 main()

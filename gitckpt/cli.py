@@ -6,7 +6,6 @@ the log file, one line on stderr), 130 interrupted.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import traceback
 from typing import Any
@@ -15,6 +14,7 @@ import click
 
 from gitckpt import __version__
 from gitckpt.errors import GitckptError
+from gitckpt.lazy import lazy
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
 from gitckpt.render import (
@@ -34,22 +34,8 @@ from gitckpt.render import (
     render_tasks,
 )
 
-
-def _lazy(name: str):
-    """`name` imported on first use: `gitckpt mcp` must answer its client's handshake before
-    the engine (pygit2 and the stores) loads, and `--help` needs none of it."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
-
-
-service = _lazy("gitckpt.service")
+# `gitckpt mcp` must answer its client before the engine (pygit2, the stores) loads.
+service = lazy("gitckpt.service")
 
 
 class Ctx:

@@ -23,17 +23,31 @@ import re
 
 from gitckpt.redact import has_secret
 
+
+class _later:  # noqa: N801 (stands for a compiled pattern)
+    """A regular expression compiled on first use: most commands never classify a file, and
+    compiling these rules costs more than starting the interpreter."""
+
+    def __init__(self, make) -> None:
+        self._make = make
+        self._re: re.Pattern | None = None
+
+    def __getattr__(self, name: str):
+        if self._re is None:
+            self._re = self._make()
+        return getattr(self._re, name)
+
 # 1. Folders (any depth) whose files are all credentials.
 _DIRS = frozenset("""
 .ssh .aws .gnupg .azure .oci .kube .docker .password-store .secrets .tokens .envdir .env
 .huggingface .kaggle .mc .snowsql .fly .supabase .cloudflared .ngrok2 .purple .ethereum
 .credentials legacy_credentials private-keys-v1.d keyrings .vault .terraform.d .netlify
 """.split())
-_DIR_PATHS = re.compile(
+_DIR_PATHS = _later(lambda: re.compile(
     r"(?:^|/)(?:\.config/(?:gcloud|gh|op|rclone|doctl|hcloud|flyctl|stripe|glab-cli|ngrok|sops|"
     r"keepassxc|filezilla|kaggle|configstore|hub)|\.wrangler/config|\.local/share/"
     r"(?:jupyter/runtime|keyrings|com\.vercel\.cli)|jenkins_home/secrets|\.cache/huggingface"
-    r"|\.aws|wireguard)(?:/|$)")
+    r"|\.aws|wireguard)(?:/|$)"))
 
 # 2. Names that look like credentials but are made to be shared.
 _SHARED = [
@@ -75,11 +89,11 @@ _NAMES = [
     "wp-config.php", "local.settings.json", "sentry.properties", "settings-security.xml",
     "key.properties", "secrets.toml", "*.secret", "*.secrets", "*.jwt",
 ]
-_PATHS = re.compile(
+_PATHS = _later(lambda: re.compile(
     r"(?:^|/)(?:\.m2/settings\.xml|\.gradle/gradle\.properties|\.circleci/cli\.yml|"
     r"\.travis/config\.yml|\.config/git/credentials|\.config/hub|"
     r"\.gem/credentials|\.cargo/credentials(?:\.toml)?|\.docker/config\.json|"
-    r"\.config/containers/auth\.json|\.kube/config|\.oci/config|\.snowsql/config)$")
+    r"\.config/containers/auth\.json|\.kube/config|\.oci/config|\.snowsql/config)$"))
 # Names that are nothing but the secret, unless they are source code (`src/credentials.py`).
 _WORDS = [
     "secret", "secrets", "secret.*", "secrets.*", "token", "token.*", "access_token",
@@ -100,8 +114,8 @@ svelte astro elm zig nim v sol proto graphql gql sql css scss sass less svg
 _DOCS = frozenset("md markdown rst adoc asciidoc html htm tex ipynb".split())
 
 # 5. Folders named for secrets: their non-code files are out.
-_SECRET_DIRS = re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|creds|keys|private|"
-                          r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])")
+_SECRET_DIRS = _later(lambda: re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|creds|keys|private|"
+                          r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"))
 
 # 6. Generic config names, decided by content.
 _CONFIG = frozenset("""
@@ -110,7 +124,7 @@ json yml yaml toml ini cfg conf config cnf properties xml env plist php inc
 _CONFIG_NAMES = frozenset({"config", "settings", "credentials", "app.config", "web.config"})
 
 # Markers that make a config file a credential file, in its first bytes.
-_MARKERS = re.compile(
+_MARKERS = _later(lambda: re.compile(
     rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-"
     rb"|\"type\"\s*:\s*\"(?:service_account|authorized_user|external_account)\""
     rb"|\"private_key(?:_id)?\"\s*:\s*\"[^\"]{8}"
@@ -122,15 +136,16 @@ _MARKERS = re.compile(
     rb"|\"hashed_password\"\s*:\s*\"[^\"]{8}|^\s+token\s*:\s*[A-Za-z0-9._~+/=-]{20}"
     rb"|^BUNDLE_[A-Z0-9_]+__[A-Z0-9_]+\s*:\s*\"?[^\s\":]+:[^\s\"]+"
     rb"|(?:^|[;\"'\s])(?:Password|Pwd|AccountKey|SharedAccessKey)\s*=\s*[^;\"'\s$<{][^;\"'\s]{3,}"
-    rb"|\bkind\s*:\s*Secret\b", re.IGNORECASE | re.MULTILINE)
-_PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key")
+    rb"|\bkind\s*:\s*Secret\b", re.IGNORECASE | re.MULTILINE))
+_PRIVATE_KEY = _later(lambda: re.compile(
+    rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key"))
 _ZIP = b"PK\x03\x04"
 RULES_VERSION = 2  # bump when a rule changes: cached scope decisions are made again
 CONTENT_BYTES = 8192  # how much of a generic config file the content check reads
 
 
-def _compile(patterns: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+def _compile(patterns: list[str]) -> _later:
+    return _later(lambda: re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)))
 
 
 _SHARED_RE = _compile(_SHARED)

@@ -15,21 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitckpt import compress as compressing
-from gitckpt import doctor as checking
-from gitckpt import explain as explaining
-from gitckpt import package, step_input
-from gitckpt import restore as restoring
+from gitckpt import step_input
 from gitckpt.calls import call
-from gitckpt.compress import CompressResult
-from gitckpt.doctor import DoctorResult
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
 from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId
+from gitckpt.lazy import lazy
 from gitckpt.memory import CommandRun, checks, recall, touched
 from gitckpt.notes import PlanItem
-from gitckpt.package import ExportResult, ImportResult
-from gitckpt.patch import file_diffs, unified
 from gitckpt.paths import normalize_paths
 from gitckpt.records import DriftResult, SaveResult, TaskInfo
 from gitckpt.results import (
@@ -47,10 +40,22 @@ from gitckpt.results import (
 from gitckpt.store import open_store
 from gitckpt.targets import LIVE, resolve_target
 from gitckpt.timeline import Clock, Timeline, step_ref
-from gitckpt.watch import PollingSource, Settings, Source, WatchdogSource, Watcher, watch_enabled
 
 if TYPE_CHECKING:
+    from gitckpt.compress import CompressResult
+    from gitckpt.doctor import DoctorResult
     from gitckpt.migrate import MigrateResult
+    from gitckpt.package import ExportResult, ImportResult
+    from gitckpt.watch import Settings, Source, Watcher
+
+# Each command pays only for what it runs (a CLI should start like a git command).
+compressing = lazy("gitckpt.compress")
+checking = lazy("gitckpt.doctor")
+explaining = lazy("gitckpt.explain")
+package = lazy("gitckpt.package")
+patching = lazy("gitckpt.patch")
+restoring = lazy("gitckpt.restore")
+watching = lazy("gitckpt.watch")
 
 
 PlanInput = str | dict | PlanItem
@@ -221,7 +226,7 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     git = tl.store.git_since(then.head if then else None)
     if git is not None:
         git["at_step"] = then.to_dict() if then else None
-    watch = "on" if watch_enabled() else "off"
+    watch = "on" if watching.watch_enabled() else "off"
     facts = Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                     bound, files)
     text = full_text(facts, voice) if full else handoff_text(facts, voice)
@@ -291,8 +296,9 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     text = None
     if patch:
         changed = tuple(a.name for a in plan.actions)
-        pairs = file_diffs(store.read_tree, store.read_blob, plan.live_tree, tgt.tree, changed)
-        text = "".join(unified(d, a, b) for d, a, b in pairs) if changed else ""
+        pairs = patching.file_diffs(store.read_tree, store.read_blob, plan.live_tree,
+                                    tgt.tree, changed)
+        text = "".join(patching.unified(d, a, b) for d, a, b in pairs) if changed else ""
     where = str(store.root)
     if not apply:
         return RestoreResult(plan, False, where, patch=text,
@@ -322,10 +328,10 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
     old, old_info = side(base)
     new, new_info = side(target)
     files, chunks = [], []
-    for d, a, b in file_diffs(tl.store.read_tree, tl.store.read_blob, old, new, only):
+    for d, a, b in patching.file_diffs(tl.store.read_tree, tl.store.read_blob, old, new, only):
         files.append(d)
         if patch:
-            chunks.append(unified(d, a, b))
+            chunks.append(patching.unified(d, a, b))
     return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
 
 
@@ -399,7 +405,7 @@ def watch(root: str | Path, *, task: str | None = None,
     `trigger: watch` and passed to `on_drift`. The event source has started on return."""
     tl = open_timeline(root)
     tid = tl.resolve(task)
-    settings = settings or Settings.from_env()
+    settings = settings or watching.Settings.from_env()
 
     def capture_once(partial: bool) -> DriftResult:
         result = tl.capture("watch", task, partial=partial)
@@ -407,10 +413,11 @@ def watch(root: str | Path, *, task: str | None = None,
             on_drift(result)
         return result
 
-    watcher = Watcher(capture_once, settings, clock, fallback=lambda: PollingSource(settings.poll))
+    watcher = watching.Watcher(capture_once, settings, clock,
+                               fallback=lambda: watching.PollingSource(settings.poll))
     store = tl.store
     store.prefer_low_memory()
-    watcher.start(source or WatchdogSource(str(store.root), store.private))
+    watcher.start(source or watching.WatchdogSource(str(store.root), store.private))
     return WatchSession(store.root, tid, watcher)
 
 

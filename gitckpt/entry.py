@@ -1,0 +1,66 @@
+"""The console entry point: `--version` and `--help` are answered before anything is imported,
+as a git command answers them; every other command line goes to the click front end.
+
+`usage.txt` is click's own `gitckpt --help` at 80 columns; a test keeps it equal to click's,
+and `python -m gitckpt.entry --write-usage` writes it again after a change to the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gitckpt import __version__
+
+USAGE = os.path.join(os.path.dirname(__file__), "usage.txt")
+
+
+def _wide_enough() -> bool:
+    """click wraps help to the terminal when it is narrower than 80 columns."""
+    if "COLUMNS" in os.environ:
+        return os.environ["COLUMNS"].isdigit() and int(os.environ["COLUMNS"]) >= 80
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns >= 80
+    except (OSError, ValueError):
+        return True  # not a terminal: click uses 80 columns
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        sys.stdout.write(f"gitckpt, version {__version__}\n")
+        sys.exit(0)
+    if args in (["--help"], ["-h"]) and _wide_enough():
+        try:
+            with open(USAGE, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            text = ""  # an install without it: click says the same, only later
+        if text:
+            sys.stdout.write(text)
+            sys.exit(0)
+    if args == ["--write-usage"] and argv is None and __name__ == "__main__":
+        _write_usage()
+        return
+    from gitckpt.cli import main as cli_main
+
+    cli_main(args)
+
+
+def click_usage() -> str:
+    """`gitckpt --help` as click prints it to a pipe (a terminal of 80 columns or more gets
+    the same): the click front end run in a child process."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return subprocess.run([sys.executable, "-c", "from gitckpt.cli import main; main(['-h'])"],
+                          env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _write_usage() -> None:
+    with open(USAGE, "w", encoding="utf-8") as f:
+        f.write(click_usage())
+
+
+if __name__ == "__main__":
+    main()
