@@ -31,8 +31,9 @@ from gitckpt.sensitive import content_sensitive
 from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git_deep import cover, too_deep
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
-from gitckpt.store.git_split import read_checked, scan_deltas
+from gitckpt.store.git_split import objects_dir, read_checked, scan_deltas
 from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
+from gitckpt.store.pack_write import PackWriter, object_id
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import Progress, Snapshot
 
@@ -49,9 +50,9 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
           | DiffOption.DISABLE_PATHSPEC_MATCH)
 
+_KINDS = {"blob": ObjectType.BLOB, "tree": ObjectType.TREE}
 SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
 SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
-#: Called with each workspace-relative path a scan is about to look at (tests, progress bars).
 
 
 class Scanner:
@@ -84,6 +85,19 @@ class Scanner:
 
     def _snapshot(self, scope: Scope, update_cache: bool, progress: Progress | None,
                   fresh: bool) -> Snapshot:
+        # The new blobs of a large scan go into one pack, not a loose file each (pack_write).
+        self._pack = PackWriter(objects_dir(self.repo.path), self._loose)
+        try:
+            return self._scan(scope, update_cache, progress, fresh)
+        except BaseException:
+            self._pack.abort()
+            raise
+
+    def _loose(self, kind: str, data: bytes) -> str:
+        return str(self.repo.odb.write(_KINDS[kind], data))
+
+    def _scan(self, scope: Scope, update_cache: bool, progress: Progress | None,
+              fresh: bool) -> Snapshot:
         opened = stamp(self.index_path)
         index = self._open_index(update_cache, fresh)
         state = {} if fresh else self._read_state()
@@ -134,6 +148,7 @@ class Scanner:
             self._renormalize(p)
         if p.refilter and cached:  # an empty cache holds nothing the rules could drop
             self._refilter(p)
+        self._publish(index, base)
         tree = self._tree(index, base, p.changes)
         if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
             return self._snapshot(scope, update_cache, progress, fresh=True)
@@ -312,11 +327,12 @@ class Scanner:
                     oid = pygit2.hash(data)
         except (pygit2.GitError, OSError):
             return None
-        if oid in odb:
+        if oid in self._pack or oid in odb:
             return oid
         try:
-            return self.repo.create_blob(data) if data is not None else \
-                self.repo.create_blob_fromworkdir(path)
+            if data is not None:
+                return pygit2.Oid(hex=self._pack.add("blob", data, str(oid)))
+            return self.repo.create_blob_fromworkdir(path)
         except (pygit2.GitError, OSError) as e:
             if lstat(full) is None:
                 return None  # vanished after hashing
@@ -410,6 +426,18 @@ class Scanner:
                 if gone:
                     p.remove(path)
 
+    def _publish(self, index: pygit2.Index, base: str | None) -> None:
+        """Make this scan's new objects readable before any tree names them. When libgit2 is
+        about to write every tree of the index, they go into the pack too (libgit2 writes no
+        object that exists), so a first save leaves no loose trees either."""
+        if self._pack.streaming and base is None:
+            try:
+                for body in index_trees(index):
+                    self._pack.add("tree", body)
+            except ValueError:  # an entry mode git does not write: libgit2 writes them loose
+                pass
+        self._pack.close()
+
     def _tree(self, index: pygit2.Index, base: str | None,
               changes: dict[str, tuple[int, str] | None]) -> ObjectId:
         """The workspace tree: `base` with `changes` applied, or the whole index written."""
@@ -440,6 +468,28 @@ class Scanner:
 
     def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
         return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
+
+
+def index_trees(index: pygit2.Index) -> list[bytes]:
+    """The bodies of the trees `index.write_tree()` writes, computed here, subtrees first."""
+    root: dict = {}
+    for e in index:
+        *folders, name = os.fsencode(e.path).split(b"/")
+        node = root
+        for d in folders:
+            node = node.setdefault(d, {})
+        node[name] = (Mode(int(e.mode)), str(e.id))
+    out: list[bytes] = []
+
+    def write(node: dict) -> str:
+        entries = [TreeEntry(name, Mode.TREE, ObjectId(write(v))) if isinstance(v, dict)
+                   else TreeEntry(name, v[0], ObjectId(v[1])) for name, v in node.items()]
+        body = encode_tree(entries)
+        out.append(body)
+        return object_id("tree", body)
+
+    write(root)
+    return out
 
 
 def _looks_sensitive(full: str, verdict: str | None) -> bool:
