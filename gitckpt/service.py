@@ -417,7 +417,14 @@ def watch(root: str | Path, *, task: str | None = None,
                                fallback=lambda: watching.PollingSource(settings.poll))
     store = tl.store
     store.prefer_low_memory()
-    watcher.start(source or watching.WatchdogSource(str(store.root), store.private))
+    if source is None:
+        try:
+            store.state.ensure()  # the sync cookies' folder (journal.py)
+            cookies = str(store.state_dir)
+        except (OSError, GitckptError):
+            cookies = None
+        source = watching.WatchdogSource(str(store.root), store.private, cookies)
+    watcher.start(source)
     return WatchSession(store.root, tid, watcher)
 
 

@@ -6,6 +6,8 @@ the watcher calls its capture function, which snapshots and records a drift if t
 from the tip. Events are never trusted to be complete (inotify drops them on overflow), so a
 lost event costs at most a later capture, never a change: the snapshot sees everything.
 With no events the watcher sleeps; it wakes only to check that its event source is alive.
+Snapshots in the same process may visit only the paths the events named, through the
+source's journal (journal.py), and only while nothing can have been lost.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from gitckpt import journal as journals
 from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
+from gitckpt.journal import Journal
 
 log = logging.getLogger("gitckpt.watch")
 
@@ -175,6 +179,8 @@ class Watcher:
                 if self.stopped:
                     break
             self.step()
+            if self.source is not None and self.source.due():
+                self.hint()  # the periodic full scan that checks the journal (journal.py)
             fallback = self.fallback
             if self.source is not None and not self.source.alive() and fallback is not None:
                 log.warning("file events stopped; polling every %gs instead",
@@ -283,6 +289,10 @@ class Source:
     def start(self, hint: Hint) -> None:  # OSError if it cannot run here
         raise NotImplementedError
 
+    def due(self) -> bool:
+        """True when a verification scan is due (sources that keep a journal)."""
+        return False
+
     def alive(self) -> bool:
         return True
 
@@ -324,17 +334,21 @@ def ignored(path: str, root: str, private: tuple[str, ...]) -> bool:
 class WatchdogSource(Source):
     """inotify (or the platform's equivalent) through watchdog, recursively under `root`."""
 
-    def __init__(self, root: str, private: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: str, private: tuple[str, ...] = (),
+                 cookie_dir: str | None = None) -> None:
         self.root = root
         self.private = private
         self._observer = None
         self._hint: Hint | None = None
+        # What it sees, for snapshots in this process (see journal.py); `cookie_dir` is a
+        # folder of gitckpt's inside `root` for the sync cookies.
+        self.journal = Journal(root, cookie_dir, lambda p: ignored(p, root, private))
 
     def start(self, hint: Hint) -> None:
         from watchdog import events as ev
         from watchdog.observers import Observer
 
-        root, private = self.root, self.private
+        journal = self.journal
         self._hint = hint
 
         class Handler(ev.FileSystemEventHandler):
@@ -344,7 +358,7 @@ class WatchdogSource(Source):
                 paths = [os.fsdecode(event.src_path)]
                 if getattr(event, "dest_path", ""):
                     paths.append(os.fsdecode(event.dest_path))
-                if not all(ignored(p, root, private) for p in paths):
+                if journal.saw(paths):
                     hint()
 
         observer = Observer()
@@ -353,16 +367,23 @@ class WatchdogSource(Source):
         # file), and no close-after-write or folder events, which repeat what these say.
         wanted = [ev.FileModifiedEvent, ev.FileCreatedEvent, ev.FileDeletedEvent,
                   ev.FileMovedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
-        observer.schedule(Handler(), root, recursive=True, event_filter=wanted)
+        observer.schedule(Handler(), self.root, recursive=True, event_filter=wanted)
         _overflow_hints(hint)
         observer.start()  # OSError when inotify limits are reached
         self._observer = observer
+        journal.started()
+        journals.register(journal)
 
     def alive(self) -> bool:
         return self._observer is not None and self._observer.is_alive() and all(
             e.is_alive() for e in getattr(self._observer, "emitters", ()))
 
+    def due(self) -> bool:
+        return self.journal.full_due_now()
+
     def stop(self) -> None:
+        self.journal.lost("stopped")
+        journals.unregister(self.journal)
         if self._hint in _OverflowHint.hints:
             _OverflowHint.hints.remove(self._hint)
         if self._observer is not None:
@@ -372,7 +393,9 @@ class WatchdogSource(Source):
 
 class _OverflowHint(logging.Handler):
     """watchdog logs a queue overflow without telling the event handler: the warning itself
-    becomes a hint to every running source, so the snapshot after the burst looks at all."""
+    becomes a hint to every running source, so the snapshot after the burst looks at all.
+    Any warning of watchdog's (an overflow, a folder it could not watch) also means its
+    events are no longer complete: no journal is trusted until its next full scan."""
 
     hints: list[Hint] = []
 
@@ -380,7 +403,9 @@ class _OverflowHint(logging.Handler):
         super().__init__(logging.WARNING)
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
+        message = record.getMessage()
+        journals.lose_all(message)
+        if "overflow" in message.lower():
             for hint in list(self.hints):
                 hint()
 

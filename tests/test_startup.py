@@ -61,3 +61,20 @@ def test_a_narrow_terminal_gets_clicks_wrapping():
     p = subprocess.run([sys.executable, "-m", "gitckpt", "--help"], capture_output=True,
                        text=True, env=env)
     assert p.returncode == 0 and max(len(ln) for ln in p.stdout.splitlines()) <= 50
+
+
+def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
+    from gitckpt import service
+
+    root = hermetic / "plain"
+    root.mkdir()
+    (root / "notes.md").write_text("# notes\n")
+    service.init(root, "no git here")
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write(\n"
+            "    '\\nPYGIT2 %s' % ('pygit2' in sys.modules)))\n"
+            f"sys.argv = ['gitckpt', '-C', {str(root)!r}, 'resume']\n"
+            "from gitckpt.entry import main\nmain()\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0 and "no git here" in p.stdout, p.stderr
+    assert p.stderr.rstrip().endswith("PYGIT2 False"), p.stderr

@@ -156,6 +156,14 @@ def ancestors(root: Path) -> list[Path]:
     return out
 
 
+def open_git_store(root: Path) -> Store | None:
+    """The git store of `root`, or None outside a git work tree. pygit2 loads only here: a
+    plain folder's store is found (by its `.gitckpt`) without it."""
+    from gitckpt.store.git import open_git_store as opened
+
+    return opened(root)
+
+
 def open_store(path: str | Path, *, store: str | None = None, ancestors_too: bool = True,
                adopt: bool = False) -> Store:
     """The store of the workspace at `path`.
@@ -166,8 +174,6 @@ def open_store(path: str | Path, *, store: str | None = None, ancestors_too: boo
     GITCKPT_STORE; then a new `.gitckpt` folder in the workspace. `adopt` accepts the
     workspace's own store even if it was made for another folder (see DirStore.adopt).
     """
-    from gitckpt.store.git import open_git_store  # pygit2 loads only when a store is opened
-
     root = resolve_root(path)
     if store:
         if open_git_store(root) is not None:

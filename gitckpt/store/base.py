@@ -14,12 +14,13 @@ from pathlib import Path
 
 import filelock
 
+from gitckpt import journal as journals
 from gitckpt.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import Changes, GitState, Progress, Snapshot
+from gitckpt.values import Changes, GitState, Progress, Skipped, Snapshot
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -331,15 +332,38 @@ class WorkingCopy(ABC):
             hit = memo.get(scope)
             if hit is not None and (hit[1] or not update_cache):
                 return hit[0]  # a snapshot that left the cache stale cannot stand for one
-        snap = self.scan(scope, update_cache=update_cache, progress=progress)
+        journal = journals.for_root(str(self.root)) if self.takes_hints else None
+        if journal is None:
+            snap = self.scan(scope, update_cache=update_cache, progress=progress)
+        else:  # a watcher runs in this process: visit what it saw, if it can be trusted
+            grant = journal.begin()
+            try:
+                snap = self.scan(scope, update_cache=update_cache, progress=progress,
+                                 changed=grant.paths, skipped_before=grant.skipped)
+            except BaseException:
+                journal.done(grant, False)
+                raise
+            journal.done(grant, True, self.pending(), snap.skipped)
         if memo is not None:
             memo[scope] = (snap, update_cache)
         return snap
 
+    #: True if `scan` can visit only the paths a watcher saw change (`changed`).
+    takes_hints = False
+
     @abstractmethod
     def scan(self, scope: Scope, *, update_cache: bool = True,
-             progress: Progress | None = None) -> Snapshot:
-        """`snapshot`, always by looking at the workspace."""
+             progress: Progress | None = None, changed: set[str] | None = None,
+             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
+        """`snapshot`, by looking at the workspace: all of it, or with `changed` (stores
+        that take hints) only those workspace-relative paths (files or folders) and what
+        the last scan left pending; they are re-read whatever their stat says, and of the
+        last scan's `skipped_before`, those not looked at again stay left out."""
+
+    def pending(self) -> set[str]:
+        """The workspace-relative paths whose change the last scan left out of the stat cache
+        (a later scan with hints must visit them again)."""
+        return set()
 
     def forget_scans(self) -> None:
         """The workspace was written: inside `one_scan`, the next snapshot looks again."""

@@ -35,7 +35,7 @@ from gitckpt.store.base import Store
 from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
 from gitckpt.store.dir_scan import DirScanner, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import POINTER, Progress, Snapshot
+from gitckpt.values import POINTER, Progress, Skipped, Snapshot
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
@@ -466,7 +466,8 @@ class DirStore(Store):
         return IgnoreRules(disk_loader(str(self.root)), list(self.builtin)).left_out
 
     def scan(self, scope: Scope, *, update_cache: bool = True,
-             progress: Progress | None = None) -> Snapshot:
+             progress: Progress | None = None, changed: set[str] | None = None,
+             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
         tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
                                                progress=progress)
         return Snapshot(tree, tuple(skipped))

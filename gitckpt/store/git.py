@@ -41,7 +41,7 @@ from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Scanner
 from gitckpt.store.loose import loose_problem
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import GitState, Progress, Snapshot
+from gitckpt.values import GitState, Progress, Skipped, Snapshot
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -342,9 +342,16 @@ class GitStore(Store):
 
     # -- the workspace -----------------------------------------------------------------------
 
+    takes_hints = True
+
     def scan(self, scope: Scope, *, update_cache: bool = True,
-             progress: Progress | None = None) -> Snapshot:
-        return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress)
+             progress: Progress | None = None, changed: set[str] | None = None,
+             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
+        return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress,
+                                      changed=changed, skipped_before=skipped_before)
+
+    def pending(self) -> set[str]:
+        return set(self._scanner.pending)
 
     def cache_problem(self) -> tuple[Path, str] | None:
         """Checked as git checks an index file: signature, version, trailing SHA-1."""

@@ -35,7 +35,7 @@ from gitckpt.store.git_split import objects_dir, read_checked, scan_deltas
 from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
 from gitckpt.store.pack_write import PackWriter, object_id
 from gitckpt.store.state import StateDir, unsafe
-from gitckpt.values import Progress, Snapshot
+from gitckpt.values import Progress, Skipped, Snapshot
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -71,24 +71,33 @@ class Scanner:
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
+        self.pending: set[str] = set()  # what the last scan left out of the cache (`snapshot`)
 
-    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
+    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
+                 changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = ()
                  ) -> Snapshot:
         """The guard: `.git/index` must keep its stat over a whole scan. We never open it, so
-        a change means another git process; the scan is retried, then refused."""
+        a change means another git process; the scan is retried, then refused.
+
+        `changed` (workspace-relative paths a trusted watcher saw, see journal.py) limits the
+        scan to them and to what the last scan left pending, when the stat cache is the one
+        the last scan described; `skipped_before` is what the scan before left out, and
+        `pending` is then what this scan leaves out of the cache."""
         for _ in range(3):
             before = stamp(self.user_index)
-            snap = self._snapshot(scope, update_cache, progress, fresh=False)
+            snap = self._snapshot(scope, update_cache, progress, fresh=False, changed=changed,
+                                  skipped_before=skipped_before)
             if stamp(self.user_index) == before:
                 return snap
         raise GitIndexChanged(str(self.user_index))
 
     def _snapshot(self, scope: Scope, update_cache: bool, progress: Progress | None,
-                  fresh: bool) -> Snapshot:
+                  fresh: bool, changed: set[str] | None = None,
+                  skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
         # The new blobs of a large scan go into one pack, not a loose file each (pack_write).
         self._pack = PackWriter(objects_dir(self.repo.path), self._loose)
         try:
-            return self._scan(scope, update_cache, progress, fresh)
+            return self._scan(scope, update_cache, progress, fresh, changed, skipped_before)
         except BaseException:
             self._pack.abort()
             raise
@@ -97,7 +106,8 @@ class Scanner:
         return str(self.repo.odb.write(_KINDS[kind], data))
 
     def _scan(self, scope: Scope, update_cache: bool, progress: Progress | None,
-              fresh: bool) -> Snapshot:
+              fresh: bool, changed: set[str] | None, skipped_before: tuple[Skipped, ...]
+              ) -> Snapshot:
         opened = stamp(self.index_path)
         index = self._open_index(update_cache, fresh)
         state = {} if fresh else self._read_state()
@@ -119,22 +129,18 @@ class Scanner:
             p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
         if state.get("filters") != filters:
             p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
-        try:
-            deltas = scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
-                                 self.prefix, _FLAGS, self.parallel)
-        except pygit2.GitError as e:
-            if "nesting too deep" not in str(e):
-                raise
-            # libgit2 refuses folders deeper than MAX_DEPTH: leave those out by diffing the
-            # literal paths that cover everything else.
-            deep = too_deep(self.workdir, self.prefix, self.repo.path_is_ignored)
-            for path in deep:
-                p.skip(self._rel(path), "too_deep")
-            paths = cover(self.workdir, self.prefix, deep, [e.path for e in index])
-            deltas = list(index_diff(self.repo, index, _FLAGS, paths).deltas) if paths else []
+        recheck = set(p.racy)
+        deltas = self._hinted_deltas(index, changed) if (
+            changed is not None and base is not None and not (p.refilter or p.renormalize)
+        ) else None
+        if deltas is None:
+            deltas = self._all_deltas(p, index, opened, base)
+        else:  # each path the watcher saw is re-read: an edit may have restored its mtime
+            recheck |= {x for x in self._repo_paths(changed) if x in index}
+            # what earlier scans left out stays left out, unless it was looked at again
+            p.skipped = [s for s in skipped_before if not _under(s.path, changed)]
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
             d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
-        recheck = set(p.racy)
         for delta in deltas:
             recheck.discard(self._visit(p, delta, progress))
         for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
@@ -152,6 +158,46 @@ class Scanner:
         tree = self._tree(index, base, p.changes)
         if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
             return self._snapshot(scope, update_cache, progress, fresh=True)
+        return self._finish(p, index, base, tree, state, update_cache, ignores, filters,
+                            old_links, old_attributes)
+
+    def _repo_paths(self, changed: set[str]) -> list[str]:
+        return sorted({f"{self.prefix}/{r}" if self.prefix else r for r in changed})
+
+    def _hinted_deltas(self, index: pygit2.Index, changed: set[str]
+                       ) -> list[pygit2.DiffDelta] | None:
+        """libgit2's diff limited to the paths a trusted watcher saw; None if it cannot be
+        (a path too deep for libgit2: then the whole diff decides)."""
+        paths = self._repo_paths(changed)
+        if not paths:
+            return []
+        try:
+            return list(index_diff(self.repo, index, _FLAGS,
+                                   [os.fsencode(x) for x in paths]).deltas)
+        except pygit2.GitError:
+            return None
+
+    def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: tuple | None,
+                    base: str | None) -> list[pygit2.DiffDelta]:
+        """Everything libgit2 finds changed between the cache and the work tree."""
+        try:
+            return scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
+                               self.prefix, _FLAGS, self.parallel)
+        except pygit2.GitError as e:
+            if "nesting too deep" not in str(e):
+                raise
+            # libgit2 refuses folders deeper than MAX_DEPTH: leave those out by diffing the
+            # literal paths that cover everything else.
+            deep = too_deep(self.workdir, self.prefix, self.repo.path_is_ignored)
+            for path in deep:
+                p.skip(self._rel(path), "too_deep")
+            paths = cover(self.workdir, self.prefix, deep, [e.path for e in index])
+            return list(index_diff(self.repo, index, _FLAGS, paths).deltas) if paths else []
+
+    def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
+                state: dict, update_cache: bool, ignores: str, filters: str,
+                old_links: set[str], old_attributes: set[str]) -> Snapshot:
+        """Write the cache (when it pays) and its side state; the snapshot."""
         new_state = {"fingerprint": ignores, "filters": filters,
                      "gitlinks": sorted(p.gitlinks), "attributes": sorted(p.attributes),
                      # smudged entries stay listed until the index holding them is rewritten
@@ -161,14 +207,16 @@ class Scanner:
         # Writing a large index costs more than re-reading a few changed files next time, so
         # small changes stay pending. Rule changes, nested repositories and unknown bases are
         # written at once: the side state above must describe the index file.
-        if update_cache and p.changes and (
-                base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
-                or p.gitlinks != old_links or p.attributes != old_attributes):
+        written = update_cache and p.changes and (
+            base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
+            or p.gitlinks != old_links or p.attributes != old_attributes)
+        if written:
             self._write_index(index)
             new_state.update(index=list(stamp(self.index_path) or ()), tree=tree,
                              racy=sorted(p.racy), dirs=dirs_of(index))
         if update_cache and new_state != state:
             self._write_state(new_state)
+        self.pending = set() if written else {self._rel(k) for k in p.changes}
         return Snapshot(tree, tuple(sorted(p.skipped, key=lambda s: s.path)))
 
     def _rel(self, path: str) -> str:
@@ -490,6 +538,12 @@ def index_trees(index: pygit2.Index) -> list[bytes]:
 
     write(root)
     return out
+
+
+def _under(rel: str, changed: set[str]) -> bool:
+    """True if `rel` or a folder above it is in `changed`."""
+    parts = rel.split("/")
+    return any("/".join(parts[:i]) in changed for i in range(1, len(parts) + 1))
 
 
 def _looks_sensitive(full: str, verdict: str | None) -> bool:

@@ -1,0 +1,176 @@
+"""Saves that cost what changed: with a healthy watcher in the process, a snapshot visits
+only the paths it saw, and every tree equals git's own of the same files (issue 16)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+from conftest import RepoGuard, git_tree, make_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitckpt import journal as journals
+from gitckpt import service
+from gitckpt.watch import Settings
+
+pytestmark = pytest.mark.slow
+
+QUIET = Settings(quiet=3600.0, max_wait=3600.0, poll=3600.0)  # the test takes every snapshot
+
+
+@pytest.fixture
+def watched(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    guard = RepoGuard(root)
+    (root / "pkg").mkdir()
+    for i in range(6):
+        (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
+    service.init(root, "watched")
+    session = service.watch(root, settings=QUIET)
+    if session.watcher.mode != "events":
+        session.stop()
+        pytest.skip("no file events on this machine")
+    journal = journals.for_root(str(root))
+    assert journal is not None
+    yield root, journal
+    session.watcher.source.stop()
+    guard.check(status_changes=True)
+
+
+def live_tree(root) -> str:
+    tl = service.open_timeline(root)
+    return tl.live(tl.meta(tl.resolve(None))).tree
+
+
+def test_a_no_change_snapshot_visits_nothing_once_trusted(watched):
+    root, journal = watched
+    first = live_tree(root)  # the full scan that makes the journal trusted
+    assert journal.trusted and journal.counts["full"] == 1
+    assert live_tree(root) == first and journal.counts["hinted"] == 1
+    (root / "pkg" / "m1.py").write_text("x = 'changed'\n")
+    assert live_tree(root) == git_tree(root) != first
+    assert journal.counts == {"full": 1, "hinted": 2}
+
+
+def test_an_edit_that_restores_the_mtime_is_seen(watched):
+    root, journal = watched
+    live_tree(root)
+    f = root / "pkg" / "m2.py"
+    st_before = f.stat()
+    f.write_text("y = 2\n")  # the same size
+    os.utime(f, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    assert live_tree(root) == git_tree(root)
+    assert journal.counts["hinted"] >= 1
+
+
+def test_a_lost_event_means_a_full_scan(watched):
+    root, journal = watched
+    live_tree(root)
+    journal.lost("event queue overflow (simulated)")
+    (root / "pkg" / "m3.py").write_text("z = 3\n")
+    assert live_tree(root) == git_tree(root)
+    assert journal.counts["full"] == 2 and journal.trusted
+
+
+def test_no_cookie_no_trust(watched, monkeypatch):
+    root, journal = watched
+    live_tree(root)
+    monkeypatch.setattr(journals, "COOKIE_WAIT", 0.0)
+    monkeypatch.setattr(journal, "arrived", set())
+    saw = journal.saw
+    monkeypatch.setattr(journal, "saw", lambda paths: saw(
+        [p for p in paths if journals.COOKIE not in p]))  # the cookie's event never comes
+    full = journal.counts["full"]
+    live_tree(root)
+    assert journal.counts["full"] == full + 1
+
+
+def test_a_verification_scan_is_due_after_its_interval(watched):
+    root, journal = watched
+    live_tree(root)
+    journal.full_due = time.monotonic() - 1
+    assert journal.full_due_now()
+    live_tree(root)
+    assert journal.counts["full"] == 2 and not journal.full_due_now()
+
+
+EDITS = st.lists(st.tuples(
+    st.sampled_from(["write", "same_size_keep_mtime", "delete", "rename", "rmtree",
+                     "file_to_folder", "folder_to_file", "new_tree", "ignored"]),
+    st.integers(0, 9)), min_size=1, max_size=6)
+
+
+def apply_edit(root, kind: str, n: int) -> None:
+    """One edit; one that the files as they are now make impossible is skipped."""
+    try:
+        _edit(root, kind, n)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError):
+        pass
+
+
+def _edit(root, kind: str, n: int) -> None:
+    pkg = root / "pkg"
+    files = sorted(p for p in pkg.rglob("*") if p.is_file()) if pkg.exists() else []
+    target = files[n % len(files)] if files else None
+    if kind == "write" or target is None:
+        new = pkg / f"w{n}.py"
+        new.parent.mkdir(parents=True, exist_ok=True)
+        if new.is_dir():
+            shutil.rmtree(new)
+        new.write_text(f"w = {n} {time.monotonic_ns()}\n")
+    elif kind == "same_size_keep_mtime":
+        st_ = target.stat()
+        data = target.read_bytes()
+        target.write_bytes(bytes(reversed(data)) if data[::-1] != data else data + b"#")
+        os.utime(target, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+    elif kind == "delete":
+        target.unlink()
+    elif kind == "rename":
+        dest = target.with_name(f"renamed{n}_{target.name}")
+        if dest.is_dir():
+            shutil.rmtree(dest)
+        target.rename(dest)
+    elif kind == "rmtree":
+        if target.parent != pkg:
+            shutil.rmtree(target.parent)
+        else:
+            shutil.rmtree(pkg)
+    elif kind == "file_to_folder":
+        target.unlink()
+        target.mkdir()
+        (target / "inner.txt").write_text("now a folder\n")
+    elif kind == "folder_to_file":
+        sub = pkg / f"d{n}"
+        if sub.is_dir():
+            shutil.rmtree(sub)
+            sub.write_text("now a file\n")
+        else:
+            (sub / "deep" / "er").mkdir(parents=True)
+            (sub / "deep" / "er" / "f.txt").write_text(f"{n}\n")
+    elif kind == "new_tree":
+        if (pkg / f"t{n}").is_file():
+            (pkg / f"t{n}").unlink()
+        for i in range(3):
+            d = pkg / f"t{n}" / f"s{i}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "f.md").write_text(f"{n} {i}\n")
+    elif kind == "ignored":
+        (root / f"debug{n}.log").write_text("ignored by .gitignore\n")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(EDITS, min_size=1, max_size=4))
+def test_trusted_snapshots_equal_gits_tree(watched, batches):
+    root, journal = watched
+    live_tree(root)
+    hinted = journal.counts["hinted"]
+    for batch in batches:
+        for kind, n in batch:
+            apply_edit(root, kind, n)
+        result = service.save(root, "after edits")  # at once: the cookie makes it exact
+        assert result.tree == git_tree(root), batch
+    assert journal.counts["hinted"] - hinted == len(batches)  # none fell back to a full scan
