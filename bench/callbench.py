@@ -2,7 +2,8 @@
 each next to git plumbing, a Cline-style shadow repository and the peer task-checkpoint-mcp
 (over MCP, same client, interleaved run by run), on the same synthetic workspaces.
 
-    python bench/callbench.py [--sizes 10000] [--first-sizes 10000] [--repeat 7]
+    python bench/callbench.py [--sizes 10000] [--first-sizes 10000,100000]
+                              [--watched-sizes 100000] [--repeat 7]
 
 Medians of --repeat runs. Workspaces are bench.py's: N files of 4 KiB average, 50 per folder.
 CPU times are user + system of the child process (resource.getrusage). The peer
@@ -27,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bench import ENV, git, make_workspace  # noqa: E402
+from bench import ENV, GitPlumbing, git, make_workspace, touch_files  # noqa: E402
 from gitckpt import service  # noqa: E402
 
 PY = sys.executable
@@ -154,6 +155,43 @@ def bench_mcp(base: Path, n: int, repeat: int) -> dict[str, float]:
     return result
 
 
+def bench_watched(base: Path, n: int, repeat: int) -> dict[str, float]:
+    """In-process saves with a healthy watcher (its journal trusted after one full scan),
+    watcher off, and git plumbing's warm-index save, run by run on one workspace."""
+    from gitckpt import journal as journals
+    from gitckpt.watch import Settings
+
+    root = base / f"watched-{n}"
+    shutil.rmtree(root, ignore_errors=True)
+    files = make_workspace(root, n)
+    time.sleep(2.5)
+    service.init(root, "bench")
+    g = GitPlumbing(root)
+    g.save()
+    quiet = Settings(quiet=3600.0, max_wait=3600.0, poll=3600.0)  # the bench saves, not it
+    session = service.watch(root, settings=quiet)
+    journal = journals.for_root(str(root))
+    service.save(root, "the full scan that makes the journal trusted")
+    rows: dict[str, list[float]] = {k: [] for k in ("nochange", "ten", "git_nochange",
+                                                    "git_ten", "off_nochange")}
+    for i in range(repeat):
+        rows["nochange"].append(timed_ms(lambda i=i: service.save(root, f"watched {i}")))
+        rows["git_nochange"].append(timed_ms(g.save))
+    for i in range(repeat):
+        touch_files(files[i * 10:], 10, f"w{i}")
+        rows["ten"].append(timed_ms(lambda i=i: service.save(root, f"ten {i}")))
+        touch_files(files[i * 10 + 5000:], 10, f"g{i}")
+        rows["git_ten"].append(timed_ms(g.save))
+    hinted = journal.counts["hinted"] if journal else 0
+    session.watcher.source.stop()
+    for i in range(repeat):
+        rows["off_nochange"].append(timed_ms(lambda i=i: service.save(root, f"off {i}")))
+    g.close()
+    shutil.rmtree(root, ignore_errors=True)
+    return {**{k: med(v) for k, v in rows.items()}, "hinted": hinted,
+            "mode": session.watcher.mode}
+
+
 def untracked(root: Path, n: int) -> None:
     """A git repository with no commit and `n` new files."""
     shutil.rmtree(root, ignore_errors=True)
@@ -243,6 +281,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="10000", help="workspaces for the MCP rows")
     ap.add_argument("--first-sizes", default="10000", help="workspaces for first saves")
+    ap.add_argument("--watched-sizes", default="100000", help="workspaces for watched saves")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--first-repeat", type=int, default=3)
     ap.add_argument("--dir", default=None)
@@ -266,6 +305,20 @@ def main() -> None:
         f"{'yes' if cli['plain_pygit2'] else 'no'} | no pygit2 | |",
         "",
     ]
+    lines += [
+        "| files, watcher healthy | no-change save | 10-file save | git plumbing no-change "
+        "| git 10-file | git / gitckpt, 10-file (target 8x) | no-change, watcher off "
+        "| snapshots from the journal |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in [int(s) for s in args.watched_sizes.split(",") if s]:
+        d = bench_watched(base, n, args.repeat)
+        print(f"[watched {n}] {d}", file=sys.stderr)
+        lines.append(f"| {n:,} | {d['nochange']:.0f} ms | {d['ten']:.0f} ms "
+                     f"| {d['git_nochange']:.0f} ms | {d['git_ten']:.0f} ms "
+                     f"| {d['git_ten'] / d['ten']:.1f}x | {d['off_nochange']:.0f} ms "
+                     f"| {d['hinted']} of {2 * args.repeat} ({d['mode']}) |")
+    lines.append("")
     mcp_rows = []
     for n in [int(s) for s in args.sizes.split(",") if s]:
         d = bench_mcp(base, n, args.repeat)

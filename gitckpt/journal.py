@@ -8,8 +8,8 @@ with the source as watchman does: it creates a uniquely named file (a cookie) in
 gitckpt owns inside the watched tree and waits until the event for it arrives, so every change
 made before the snapshot began has been seen. A cookie that does not arrive within
 `COOKIE_WAIT`, a source without a cookie folder, and every `verify_every` seconds (default
-5 minutes) mean a full scan instead. Snapshots through one journal are serialised: the paths a
-snapshot takes, and the changes it leaves pending in the stat cache, are handed on exactly.
+5 minutes) mean a full scan instead. Snapshots through one journal are serialised, and each
+starts from the cache the one before left (store/git_hinted.py).
 """
 
 from __future__ import annotations
@@ -61,8 +61,7 @@ class Journal:
         self.cond = threading.Condition()
         self.scan_lock = threading.Lock()  # one snapshot at a time through the journal
         self.dirty: set[str] = set()
-        self.carry: set[str] = set()  # what the last snapshot left pending in the stat cache
-        self.skipped: tuple = ()  # and what it left out (sensitive, too large, ...)
+        self.skipped: tuple = ()  # what the last snapshot left out (sensitive, too large, ...)
         self.healthy = False
         self.trusted = False
         self.generation = 0  # bumped on every doubt
@@ -97,10 +96,14 @@ class Journal:
                     self.arrived.add(name)
                     self.cond.notify_all()
                     continue
+                rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+                parts = rel.split("/")
+                if ".git" in parts[1:]:  # inside a nested repository's own folder: the
+                    rel = "/".join(parts[:parts.index(".git", 1)])  # folder may be one now
+                    path = os.path.join(self.root, rel)
                 if self.ignored(path):
                     continue
                 mine = True
-                rel = os.path.relpath(path, self.root).replace(os.sep, "/")
                 self.dirty.add("" if rel == "." else rel)
         return mine
 
@@ -115,7 +118,7 @@ class Journal:
                 full = not (synced and self.trusted) or self.clock() >= self.full_due \
                     or "" in self.dirty  # the root itself changed (moved, replaced)
                 taken, self.dirty = self.dirty, set()
-                paths = None if full else taken | self.carry
+                paths = None if full else taken
                 self.counts["full" if full else "hinted"] += 1
                 return Grant(paths, self.generation if synced and self.healthy else -1, taken,
                              self.skipped)
@@ -123,18 +126,15 @@ class Journal:
             self.scan_lock.release()
             raise
 
-    def done(self, grant: Grant, ok: bool, pending: set[str] | None = None,
-             skipped: tuple = ()) -> None:
-        """After the snapshot of `grant`: on success, `pending` is what it left out of the
-        stat cache (visited again next time) and `skipped` what it left out of its tree; a
-        full scan makes the journal trusted if no doubt arose since it began. On failure its
-        paths are kept for the next one."""
+    def done(self, grant: Grant, ok: bool, skipped: tuple = ()) -> None:
+        """After the snapshot of `grant`: on success, `skipped` is what it left out of its
+        tree; a full scan makes the journal trusted if no doubt arose since it began. On
+        failure its paths are kept for the next one."""
         try:
             with self.cond:
                 if not ok:
                     self.dirty |= grant.taken
                     return
-                self.carry = set(pending or ())
                 self.skipped = tuple(skipped)
                 if grant.paths is None:
                     self.trusted = grant.generation == self.generation and self.healthy

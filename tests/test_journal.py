@@ -8,12 +8,13 @@ import shutil
 import time
 
 import pytest
-from conftest import RepoGuard, git_tree, make_repo
+from conftest import RepoGuard, git, git_tree, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitckpt import journal as journals
 from gitckpt import service
+from gitckpt.sensitive import is_sensitive
 from gitckpt.watch import Settings
 
 pytestmark = pytest.mark.slow
@@ -99,7 +100,8 @@ def test_a_verification_scan_is_due_after_its_interval(watched):
 
 EDITS = st.lists(st.tuples(
     st.sampled_from(["write", "same_size_keep_mtime", "delete", "rename", "rmtree",
-                     "file_to_folder", "folder_to_file", "new_tree", "ignored"]),
+                     "file_to_folder", "folder_to_file", "new_tree", "ignored", "ignored_dir",
+                     "nested_repo", "sensitive"]),
     st.integers(0, 9)), min_size=1, max_size=6)
 
 
@@ -113,7 +115,8 @@ def apply_edit(root, kind: str, n: int) -> None:
 
 def _edit(root, kind: str, n: int) -> None:
     pkg = root / "pkg"
-    files = sorted(p for p in pkg.rglob("*") if p.is_file()) if pkg.exists() else []
+    files = sorted(p for p in pkg.rglob("*") if p.is_file() and ".git" not in p.parts
+                   and not is_sensitive(str(p.relative_to(root)))) if pkg.exists() else []
     target = files[n % len(files)] if files else None
     if kind == "write" or target is None:
         new = pkg / f"w{n}.py"
@@ -159,6 +162,23 @@ def _edit(root, kind: str, n: int) -> None:
             (d / "f.md").write_text(f"{n} {i}\n")
     elif kind == "ignored":
         (root / f"debug{n}.log").write_text("ignored by .gitignore\n")
+    elif kind == "ignored_dir":
+        (root / "build" / f"o{n}").mkdir(parents=True, exist_ok=True)
+        (root / "build" / f"o{n}" / "out.bin").write_bytes(b"built\n")
+    elif kind == "sensitive":
+        (pkg / f"e{n}").mkdir(parents=True, exist_ok=True)
+        (pkg / f"e{n}" / ".env").write_text("API_KEY=not-in-any-tree\n")
+    elif kind == "nested_repo":
+        sub = pkg / f"vendor{n}"
+        if not (sub / ".git").exists():
+            sub.mkdir(parents=True, exist_ok=True)
+            (sub / "lib.c").write_text("int x;\n")
+            git(sub, "init", "-q")
+            git(sub, "add", "-A")
+            git(sub, "commit", "-q", "-m", "vendored")
+        else:
+            (sub / "lib.c").write_text(f"int x = {n};\n")
+            git(sub, "commit", "-q", "-am", "moved on", check=False)
 
 
 @settings(max_examples=40, deadline=None,
@@ -172,5 +192,11 @@ def test_trusted_snapshots_equal_gits_tree(watched, batches):
         for kind, n in batch:
             apply_edit(root, kind, n)
         result = service.save(root, "after edits")  # at once: the cookie makes it exact
-        assert result.tree == git_tree(root), batch
+        expected = git_tree(root, *(str(p.relative_to(root)) for p in root.rglob("*")
+                                    if is_sensitive(str(p.relative_to(root)))))
+        assert result.tree == expected, (batch, git(root, "diff-tree", "-r", expected,
+                                                    result.tree, check=False))
+        assert sorted(s["path"] for s in result.skipped) == sorted(
+            str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+            and is_sensitive(str(p.relative_to(root)))), batch
     assert journal.counts["hinted"] - hinted == len(batches)  # none fell back to a full scan

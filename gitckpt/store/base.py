@@ -339,11 +339,12 @@ class WorkingCopy(ABC):
             grant = journal.begin()
             try:
                 snap = self.scan(scope, update_cache=update_cache, progress=progress,
-                                 changed=grant.paths, skipped_before=grant.skipped)
+                                 changed=grant.paths, skipped_before=grant.skipped,
+                                 watched=True)
             except BaseException:
                 journal.done(grant, False)
                 raise
-            journal.done(grant, True, self.pending(), snap.skipped)
+            journal.done(grant, True, snap.skipped)
         if memo is not None:
             memo[scope] = (snap, update_cache)
         return snap
@@ -354,16 +355,11 @@ class WorkingCopy(ABC):
     @abstractmethod
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
-             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
-        """`snapshot`, by looking at the workspace: all of it, or with `changed` (stores
-        that take hints) only those workspace-relative paths (files or folders) and what
-        the last scan left pending; they are re-read whatever their stat says, and of the
-        last scan's `skipped_before`, those not looked at again stay left out."""
-
-    def pending(self) -> set[str]:
-        """The workspace-relative paths whose change the last scan left out of the stat cache
-        (a later scan with hints must visit them again)."""
-        return set()
+             skipped_before: tuple[Skipped, ...] = (), watched: bool = False) -> Snapshot:
+        """`snapshot`, by looking at the workspace. Stores that take hints, when `watched`
+        (a watcher's journal runs the scan), may visit only the workspace-relative paths
+        `changed` (files or folders), re-read whatever their stat says; of the last scan's
+        `skipped_before`, those not looked at again stay left out."""
 
     def forget_scans(self) -> None:
         """The workspace was written: inside `one_scan`, the next snapshot looks again."""

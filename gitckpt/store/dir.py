@@ -467,7 +467,7 @@ class DirStore(Store):
 
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
-             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
+             skipped_before: tuple[Skipped, ...] = (), watched: bool = False) -> Snapshot:
         tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
                                                progress=progress)
         return Snapshot(tree, tuple(skipped))

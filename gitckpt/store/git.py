@@ -346,12 +346,10 @@ class GitStore(Store):
 
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
-             skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
+             skipped_before: tuple[Skipped, ...] = (), watched: bool = False) -> Snapshot:
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress,
-                                      changed=changed, skipped_before=skipped_before)
-
-    def pending(self) -> set[str]:
-        return set(self._scanner.pending)
+                                      changed=changed, skipped_before=skipped_before,
+                                      watched=watched)
 
     def cache_problem(self) -> tuple[Path, str] | None:
         """Checked as git checks an index file: signature, version, trailing SHA-1."""

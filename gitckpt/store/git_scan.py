@@ -28,6 +28,7 @@ from gitckpt.ids import ObjectId
 from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_tree, encode_tree
 from gitckpt.scope import Scope
 from gitckpt.sensitive import content_sensitive
+from gitckpt.store import git_hinted as hinted
 from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git_deep import cover, too_deep
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
@@ -71,53 +72,65 @@ class Scanner:
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
-        self.pending: set[str] = set()  # what the last scan left out of the cache (`snapshot`)
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
-                 changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = ()
-                 ) -> Snapshot:
+                 changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = (),
+                 watched: bool = False) -> Snapshot:
         """The guard: `.git/index` must keep its stat over a whole scan. We never open it, so
         a change means another git process; the scan is retried, then refused.
 
-        `changed` (workspace-relative paths a trusted watcher saw, see journal.py) limits the
-        scan to them and to what the last scan left pending, when the stat cache is the one
-        the last scan described; `skipped_before` is what the scan before left out, and
-        `pending` is then what this scan leaves out of the cache."""
+        `watched`: a watcher's journal runs this scan (journal.py), so its cache is kept in
+        memory for the next (git_hinted). `changed`, the workspace-relative paths the
+        trusted watcher saw since, limits the scan to them when that cache still holds;
+        `skipped_before` is what the scan before left out."""
         for _ in range(3):
             before = stamp(self.user_index)
             snap = self._snapshot(scope, update_cache, progress, fresh=False, changed=changed,
-                                  skipped_before=skipped_before)
+                                  skipped_before=skipped_before, watched=watched)
             if stamp(self.user_index) == before:
                 return snap
         raise GitIndexChanged(str(self.user_index))
 
     def _snapshot(self, scope: Scope, update_cache: bool, progress: Progress | None,
                   fresh: bool, changed: set[str] | None = None,
-                  skipped_before: tuple[Skipped, ...] = ()) -> Snapshot:
+                  skipped_before: tuple[Skipped, ...] = (), watched: bool = False
+                  ) -> Snapshot:
         # The new blobs of a large scan go into one pack, not a loose file each (pack_write).
         self._pack = PackWriter(objects_dir(self.repo.path), self._loose)
         try:
-            return self._scan(scope, update_cache, progress, fresh, changed, skipped_before)
+            return self._scan(scope, update_cache, progress, fresh, changed, skipped_before,
+                              watched)
         except BaseException:
             self._pack.abort()
+            hinted.forget(self.index_path)
             raise
 
     def _loose(self, kind: str, data: bytes) -> str:
         return str(self.repo.odb.write(_KINDS[kind], data))
 
     def _scan(self, scope: Scope, update_cache: bool, progress: Progress | None,
-              fresh: bool, changed: set[str] | None, skipped_before: tuple[Skipped, ...]
-              ) -> Snapshot:
+              fresh: bool, changed: set[str] | None, skipped_before: tuple[Skipped, ...],
+              watched: bool) -> Snapshot:
         opened = stamp(self.index_path)
-        index = self._open_index(update_cache, fresh)
         state = {} if fresh else self._read_state()
-        # The recorded tree is that of the index we read only if the file did not change
-        # while we read it (writers replace it by rename) and the state names that file.
-        same_file = opened is not None and stamp(self.index_path) == opened
-        base = state.get("tree") if same_file and state.get("index") == list(opened) else None
+        # A watched scan starts from the last one's cache in memory, if it still holds.
+        memo = hinted.recall(self.index_path, opened, state) if watched and not fresh else None
+        if memo is not None and memo.tree in self.repo.odb:
+            index, base = bind(memo.index, self.repo), memo.tree
+            state = {**state, "racy": sorted(memo.racy)}
+            if update_cache:
+                self._prepare_write()
+        else:
+            memo = None
+            index = self._open_index(update_cache, fresh)
+            # The recorded tree is that of the index we read only if the file did not change
+            # while we read it (writers replace it by rename) and the state names that file.
+            same_file = opened is not None and stamp(self.index_path) == opened
+            base = state.get("tree") if same_file and state.get("index") == list(opened) \
+                else None
         if len(index) and base is not None and base not in self.repo.odb:
             # git gc pruned what the cache points at: its blob ids cannot be trusted either.
-            return self._snapshot(scope, update_cache, progress, fresh=True)
+            return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
         ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
         filters = filter_key(self.repo, self.common_dir)
         p = ScanPass(index, scope, set(state.get("gitlinks", [])),
@@ -130,26 +143,29 @@ class Scanner:
         if state.get("filters") != filters:
             p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
         recheck = set(p.racy)
-        deltas = self._hinted_deltas(index, changed) if (
-            changed is not None and base is not None and not (p.refilter or p.renormalize)
-        ) else None
-        if deltas is None:
-            deltas = self._all_deltas(p, index, opened, base)
-        else:  # each path the watcher saw is re-read: an edit may have restored its mtime
-            recheck |= {x for x in self._repo_paths(changed) if x in index}
+        p.filters = filters_possible(self.repo, self.common_dir, p.attributes)
+        seen = changed is not None and memo is not None and not (p.refilter or p.renormalize) \
+            and hinted.visit(self, p, self._repo_paths(changed), _FLAGS, progress)
+        if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
+            recheck -= set(self._repo_paths(changed))
             # what earlier scans left out stays left out, unless it was looked at again
-            p.skipped = [s for s in skipped_before if not _under(s.path, changed)]
-        p.filters = filters_possible(self.repo, self.common_dir, p.attributes) or any(
-            d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
-        for delta in deltas:
-            recheck.discard(self._visit(p, delta, progress))
+            p.skipped = [*(s for s in skipped_before if not _under(s.path, changed)),
+                         *p.skipped]
+            new_repo_dirs = self._repo_paths(changed)
+        else:
+            deltas = self._all_deltas(p, index, opened, base, parallel=memo is None)
+            p.filters = p.filters or any(
+                d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
+            for delta in deltas:
+                recheck.discard(self._visit(p, delta, progress))
+            new_repo_dirs = state.get("dirs", [])
         for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
             if path in index:
                 self._take(p, path, self._rel(path))
             else:
                 p.racy.discard(path)
         self._check_gitlinks(p)
-        self._find_new_repos(p, state.get("dirs", []))
+        self._find_new_repos(p, new_repo_dirs)
         if p.renormalize and cached:
             self._renormalize(p)
         if p.refilter and cached:  # an empty cache holds nothing the rules could drop
@@ -157,32 +173,26 @@ class Scanner:
         self._publish(index, base)
         tree = self._tree(index, base, p.changes)
         if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
-            return self._snapshot(scope, update_cache, progress, fresh=True)
-        return self._finish(p, index, base, tree, state, update_cache, ignores, filters,
+            return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
+        snap = self._finish(p, index, base, tree, state, update_cache, ignores, filters,
                             old_links, old_attributes)
+        if watched:
+            now = self._read_state()
+            hinted.remember(self.index_path, hinted.Memo(
+                stamp(self.index_path), now.get("index"), now.get("tree"), index, tree,
+                set(p.racy)))
+        return snap
 
     def _repo_paths(self, changed: set[str]) -> list[str]:
         return sorted({f"{self.prefix}/{r}" if self.prefix else r for r in changed})
 
-    def _hinted_deltas(self, index: pygit2.Index, changed: set[str]
-                       ) -> list[pygit2.DiffDelta] | None:
-        """libgit2's diff limited to the paths a trusted watcher saw; None if it cannot be
-        (a path too deep for libgit2: then the whole diff decides)."""
-        paths = self._repo_paths(changed)
-        if not paths:
-            return []
-        try:
-            return list(index_diff(self.repo, index, _FLAGS,
-                                   [os.fsencode(x) for x in paths]).deltas)
-        except pygit2.GitError:
-            return None
-
     def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: tuple | None,
-                    base: str | None) -> list[pygit2.DiffDelta]:
-        """Everything libgit2 finds changed between the cache and the work tree."""
+                    base: str | None, parallel: bool = True) -> list[pygit2.DiffDelta]:
+        """Everything libgit2 finds changed between the cache and the work tree (`parallel`:
+        the second half may be diffed from the index file, which holds `index`)."""
         try:
             return scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
-                               self.prefix, _FLAGS, self.parallel)
+                               self.prefix, _FLAGS, self.parallel and parallel)
         except pygit2.GitError as e:
             if "nesting too deep" not in str(e):
                 raise
@@ -216,8 +226,8 @@ class Scanner:
                              racy=sorted(p.racy), dirs=dirs_of(index))
         if update_cache and new_state != state:
             self._write_state(new_state)
-        self.pending = set() if written else {self._rel(k) for k in p.changes}
-        return Snapshot(tree, tuple(sorted(p.skipped, key=lambda s: s.path)))
+        once = {s.path: s for s in p.skipped}  # a path may be looked at twice in one scan
+        return Snapshot(tree, tuple(sorted(once.values(), key=lambda s: s.path)))
 
     def _rel(self, path: str) -> str:
         return path[len(self.prefix) + 1:] if self.prefix else path
@@ -240,13 +250,7 @@ class Scanner:
                 index = open_index(str(self.index_path))
             return bind(index, self.repo)
         if update_cache:
-            try:
-                self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
-                # Left by a killed writer: the caller holds the store lock.
-                self.state.remove("index.lock")
-            except OSError as e:
-                raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
-                                       "Check the permissions of the .git folder.") from e
+            self._prepare_write()
         try:
             index = open_index(str(self.index_path))
         except pygit2.GitError:
@@ -257,6 +261,17 @@ class Scanner:
                 self.state.remove("index")
                 index = open_index(str(self.index_path))
         return bind(index, self.repo)  # the diff needs the repository; ownership stays None
+
+    def _prepare_write(self) -> None:
+        if self.index_path.is_symlink():
+            raise unsafe(self.index_path)
+        try:
+            self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
+            # Left by a killed writer: the caller holds the store lock.
+            self.state.remove("index.lock")
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
+                                   "Check the permissions of the .git folder.") from e
 
     def _write_index(self, index: pygit2.Index) -> None:
         try:
