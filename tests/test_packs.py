@@ -153,3 +153,34 @@ def test_ten_thousand_new_files_do_not_trip_gc_auto(tmp_path):
     p = subprocess.run(["git", "-C", str(root), "-c", "gc.auto=6700", "gc", "--auto"],
                        capture_output=True, text=True)
     assert "Auto packing" not in p.stderr + p.stdout
+
+
+def test_a_plain_folders_large_first_save_is_a_pack_and_git_gc_on_it_is_safe(hermetic):
+    root = hermetic / "plain"
+    root.mkdir()
+    many_files(root, 800)
+    store = root / ".gitckpt"
+    first = service.init(root, "plain and big")
+    assert loose_count(store) < 20 and any(n.endswith(".pack") for n in packs(store))
+    p = subprocess.run(["git", f"--git-dir={store}", "fsck", "--strict", "--no-dangling"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    (root / "gen" / "d001" / "f00041.txt").write_text("edited\n")
+    service.save(root, "one edit")
+    # git gc rewrites everything into a pack of deltas and packs the refs: still readable
+    git(root, f"--git-dir={store}", "gc", "-q", "--aggressive", "--prune=now")
+    assert loose_count(store) == 0 and (store / "packed-refs").exists()
+    assert "one edit" in service.resume(root).text
+    assert len(service.log(root).steps) >= 2
+    (root / "gen" / "d001" / "f00041.txt").write_text("lost\n")
+    service.restore(root, "0", apply=True, paths=["gen/d001/f00041.txt"])
+    assert (root / "gen" / "d001" / "f00041.txt").read_text() == "file 41\n" * 12
+    assert [f.to_dict()["path"] for f in service.diff(root, "0", "1").files] == [
+        "gen/d001/f00041.txt"]
+    # a handoff package of a packed store is loose objects only, and imports elsewhere
+    out = service.export(root, hermetic / "pkg")
+    other = hermetic / "other"
+    other.mkdir()
+    imported = service.import_(other, out.path)
+    assert imported.source_task == first.save.task and imported.objects > 800
+    assert not packs(Path(out.path) / "checkpoints.git")

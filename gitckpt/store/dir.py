@@ -34,6 +34,8 @@ from gitckpt.scope import Scope
 from gitckpt.store.base import Store
 from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
 from gitckpt.store.dir_scan import DirScanner, builtin_ignore
+from gitckpt.store.pack_read import Packs
+from gitckpt.store.pack_write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import POINTER, Progress, Skipped, Snapshot
 
@@ -108,6 +110,10 @@ class DirStore(Store):
         self.lock_path = self.shared.path / "lock"
         self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
         self._checked: set[Path] = set()  # folders verified to be real folders (make_dir)
+        # Many new objects (a first save) become one pack at `flush`, as in a git store;
+        # packs are read too, so `git gc` on the store is safe.
+        self._packs = Packs(str(path / "objects"))
+        self._packer = self._new_packer()
         if self.exists():
             self._check_format()
         skip = set()
@@ -250,10 +256,26 @@ class DirStore(Store):
     def _object_path(self, oid: ObjectId) -> Path:
         return self.path / "objects" / oid[:2] / oid[2:]
 
+    #: False for stores whose objects must all be loose (a handoff package).
+    packs_new_objects = True
+
+    def _new_packer(self) -> PackWriter | None:
+        if not self.packs_new_objects:
+            return None
+        return PackWriter(str(self.path / "objects"), self._write_loose)
+
     def _write_object(self, kind: str, body: bytes) -> ObjectId:
         oid = hash_object(kind, body)
-        if oid in self._pending or self._object_path(oid).exists():
+        if self.has_object(oid):
             return oid  # objects are never rewritten
+        if self._packer is not None:
+            return ObjectId(self._packer.add(kind, body, oid))
+        return self._write_loose(kind, body)
+
+    def _write_loose(self, kind: str, body: bytes) -> ObjectId:
+        oid = hash_object(kind, body)
+        if oid in self._pending or self._object_path(oid).exists():
+            return oid
         folder = self._object_path(oid).parent
         try:
             make_dir(folder, self.path, self._checked)
@@ -275,10 +297,13 @@ class DirStore(Store):
         A crash before the renames leaves only `tmp_obj_*` files, which git and gitckpt ignore;
         after, every object in place is complete.
         """
-        if not self._pending:
-            return
         try:
-            self._flush()
+            if self._packer is not None and self._packer.ids:
+                packer, self._packer = self._packer, self._new_packer()
+                packer.close()  # a pack, durable and in place, or loose objects pending
+                self._packs.refresh()
+            if self._pending:
+                self._flush()
         except OSError as e:
             raise StoreNotWritable(f"Cannot write to {self.path}: {e.strerror}.",
                                    "Check the store folder's free space and permissions.") from e
@@ -309,8 +334,24 @@ class DirStore(Store):
                 fsync_dir(folder)
         self._pending.clear()
 
+    def _read_any(self, oid: ObjectId) -> tuple[str, bytes]:
+        """(kind, body) of `oid`, wherever it is: written but not flushed, loose or packed."""
+        held = self._packer.get(oid) if self._packer is not None else None
+        if held is not None:
+            return held
+        path = self._pending.get(oid) or self._object_path(oid)
+        if not path.exists():
+            packed = self._packs.read(oid, self._read_loose_only)
+            if packed is not None:
+                return packed
+        return read_loose(path, oid)
+
+    def _read_loose_only(self, oid: str) -> tuple[str, bytes] | None:
+        path = self._object_path(ObjectId(oid))
+        return read_loose(path, ObjectId(oid)) if path.exists() else None
+
     def _read_object(self, oid: ObjectId, kind: str) -> bytes:
-        found, body = read_loose(self._pending.get(oid) or self._object_path(oid), oid)
+        found, body = self._read_any(oid)
         if found != kind:
             raise StoreCorrupt(f"Object {oid} in {self.path} is a {found}, not a {kind}",
                                CHECK_STORE)
@@ -341,14 +382,14 @@ class DirStore(Store):
         return decode_commit(oid, self._read_object(oid, "commit"))
 
     def read_object(self, oid: ObjectId) -> tuple[str, bytes]:
-        kind, body = read_loose(self._pending.get(oid) or self._object_path(oid), oid)
-        return kind, body
+        return self._read_any(oid)
 
     def write_object(self, kind: str, body: bytes) -> ObjectId:
         return self._write_object(kind, body)
 
     def has_object(self, oid: ObjectId) -> bool:
-        return oid in self._pending or self._object_path(oid).exists()
+        return (oid in self._pending or (self._packer is not None and oid in self._packer)
+                or self._object_path(oid).exists() or self._packs.has(oid))
 
     def loose_objects(self) -> dict[ObjectId, Path]:
         """Every object file in place (objects/xx/yyyy...), by id."""

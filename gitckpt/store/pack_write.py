@@ -55,8 +55,10 @@ class PackWriter:
         self.threshold = threshold
         self.spill = spill
         self.held: list[tuple[str, bytes, str]] = []  # (kind, data, id) not yet written
+        self.held_by_id: dict[str, tuple[str, bytes]] = {}
         self.held_bytes = 0
         self.ids: set[str] = set()
+        self.streamed: dict[str, tuple[str, int, int]] = {}  # id: (kind, offset, length)
         self.entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset) in the pack
         self.file = None
         self.tmp = ""
@@ -78,6 +80,7 @@ class PackWriter:
         self.ids.add(oid)
         if self.file is None:
             self.held.append((kind, data, oid))
+            self.held_by_id[oid] = (kind, data)
             self.held_bytes += len(data)
             if len(self.held) >= self.threshold or self.held_bytes >= self.spill:
                 self._start()
@@ -93,12 +96,27 @@ class PackWriter:
         self.file.write(b"PACK" + struct.pack(">II", 2, 0))  # the count is set in close()
         for kind, data, oid in self.held:
             self._write(kind, data, oid)
-        self.held, self.held_bytes = [], 0
+        self.held, self.held_by_id, self.held_bytes = [], {}, 0
 
     def _write(self, kind: str, data: bytes, oid: str) -> None:
-        chunk = _entry_header(_TYPES[kind], len(data)) + zlib.compress(data, LEVEL)
-        self.entries.append((bytes.fromhex(oid), zlib.crc32(chunk), self.file.tell()))
+        header = _entry_header(_TYPES[kind], len(data))
+        chunk = header + zlib.compress(data, LEVEL)
+        at = self.file.tell()
+        self.entries.append((bytes.fromhex(oid), zlib.crc32(chunk), at))
+        self.streamed[oid] = (kind, at + len(header), len(chunk) - len(header))
         self.file.write(chunk)
+
+    def get(self, oid: str) -> tuple[str, bytes] | None:
+        """(kind, body) of an object added but not yet published, or None."""
+        if oid in self.held_by_id:
+            return self.held_by_id[oid]
+        where = self.streamed.get(oid)
+        if where is None or self.file is None:
+            return None
+        kind, at, length = where
+        self.file.flush()
+        data = os.pread(self.file.fileno(), length, at)
+        return kind, zlib.decompress(data)
 
     def close(self) -> None:
         """Write what was added: loose objects, or the pack and its index. After this, every
@@ -106,7 +124,7 @@ class PackWriter:
         if self.file is None:
             for kind, data, _ in self.held:
                 self.loose(kind, data)
-            self.held = []
+            self.held, self.held_by_id = [], {}
             return
         f = self.file
         try:
@@ -145,7 +163,7 @@ class PackWriter:
                     os.unlink(self.tmp + ext)
                 except FileNotFoundError:
                     pass
-        self.held = []
+        self.held, self.held_by_id = [], {}
 
     def _sweep(self) -> None:
         """Remove temporary packs of writers that are gone (killed mid-scan)."""

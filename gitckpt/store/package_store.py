@@ -16,6 +16,8 @@ from gitckpt.store.dir_files import read_loose
 class PackageStore(DirStore):
     """`folder` is the package's `checkpoints.git`; `package` the package folder."""
 
+    packs_new_objects = False  # a package is read back object by object, loose
+
     def __init__(self, package: Path, folder: Path) -> None:
         super().__init__(package, folder, bare=True)
 
