@@ -38,6 +38,7 @@ from gitckpt.mcp_schemas import (
 )
 from gitckpt.mcp_text import error_result, printable
 from gitckpt.mcp_workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
+from gitckpt.watch import release_memory
 
 log = logging.getLogger("gitckpt.mcp")
 
@@ -70,6 +71,7 @@ def build_server(root: str | None = None) -> MCPServer:
                     ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
                     log.exception("cannot start the watcher for %s", path)
+                release_memory()  # a long-lived server gives a scan's memory back at once
                 return result
 
             result = await anyio.to_thread.run_sync(work)
