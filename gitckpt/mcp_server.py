@@ -5,6 +5,7 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 
 from __future__ import annotations
 
+import gc
 import io
 import logging
 import os
@@ -71,7 +72,11 @@ def build_server(root: str | None = None) -> MCPServer:
                     ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
                     log.exception("cannot start the watcher for %s", path)
-                release_memory()  # a long-lived server gives a scan's memory back at once
+                # A long-lived server gives a call's memory back at once: pygit2's Repository
+                # is a reference cycle (its `branches`), freed only by the cycle collector,
+                # and glibc keeps freed pages. Only the young generations: cheap.
+                gc.collect(1)
+                release_memory()
                 return result
 
             result = await anyio.to_thread.run_sync(work)

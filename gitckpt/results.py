@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitckpt import explain as explaining
-from gitckpt import restore as restoring
 from gitckpt.ids import ObjectId
 from gitckpt.memory import Check, FileNote, Memory
-from gitckpt.patch import FileDiff
 from gitckpt.records import SaveResult, StepRecord, TaskInfo
 from gitckpt.values import Changes
+
+if TYPE_CHECKING:  # annotations only: a resume loads neither
+    from gitckpt import explain as explaining
+    from gitckpt import restore as restoring
+    from gitckpt.patch import FileDiff
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import filelock
-
 from gitckpt import journal as journals
 from gitckpt.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
+from gitckpt.lazy import lazy
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import Changes, GitState, Progress, Skipped, Snapshot
+
+filelock = lazy("filelock")  # only writers load it: a resume takes no lock
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
