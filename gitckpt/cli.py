@@ -262,6 +262,14 @@ def watch(c: Ctx, task: str | None) -> None:
             except KeyboardInterrupt:
                 session.stop()
     echo("Stopped watching.\n", err=True)
+    if waits:  # the watcher's work is done or abandoned: no interpreter shutdown may hang it
+        import logging
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(0)
 
 
 @cli.command(cls=PathsAfterDashes)
