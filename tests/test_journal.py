@@ -203,3 +203,15 @@ def test_trusted_snapshots_equal_gits_tree(watched, batches):
             str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
             and is_sensitive(str(p.relative_to(root)))), batch
     assert journal.counts["hinted"] - hinted == len(batches)  # none fell back to a full scan
+
+
+def test_a_save_from_another_process_in_between_keeps_the_trees_exact(watched):
+    from conftest import run_cli
+
+    root, journal = watched
+    live_tree(root)  # trusted, and its cache kept in memory
+    for i in range(150):  # enough that the other process writes its cache file
+        (root / "pkg" / f"many{i}.txt").write_text(f"{i}\n")
+    assert run_cli("-C", str(root), "save", "from another process").code == 0
+    (root / "pkg" / "m4.py").write_text("after the other save\n")
+    assert service.save(root, "here again").tree == git_tree(root)
