@@ -176,8 +176,8 @@ class Scanner:
             return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
         snap = self._finish(p, index, base, tree, state, update_cache, ignores, filters,
                             old_links, old_attributes)
-        if watched:
-            now = self._read_state()
+        if watched:  # the side state as `_finish` left it on disk: no second read
+            now = self._state_after
             hinted.remember(self.index_path, hinted.Memo(
                 stamp(self.index_path), now.get("index"), now.get("tree"), index, tree,
                 set(p.racy)))
@@ -226,6 +226,7 @@ class Scanner:
                              racy=sorted(p.racy), dirs=dirs_of(index))
         if update_cache and new_state != state:
             self._write_state(new_state)
+        self._state_after = new_state if update_cache else state
         once = {s.path: s for s in p.skipped}  # a path may be looked at twice in one scan
         return Snapshot(tree, tuple(sorted(once.values(), key=lambda s: s.path)))
 
