@@ -23,10 +23,12 @@ from gitckpt.render import (
     render_diff,
     render_doctor,
     render_export,
+    render_fetch,
     render_import,
     render_init,
     render_log,
     render_migrate,
+    render_push,
     render_restore,
     render_save,
     render_scope,
@@ -329,6 +331,26 @@ def tasks(c: Ctx) -> None:
 def switch(c: Ctx, task: str) -> None:
     """Make TASK the active task again (the active one is suspended)."""
     c.emit(service.switch(c.root, task), render_switch)
+
+
+@cli.command()
+@click.argument("remote")
+@click.option("--task", default=None, metavar="ID", help="Push this task (default: active).")
+@click.option("--yes", "confirm", is_flag=True,
+              help="Confirm the first push of a task to a remote (it publishes the task).")
+@pass_ctx
+def push(c: Ctx, remote: str, task: str | None, confirm: bool) -> None:
+    """Push a task's checkpoints and notes to REMOTE (a git remote's name or a URL)."""
+    c.emit(service.push(c.root, remote, task=task, confirm=confirm), render_push)
+
+
+@cli.command()
+@click.argument("remote")
+@click.option("--task", default=None, metavar="ID", help="Bring this task here.")
+@pass_ctx
+def fetch(c: Ctx, remote: str, task: str | None) -> None:
+    """List the tasks REMOTE holds, or with --task bring one here (fast-forward only)."""
+    c.emit(service.fetch(c.root, remote, task=task), render_fetch)
 
 
 @cli.command()

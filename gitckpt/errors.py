@@ -173,3 +173,15 @@ class GitIndexChanged(GitckptError):
             f"{path} changed while gitckpt was scanning; nothing was saved.",
             "Another git command ran at the same time; retry. gitckpt never writes that file.",
         )
+
+
+class RemoteFailed(GitckptError):
+    """git could not reach or update a remote (its message, credentials taken out)."""
+
+    code = "remote_failed"
+
+
+class Diverged(GitckptError):
+    """Both sides saved steps after the same step: neither line may replace the other."""
+
+    code = "diverged"

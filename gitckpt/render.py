@@ -250,3 +250,19 @@ def render_migrate(r) -> str:
     if r.active:
         lines.append(f"Task {r.active} is active; `gitckpt resume` says where it stands.")
     return "\n".join(lines) + "\n"
+
+
+def render_push(r) -> str:
+    return f"Pushed task {r.task} ({r.steps} steps) to {r.remote}.\n"
+
+
+def render_fetch(r) -> str:
+    if r.task is None:
+        if not r.tasks:
+            return f"{r.remote} holds no checkpoints.\n"
+        rows = [f"  {t.task}  {t.steps} steps, {t.drifts} drifts, head {t.head[:12]}"
+                for t in r.tasks]
+        return f"{r.remote} holds {len(r.tasks)} tasks:\n" + "\n".join(rows) + "\n"
+    moved = "moved forward" if r.moved else "already up to date"
+    return (f"Fetched task {r.task} from {r.remote}: {moved} (head {r.head[:12]}), "
+            f"{r.notes_added} notes added.\n")

@@ -459,6 +459,20 @@ def switch(root: str | Path, task: str) -> TaskInfo:
     return open_timeline(root, discover=False).switch(task)
 
 
+def push(root: str | Path, remote: str, *, task: str | None = None, confirm: bool = False):
+    """Push the active task (or `task`) to a git remote; the first push needs `confirm`."""
+    from gitckpt import remote as remotes
+
+    return remotes.push(open_timeline(root), remote, task, confirm)
+
+
+def fetch(root: str | Path, remote: str, *, task: str | None = None):
+    """List the tasks a git remote holds, or bring `task` here (a fast-forward only)."""
+    from gitckpt import remote as remotes
+
+    return remotes.fetch(open_timeline(root), remote, task)
+
+
 def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:
     """Write a handoff package of the active task (or `task`) to the new folder `to`."""
     tl = open_timeline(root)

@@ -139,6 +139,10 @@ class Backend(ABC):
     def refs_folder(self) -> Path:
         """The folder holding the store's loose refs (`refs/...`)."""
 
+    def flush(self) -> None:  # noqa: B027 (optional hook, not abstract)
+        """Make every object written so far durable and readable by git (a no-op where
+        objects are written in place)."""
+
     def lock_held_elsewhere(self) -> bool:
         """True if another writer holds the lock right now (a probe that never waits)."""
         mine = filelock.FileLock(str(self.lock_path), mode=0o600, is_singleton=True)
