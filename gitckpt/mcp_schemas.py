@@ -186,6 +186,35 @@ class ExportOut(_Out, total=False):
     bytes: int
 
 
+class PushOut(_Out, total=False):
+    """The task pushed."""
+
+    remote: str
+    task: str
+    steps: int
+    pushed: bool
+    first: bool
+    untracked: list[str]
+
+
+class RemoteTaskOut(TypedDict):
+    task: str
+    head: str
+    steps: int
+    drifts: int
+
+
+class FetchOut(_Out, total=False):
+    """The remote's tasks, and the one fetched."""
+
+    remote: str
+    tasks: list[RemoteTaskOut]
+    task: Str
+    moved: bool
+    head: Str
+    notes_added: int
+
+
 class ImportOut(_Out, total=False):
     """The task imported; `active`: it is the active task now."""
 

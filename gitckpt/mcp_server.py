@@ -27,10 +27,12 @@ from gitckpt.mcp_schemas import (
     DiffOut,
     DriftOut,
     ExportOut,
+    FetchOut,
     FileIn,
     ImportOut,
     InitOut,
     PlanEntry,
+    PushOut,
     RestoreOut,
     ResumeOut,
     SaveOut,
@@ -46,6 +48,7 @@ log = logging.getLogger("gitckpt.mcp")
 Root = Annotated[str | None, Field(description="Workspace.")]
 TaskArg = Annotated[str | None, Field(description="Task id.")]
 Paths = Annotated[list[str], Field(description="Only these paths (relative).")]
+Remote = Annotated[str, Field(description="Remote name or URL.")]
 
 
 def build_server(root: str | None = None) -> MCPServer:
@@ -209,6 +212,22 @@ def build_server(root: str | None = None) -> MCPServer:
                           root: Root = None, ctx: Context | None = None) -> TaskOut:
         """Make a suspended task active; the active one is suspended."""
         return await call(root, ctx, service.switch, task, text=mcp_text.switch)
+
+    @server.tool()
+    async def ckpt_push(
+            remote: Remote, task: TaskArg = None,
+            confirm: Annotated[bool, Field(description="First push: confirm.")] = False,
+            root: Root = None, ctx: Context | None = None) -> PushOut:
+        """Push a task's checkpoints and notes to a git remote."""
+        return await call(root, ctx, service.push, remote, task=task, confirm=confirm,
+                          text=mcp_text.push)
+
+    @server.tool()
+    async def ckpt_fetch(
+            remote: Remote, task: TaskArg = None, root: Root = None,
+            ctx: Context | None = None) -> FetchOut:
+        """List a git remote's tasks, or fetch one (fast-forward)."""
+        return await call(root, ctx, service.fetch, remote, task=task, text=mcp_text.fetch)
 
     @server.tool()
     async def ckpt_export(

@@ -162,6 +162,21 @@ def export(d: dict) -> str:
             f"{d['path']}. Elsewhere: ckpt_import(package=\"{d['path']}\").")
 
 
+def push(d: dict) -> str:
+    return f"Pushed task {d['task']} to {d['remote']}."
+
+
+def fetch(d: dict) -> str:
+    if d.get("task") is None:
+        tasks = d.get("tasks") or []
+        listed = ", ".join(f"{t['task']} ({t['steps']} steps)" for t in tasks[:10])
+        more = f" and {len(tasks) - 10} more" if len(tasks) > 10 else ""
+        return (f"{d['remote']} holds {len(tasks)} tasks: {listed}{more}. Fetch one: "
+                "ckpt_fetch(remote=..., task=ID)." if tasks else f"{d['remote']} holds none.")
+    moved = "moved forward" if d.get("moved") else "already up to date"
+    return (f"Fetched task {d['task']}: {moved}. Next: ckpt_resume(task=\"{d['task']}\").")
+
+
 def import_(d: dict) -> str:
     if d.get("dry_run"):
         return f"The package holds task {d['task']} ({d['steps']} steps); nothing was written."

@@ -24,6 +24,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 
+from gitckpt.calls import Arg
 from gitckpt.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.objects import Mode, TreeEntry
@@ -171,7 +172,7 @@ def push(tl: Timeline, remote: str, task: str | None = None, confirm: bool = Fal
         raise NeedsConfirmation(
             f"Pushing task {tid} to {shown(url)} publishes its {head.n + 1} checkpoints{more} "
             "to everyone who can read that remote.",
-            "Push again with --yes (MCP: confirm: true) if that remote may hold them.")
+            "Push again with {0} if that remote may hold them.", [Arg("confirm", True)])
     with store.lock():
         notes = notes_commit(tl, tid)
         store.flush()

@@ -20,7 +20,8 @@ from mcp.client.stdio import StdioServerParameters
 from gitckpt.mcp_server import build_server
 
 TOOLS = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_restore",
-         "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress"}
+         "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress",
+         "ckpt_push", "ckpt_fetch"}
 MODES = ["legacy", "auto"]
 
 

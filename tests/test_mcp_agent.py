@@ -235,7 +235,12 @@ def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path):
              ("ckpt_restore", {"target": "0", "apply": True}),
              ("ckpt_export", {"to": str(ws.root.parent / "pkg-schemas")}),
              ("ckpt_init", {"name": "other"}), ("ckpt_switch", {"task": None}),
-             ("ckpt_compress", {"dry_run": True}), ("ckpt_compress", {"keep": "0s"})]
+             ("ckpt_compress", {"dry_run": True}), ("ckpt_compress", {"keep": "0s"}),
+             ("ckpt_push", {"remote": "REMOTE", "confirm": True}),
+             ("ckpt_fetch", {"remote": "REMOTE"}), ("ckpt_fetch", {"remote": "REMOTE",
+                                                                 "task": None})]
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
 
     async def body(c):
         tools = {t.name: t for t in (await c.list_tools()).tools}
@@ -244,6 +249,10 @@ def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path):
         for name, args in calls:
             if name == "ckpt_switch":
                 args = {"task": first_task}
+            if args.get("remote") == "REMOTE":
+                args = {**args, "remote": remote.as_uri()}
+                if "task" in args:
+                    args["task"] = first_task
             if name == "ckpt_save" and "verified" in args:
                 (ws.root / "file.txt").write_text("x\n")
             r = await c.call_tool(name, args)

@@ -165,3 +165,31 @@ def test_credentials_in_a_url_are_never_shown(machines):
     assert "s3cret" not in str(failed.value) and "s3cret" not in getattr(
         failed.value, "hint", "")
     assert isinstance(failed.value, Path) is False
+
+
+def test_the_same_over_mcp(machines, monkeypatch):
+    import anyio
+    from mcp import Client
+
+    from gitckpt.mcp_server import build_server
+
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    remote, a, b = machines
+    url = remote.as_uri()
+    task = service.init(a, "agent pushes").save.task
+
+    def calls(root, *steps):
+        async def main():
+            async with Client(build_server(str(root)), mode="legacy") as client:
+                return [await client.call_tool(name, args) for name, args in steps]
+        return anyio.run(main)
+
+    asked, pushed = calls(a, ("ckpt_push", {"remote": url}),
+                          ("ckpt_push", {"remote": url, "confirm": True}))
+    assert asked.is_error and "confirm=true" in asked.content[0].text
+    assert "--yes" not in asked.content[0].text
+    assert not pushed.is_error and pushed.structured_content["first"]
+    listed, fetched = calls(b, ("ckpt_fetch", {"remote": url}),
+                            ("ckpt_fetch", {"remote": url, "task": task}))
+    assert task in listed.content[0].text and listed.structured_content["tasks"][0]["steps"] == 1
+    assert fetched.structured_content["moved"] and "ckpt_resume" in fetched.content[0].text
