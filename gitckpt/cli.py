@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import Any
 
 import click
 
 from gitckpt import __version__
+from gitckpt.cli_base import Ctx, echo, pass_ctx, service
+from gitckpt.cli_remote import COMMANDS as REMOTE_COMMANDS
 from gitckpt.errors import GitckptError
-from gitckpt.lazy import lazy
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
 from gitckpt.render import (
@@ -23,45 +23,16 @@ from gitckpt.render import (
     render_diff,
     render_doctor,
     render_export,
-    render_fetch,
     render_import,
     render_init,
     render_log,
     render_migrate,
-    render_push,
     render_restore,
     render_save,
     render_scope,
     render_switch,
     render_tasks,
 )
-
-# `gitckpt mcp` must answer its client before the engine (pygit2, the stores) loads.
-service = lazy("gitckpt.service")
-
-
-class Ctx:
-    def __init__(self, root: str, as_json: bool) -> None:
-        self.root = root
-        self.json = as_json
-
-    def emit(self, result: Any, render) -> None:
-        echo(json_text(result.to_dict()) + "\n" if self.json else render(result))
-
-
-def echo(text: str, err: bool = False) -> None:
-    """click.echo, except that file names which are not UTF-8 go out as their own bytes."""
-    try:
-        click.echo(text, nl=False, err=err)
-    except UnicodeEncodeError:
-        stream = click.get_binary_stream("stderr" if err else "stdout")
-        if not stream.isatty():
-            text = click.unstyle(text)
-        stream.write(text.encode("utf-8", "surrogateescape"))
-        stream.flush()
-
-
-pass_ctx = click.make_pass_decorator(Ctx)
 
 
 class PathsAfterDashes(click.Command):
@@ -290,7 +261,8 @@ def watch(c: Ctx, task: str | None) -> None:
 @pass_ctx
 def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: bool,
             task: str | None, expect: str | None, confirm: bool) -> None:
-    """Restore TARGET (a step number, a commit id prefix, or a ref): preview, or --apply.
+    """Restore TARGET (a step number, head, tip, a commit id prefix, or a ref): preview, or
+    --apply.
 
     The preview changes nothing. --apply first saves the workspace as a safety copy; restoring
     that copy's id undoes the restore. PATHs limit the restore to these files or folders.
@@ -313,7 +285,7 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
 def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
     """What changed from BASE to TARGET (default: the live workspace) [-- PATH...].
 
-    Each is a step number, a commit id prefix, a ref, or `live`."""
+    Each is a step number, head, tip, a commit id prefix, a ref, or `live`."""
     result = service.diff(c.root, base, target, paths=_paths(), patch=patch, task=task, cwd=c.root)
     c.emit(result, render_diff)
 
@@ -334,26 +306,6 @@ def switch(c: Ctx, task: str) -> None:
 
 
 @cli.command()
-@click.argument("remote")
-@click.option("--task", default=None, metavar="ID", help="Push this task (default: active).")
-@click.option("--yes", "confirm", is_flag=True,
-              help="Confirm the first push of a task to a remote (it publishes the task).")
-@pass_ctx
-def push(c: Ctx, remote: str, task: str | None, confirm: bool) -> None:
-    """Push a task's checkpoints and notes to REMOTE (a git remote's name or a URL)."""
-    c.emit(service.push(c.root, remote, task=task, confirm=confirm), render_push)
-
-
-@cli.command()
-@click.argument("remote")
-@click.option("--task", default=None, metavar="ID", help="Bring this task here.")
-@pass_ctx
-def fetch(c: Ctx, remote: str, task: str | None) -> None:
-    """List the tasks REMOTE holds, or with --task bring one here (fast-forward only)."""
-    c.emit(service.fetch(c.root, remote, task=task), render_fetch)
-
-
-@cli.command()
 @click.option("--to", "to", required=True, metavar="DIR", help="The package folder to create.")
 @click.option("--task", default=None, metavar="ID", help="Export this task (default: active).")
 @pass_ctx
@@ -367,20 +319,27 @@ def export(c: Ctx, to: str, task: str | None) -> None:
 @click.option("--as", "as_id", default=None, metavar="ID",
               help="Import under this task id (when the package's id is taken here).")
 @click.option("--dry-run", is_flag=True, help="Only check the package and say what it holds.")
+@click.option("--checkout", is_flag=True,
+              help="Then put the head's files into the workspace (a restore, with a safety "
+                   "copy that undoes it).")
 @click.option("--from", "source", default=None,
               type=click.Choice(["claude-checkpoint", "task-checkpoint"]),
               help="PACKAGE is a .claude-checkpoint file, or a task-checkpoint-mcp store (or "
                    "its workspace), instead of a gitckpt package.")
 @pass_ctx
-def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool,
+def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool, checkout: bool,
             source: str | None) -> None:
     """Import a handoff package; its task becomes the active task here."""
     if source is not None:
-        if as_id or dry_run:
-            raise click.UsageError("--as and --dry-run are for gitckpt packages, not --from.")
+        if as_id or dry_run or checkout:
+            raise click.UsageError("--as, --dry-run and --checkout are for gitckpt packages, "
+                                   "not --from.")
         c.emit(service.migrate(c.root, source, package), render_migrate)
         return
-    c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run), render_import)
+    if dry_run and checkout:
+        raise click.UsageError("--dry-run writes nothing: it cannot --checkout.")
+    c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run, checkout=checkout),
+           render_import)
 
 
 @cli.command()
@@ -464,6 +423,10 @@ def demo(c: Ctx, where: str | None) -> None:
 
 
 # -- the one error handler -----------------------------------------------------------------
+
+for _command in REMOTE_COMMANDS:
+    cli.add_command(_command)
+
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with gitckpt's exit codes."""

@@ -9,16 +9,12 @@ from typing_extensions import TypedDict
 
 
 class PlanEntry(BaseModel):
-    """A checklist item, matched by its text."""
-
     item: str = Field(description="Its text.")
     status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
     add: bool = Field(False, description="New (else the text must match).")
 
 
 class CommandIn(BaseModel):
-    """A command that ran on the files being saved."""
-
     command: str
     exit_code: int
     note: str | None = None
@@ -26,8 +22,6 @@ class CommandIn(BaseModel):
 
 
 class FileIn(BaseModel):
-    """Why a file matters."""
-
     path: str
     note: str = ""
 
@@ -67,9 +61,8 @@ class InitOut(SaveOut, total=False):
 
 
 class ResumeOut(_Out, total=False):
-    """Where the task stands; `text` is the handoff. `found` is false (and only `text` is
-    set) when no task is active. `unsaved`: paths no commit holds yet; `since_step`: all
-    changes since the newest step, drifts included; `drifts`: the drifts since that step."""
+    """Where the task stands; `text`: the handoff (alone, `found` false, if no task is
+    active). `unsaved`: paths no commit holds; `since_step`: changes since the last step."""
 
     found: bool
     task: str
@@ -187,32 +180,23 @@ class ExportOut(_Out, total=False):
 
 
 class PushOut(_Out, total=False):
-    """The task pushed."""
+    """Each task pushed; `first`: its first push there."""
 
     remote: str
-    task: str
-    steps: int
-    pushed: bool
-    first: bool
-    untracked: list[str]
-
-
-class RemoteTaskOut(TypedDict):
-    task: str
-    head: str
-    steps: int
-    drifts: int
+    tasks: list
 
 
 class FetchOut(_Out, total=False):
-    """The remote's tasks, and the one fetched."""
+    """The remote's `tasks`, or the `task` fetched."""
 
     remote: str
-    tasks: list[RemoteTaskOut]
+    tasks: list
     task: Str
+    source: Str
+    created: bool
     moved: bool
-    head: Str
-    notes_added: int
+    steps: int
+    drifts_kept: int
 
 
 class ImportOut(_Out, total=False):

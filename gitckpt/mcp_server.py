@@ -45,10 +45,11 @@ from gitckpt.watch import release_memory
 
 log = logging.getLogger("gitckpt.mcp")
 
-Root = Annotated[str | None, Field(description="Workspace.")]
-TaskArg = Annotated[str | None, Field(description="Task id.")]
+# `root` and `task` mean the same in every tool: the server's instructions say it once.
+Root = str | None
+TaskArg = str | None
 Paths = Annotated[list[str], Field(description="Only these paths (relative).")]
-Remote = Annotated[str, Field(description="Remote name or URL.")]
+Remote = Annotated[str | None, Field(description="Git remote or URL.")]
 
 
 def build_server(root: str | None = None) -> MCPServer:
@@ -103,7 +104,7 @@ def build_server(root: str | None = None) -> MCPServer:
             plan: Annotated[list[PlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
             root: Root = None, ctx: Context | None = None) -> InitOut:
         """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
-        job of several steps. Next: ckpt_save after each step."""
+        job of several steps."""
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
                           exclude=exclude, plan=[p.model_dump() for p in plan], boundary=False,
                           text=mcp_text.init)
@@ -146,8 +147,7 @@ def build_server(root: str | None = None) -> MCPServer:
                           format: Annotated[Literal["brief", "full"], Field(
                               description="full: everything, no length limit.")] = "brief",
                           root: Root = None, ctx: Context | None = None) -> ResumeOut:
-        """The handoff: goal, step, conclusions, next, questions, unsaved files. First call
-        of every session. Read-only."""
+        """The handoff: goal, step, conclusions, next, questions, unsaved files. Read-only."""
         result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
                             full=format == "full", text=mcp_text.resume)
         if not result.is_error or (result.structured_content or {}).get("error") != \
@@ -215,19 +215,21 @@ def build_server(root: str | None = None) -> MCPServer:
 
     @server.tool()
     async def ckpt_push(
-            remote: Remote, task: TaskArg = None,
-            confirm: Annotated[bool, Field(description="First push: confirm.")] = False,
+            remote: Remote = None, task: TaskArg = None,
+            confirm: Annotated[bool, Field(description="First push there.")] = False,
             root: Root = None, ctx: Context | None = None) -> PushOut:
-        """Push a task's checkpoints and notes to a git remote."""
+        """Push a task's checkpoints to a git remote."""
         return await call(root, ctx, service.push, remote, task=task, confirm=confirm,
                           text=mcp_text.push)
 
     @server.tool()
     async def ckpt_fetch(
-            remote: Remote, task: TaskArg = None, root: Root = None,
-            ctx: Context | None = None) -> FetchOut:
-        """List a git remote's tasks, or fetch one (fast-forward)."""
-        return await call(root, ctx, service.fetch, remote, task=task, text=mcp_text.fetch)
+            remote: Remote = None, task: TaskArg = None,
+            as_id: Annotated[str | None, Field(description="Fetch as this new id.")] = None,
+            root: Root = None, ctx: Context | None = None) -> FetchOut:
+        """List a git remote's tasks, or fetch one."""
+        return await call(root, ctx, service.fetch, remote, task=task, as_id=as_id,
+                          text=mcp_text.fetch)
 
     @server.tool()
     async def ckpt_export(

@@ -163,25 +163,30 @@ def export(d: dict) -> str:
 
 
 def push(d: dict) -> str:
-    return f"Pushed task {d['task']} to {d['remote']}."
+    tasks = ", ".join(f"{t['task']} ({t['steps']} steps)" for t in d["tasks"])
+    return f"Pushed {tasks} to {d['remote']}."
 
 
 def fetch(d: dict) -> str:
     if d.get("task") is None:
         tasks = d.get("tasks") or []
-        listed = ", ".join(f"{t['task']} ({t['steps']} steps)" for t in tasks[:10])
-        more = f" and {len(tasks) - 10} more" if len(tasks) > 10 else ""
+        listed = "; ".join(f"{t['task']} \"{t['name'] or '?'}\" ({t['steps']} steps, "
+                           f"{t['last_activity'] or '?'})" for t in tasks[:10])
+        more = f"; and {len(tasks) - 10} more" if len(tasks) > 10 else ""
         return (f"{d['remote']} holds {len(tasks)} tasks: {listed}{more}. Fetch one: "
-                "ckpt_fetch(remote=..., task=ID)." if tasks else f"{d['remote']} holds none.")
-    moved = "moved forward" if d.get("moved") else "already up to date"
-    return (f"Fetched task {d['task']}: {moved}. Next: ckpt_resume(task=\"{d['task']}\").")
+                "ckpt_fetch(task=ID)." if tasks else f"{d['remote']} holds no tasks.")
+    how = "new here" if d["created"] else "moved forward" if d["moved"] else "up to date"
+    came = f" (as {d['task']})" if d.get("source") else ""
+    kept = f"; {d['drifts_kept']} remote drifts kept" if d.get("drifts_kept") else ""
+    return (f"Fetched task {d.get('source') or d['task']}{came}: {how}, step {d['steps']}"
+            f"{kept}. Files unchanged. Next: ckpt_resume(task=\"{d['task']}\").")
 
 
 def import_(d: dict) -> str:
     if d.get("dry_run"):
         return f"The package holds task {d['task']} ({d['steps']} steps); nothing was written."
     return (f"Imported task {d['task']} ({d['steps']} steps); it is the active task. Next: "
-            "ckpt_resume().")
+            "ckpt_resume(); its files: ckpt_restore(target=\"head\").")
 
 
 def compress(d: dict) -> str:

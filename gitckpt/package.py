@@ -21,6 +21,7 @@ import stat
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gitckpt import limits
 from gitckpt.calls import BLANK, call
@@ -144,11 +145,15 @@ class ImportResult:
     new_objects: int
     dry_run: bool = False
     name: str = ""
+    checkout: Any = None  # the RestoreResult of `import --checkout`
 
     def to_dict(self) -> dict:
-        return {"task": self.task, "source_task": self.source_task, "steps": self.steps,
-                "objects": self.objects, "new_objects": self.new_objects,
-                "active": not self.dry_run, "dry_run": self.dry_run, "name": self.name}
+        out = {"task": self.task, "source_task": self.source_task, "steps": self.steps,
+               "objects": self.objects, "new_objects": self.new_objects,
+               "active": not self.dry_run, "dry_run": self.dry_run, "name": self.name}
+        if self.checkout is not None:
+            out["checkout"] = self.checkout.to_dict()
+        return out
 
 
 def inspect_package(path: Path) -> ImportResult:

@@ -1,108 +1,179 @@
-"""Checkpoints through ordinary git remotes: push a task's refs and notes, list and fetch the
-tasks a remote holds. The transport is the user's own `git` command line.
+"""Checkpoints through ordinary git remotes: push tasks, list the tasks a remote holds, and
+fetch one, with the user's own `git` as the transport (`remote_git`).
 
-Only checkpoints travel, by explicit refspecs: `refs/checkpoints/<task>/*`, and the task's notes
-as a notes commit of its own on the remote, `refs/notes/gitckpt/<task>`, so machines pushing
-different tasks never fight over one notes ref (`git log --notes=gitckpt/<task>
-refs/checkpoints/<task>/head` on any clone shows the steps' meaning). A note belongs to its
-commit and is never changed, so the per-task notes commit is replaced whole on every push of
-the task, in the same atomic push as the task's refs: if a ref is refused, nothing moves.
-A fetch brings the task's refs into `refs/gitckpt-incoming/<task>/` and its notes commit
-beside them, then under the store lock moves the task forward (a fast-forward of the step
-chain only), adds the notes this store lacks, and deletes the incoming refs.
+What travels, by explicit refspecs only (nothing is added to the user's git config):
 
-git runs with no hooks (`core.hooksPath=/dev/null`, `--no-verify`), no terminal prompt, and
-an environment without the variables that would point it at another repository; nothing is
-written to the user's git config. Credentials in a URL are never shown.
+    refs/checkpoints/<task>/head, steps/<n>, drifts/<n>   the task's refs, as they are here
+    refs/checkpoints/<task>/card      a parentless commit over the empty tree whose message
+                                      says the task's name, step and last activity, so a
+                                      listing reads every task from a few hundred bytes each
+    refs/notes/gitckpt/<task>         a parentless notes commit holding the notes of every
+                                      commit of the task (fanned out as git writes notes)
+
+A note belongs to its commit and never changes, so the per-task notes commit is replaced whole
+on every push of the task, under `--force-with-lease` at the value the push checked, in one
+atomic push with the task's refs: a push by another machine in between makes the whole push
+fail and nothing moves. Machines pushing different tasks never touch the same ref. A fetch
+downloads the task's objects without writing any ref, then under the store lock adds the
+notes this store lacks, merges the drift chains (keeping both), and moves `head` forward
+only; `steps/<n>` are created, never rewritten.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from gitckpt.calls import Arg
-from gitckpt.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
+from gitckpt import remote_git
+from gitckpt.calls import BLANK, Arg, call
+from gitckpt.errors import (
+    Diverged,
+    InvalidArgument,
+    NeedsConfirmation,
+    RemoteFailed,
+    TaskNotFound,
+)
 from gitckpt.ids import ObjectId, TaskId
-from gitckpt.objects import Mode, TreeEntry
-from gitckpt.store.base import NOTES_REF, Store
+from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry
+from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 
 NOTES_ROOT = "refs/notes/gitckpt/"
-INCOMING = "refs/gitckpt-incoming/"
-PUSHED = "pushed.json"  # (remote URL, task) pairs already confirmed, in gitckpt's state
-_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
-          "GIT_PREFIX", "GIT_QUARANTINE_PATH")
-_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+CARD = "card"
+PUSHED = "pushed.json"  # {remote URL: [tasks whose first push there was confirmed]}
+DEFAULT = "remote"      # the remote set with `gitckpt config remote NAME`
+_SHOWN = 10             # untracked files named in a confirmation; the count says the rest
+_FETCH_FIRST = ("Bring the remote's line here first: {0} (drifts are merged, keeping both). "
+                "If both sides saved steps, keep the remote's as another task: {1}.")
 
 
-def shown(text: str) -> str:
-    """`text` with any credentials in URLs taken out."""
-    return _USERINFO.sub("***@", text)
+def git_dir(store: Store) -> Path | None:
+    """The store's repository for git, or None while a plain-folder store is not made."""
+    return store.refs_folder if store.refs_folder.is_dir() else None
 
 
-def git(store: Store, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """The user's git on the store's repository: their transport settings, no hooks."""
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    cmd = ["git", "-c", "core.hooksPath=/dev/null", f"--git-dir={store.refs_folder}", *args]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                           stdin=subprocess.DEVNULL)
-    except OSError as e:
-        raise RemoteFailed(f"Cannot run git: {e.strerror or e}.",
-                           "Install git; push and fetch use its transports.") from e
-    if check and p.returncode != 0:
-        raise RemoteFailed(f"git {args[0]} failed: {shown(p.stderr.strip())[-600:]}",
-                           "Check the remote's name or URL and your access to it.")
-    return p
+def default_remote(store: Store, remote: str | None, op: str) -> str:
+    """`remote`, or the one set with `gitckpt config remote NAME`."""
+    if remote:
+        return remote_git.check_remote(remote)
+    saved = (store.state.read(DEFAULT) or b"").decode("utf-8", "replace").strip()
+    if saved:
+        return saved
+    raise InvalidArgument("No remote given, and none is set for this workspace.",
+                          "Name one: {0}. To set it once: gitckpt config remote NAME.",
+                          [call(op, remote=BLANK)])
 
 
-def remote_url(store: Store, remote: str) -> str:
-    """What `remote` (a name of the repository's remotes, or a URL) resolves to."""
-    if not remote or remote.startswith("-"):
-        raise InvalidArgument(f"Not a remote: {remote!r}.",
-                              "Pass a remote's name (origin) or a URL.")
-    return git(store, "ls-remote", "--get-url", remote).stdout.strip() or remote
+def set_default(store: Store, remote: str | None) -> str | None:
+    """Set (or with None, forget) the workspace's default remote; returns it."""
+    if remote is None:
+        store.state.remove(DEFAULT)
+        return None
+    store.state.write(DEFAULT, remote_git.check_remote(remote).encode() + b"\n")
+    return remote
 
 
-@dataclass(frozen=True)
+# -- what a remote holds ----------------------------------------------------------------------
+
+@dataclass
 class RemoteTask:
-    task: str
-    head: ObjectId
-    steps: int
-    drifts: int
+    """One task of a remote, as its refs (and its card, once read) say."""
+
+    task: TaskId
+    refs: dict[str, ObjectId] = field(default_factory=dict)  # head, steps/<n>, drifts/<n>
+    notes: ObjectId | None = None
+    card: ObjectId | None = None
+    name: str | None = None
+    step: int | None = None
+    title: str | None = None
+    updated: str | None = None
+
+    @property
+    def head(self) -> ObjectId | None:
+        return self.refs.get("head")
 
     def to_dict(self) -> dict:
-        return {"task": self.task, "head": self.head, "steps": self.steps,
-                "drifts": self.drifts}
+        steps = sum(r.startswith("steps/") for r in self.refs)
+        return {"task": self.task, "name": self.name,
+                "steps": self.step if self.step is not None else max(steps - 1, 0),
+                "drifts": sum(r.startswith("drifts/") for r in self.refs),
+                "title": self.title, "last_activity": self.updated, "head": self.head}
 
 
-def remote_tasks(store: Store, remote: str) -> list[RemoteTask]:
+def remote_tasks(store: Store, remote: str) -> dict[TaskId, RemoteTask]:
     """Every task the remote holds, from one `ls-remote` (no round trip per task)."""
-    out = git(store, "ls-remote", remote, f"{REF_ROOT}*").stdout
+    found: dict[TaskId, RemoteTask] = {}
+    refs = remote_git.list_refs(git_dir(store), remote, f"{REF_ROOT}*", f"{NOTES_ROOT}*")
+    for name, oid in refs.items():
+        notes = name.startswith(NOTES_ROOT)
+        task, _, rest = name[len(NOTES_ROOT if notes else REF_ROOT):].partition("/")
+        try:
+            tid = TaskId(task)
+        except InvalidArgument:
+            continue  # not a task of ours
+        t = found.setdefault(tid, RemoteTask(tid))
+        if notes:
+            t.notes = oid if not rest else t.notes
+        elif rest == CARD:
+            t.card = oid
+        elif rest == "head" or _numbered(rest):
+            t.refs[rest] = oid
+    return {tid: t for tid, t in sorted(found.items()) if t.head}
+
+
+def _numbered(rest: str) -> bool:
+    kind, _, n = rest.partition("/")
+    return kind in ("steps", "drifts") and n.isdigit() and n == str(int(n))
+
+
+def listing(store: Store, remote: str, url: str) -> dict[TaskId, RemoteTask]:
+    """Every task of the remote with what its card says: the refs from one `ls-remote`, and
+    while that runs, the cards alone fetched into a throwaway repository (nothing is added
+    to the user's). Two calls in all, whatever the number of tasks."""
+    with ThreadPoolExecutor(1) as pool:
+        cards = pool.submit(_fetch_cards, url)
+        tasks = remote_tasks(store, remote)
+        for tid, card in cards.result().items():
+            t = tasks.get(tid)
+            if t is not None:
+                t.name = str(card.get("name") or "")[:200] or None
+                t.step = card["step"] if isinstance(card.get("step"), int) else None
+                t.title = str(card.get("title") or "")[:200] or None
+                t.updated = str(card.get("updated") or "")[:40] or None
+    return tasks
+
+
+def _fetch_cards(url: str) -> dict[str, dict]:
     found: dict[str, dict] = {}
-    for line in out.splitlines():
-        oid, _, name = line.partition("\t")
-        parts = name[len(REF_ROOT):].split("/")
-        if not name.startswith(REF_ROOT) or len(parts) < 2:
-            continue
-        t = found.setdefault(parts[0], {"head": None, "steps": 0, "drifts": 0})
-        if parts[1:] == ["head"]:
-            t["head"] = ObjectId(oid)
-        elif parts[1] in ("steps", "drifts") and len(parts) == 3:
-            t[parts[1]] += 1
-    return [RemoteTask(k, v["head"], v["steps"], v["drifts"])
-            for k, v in sorted(found.items()) if v["head"]]
+    with remote_git.scratch_repository() as scratch:
+        remote_git.run(scratch, "fetch", "-q", "--no-tags", "--no-write-fetch-head", url,
+                       f"+{REF_ROOT}*/{CARD}:refs/cards/*")
+        for name, (_, message) in remote_git.commit_messages(scratch, "refs/cards/").items():
+            try:
+                card = json.loads(message.partition("\n\n")[2])
+            except ValueError:
+                continue  # someone else's ref: the listing keeps what the refs said
+            if isinstance(card, dict):
+                found[name[len("refs/cards/"):]] = card
+    return found
+
+
+def card_commit(tl: Timeline, task: TaskId) -> ObjectId:
+    head = tl.head(task)
+    tip = tl.tip(task, head)
+    meta = head.note if head.n == 0 else tl.meta(task)
+    card = {"task": task, "name": meta.name, "step": head.n, "title": head.note.title,
+            "updated": tip.note.created_at}
+    store = tl.store
+    store.write_tree([])  # the empty tree, which a repository need not hold yet
+    return store.write_commit(EMPTY_TREE, [], f"card: {meta.name}\n\n{json.dumps(card)}\n",
+                              store.read_commit(tip.commit).time)
 
 
 def notes_commit(tl: Timeline, task: TaskId) -> ObjectId:
-    """A notes commit holding the notes of every commit of the task's timeline (fanned out
-    as git writes notes), with no parent: it is replaced whole on each push."""
+    """A notes commit with the notes of every commit of the task's timeline, no parent."""
     store = tl.store
     fans: dict[bytes, list[TreeEntry]] = {}
     for commit in sorted(tl.commits(task)):
@@ -112,21 +183,29 @@ def notes_commit(tl: Timeline, task: TaskId) -> ObjectId:
             fans.setdefault(commit[:2].encode(), []).append(
                 TreeEntry(commit[2:].encode(), Mode.FILE, blob))
     root = [TreeEntry(fan, Mode.TREE, store.write_tree(leaves)) for fan, leaves in fans.items()]
-    return store.write_commit(store.write_tree(root), [], f"Notes of task {task}\n", 0)
+    return store.write_commit(store.write_tree(root), [], f"Notes of task {task}\n",
+                              store.read_commit(tl.tip(task).commit).time)
+
+
+# -- push -------------------------------------------------------------------------------------
+
+@dataclass
+class PushedTask:
+    task: str
+    steps: int
+    first: bool
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "steps": self.steps, "first": self.first}
 
 
 @dataclass
 class PushResult:
     remote: str
-    task: str
-    steps: int
-    pushed: bool
-    first: bool
-    untracked: list[str] = field(default_factory=list)
+    tasks: list[PushedTask]
 
     def to_dict(self) -> dict:
-        return {"remote": self.remote, "task": self.task, "steps": self.steps,
-                "pushed": self.pushed, "first": self.first, "untracked": self.untracked}
+        return {"remote": self.remote, "tasks": [t.to_dict() for t in self.tasks]}
 
 
 def _pushed(store: Store) -> dict[str, list[str]]:
@@ -137,167 +216,139 @@ def _pushed(store: Store) -> dict[str, list[str]]:
     return data if isinstance(data, dict) else {}
 
 
-def published_untracked(tl: Timeline, task: TaskId) -> list[str]:
-    """Files the task's head holds that the user's git HEAD does not track."""
-    head = tl.head(task)
-    tracked: set[str] = set()
-    state = tl.store.git_state()
+def untracked(tl: Timeline, task: TaskId) -> list[str]:
+    """Files of the task's head that the user's git HEAD does not hold (all of them in a
+    plain folder): what a push publishes beyond what the repository's own pushes do."""
+    store = tl.store
+    state = store.git_state()
+    theirs: ObjectId | None = None
     if state is not None and state.head:
-        tracked = set(_paths(tl.store, tl.store.read_commit(ObjectId(state.head)).tree))
-    return sorted(p for p in _paths(tl.store, head.tree) if p not in tracked)
-
-
-def _paths(store: Store, tree: ObjectId, prefix: str = "") -> list[str]:
-    out = []
-    for e in store.read_tree(tree):
-        name = prefix + e.name.decode("utf-8", "surrogateescape")
-        if e.mode == Mode.TREE:
-            out += _paths(store, e.id, name + "/")
-        else:
-            out.append(name)
+        theirs = store.read_commit(ObjectId(state.head)).tree
+        for part in filter(None, getattr(store, "prefix", "").split("/")):
+            entry = next((e for e in store.read_tree(theirs) if e.name == part.encode()
+                          and e.mode == Mode.TREE), None) if theirs else None
+            theirs = entry.id if entry else None
+    out: list[str] = []
+    _new_paths(store, tl.head(task).tree, theirs, "", out)
     return out
 
 
-def push(tl: Timeline, remote: str, task: str | None = None, confirm: bool = False
-         ) -> PushResult:
-    """Push one task. The first push of a task to a remote needs `confirm`."""
+def _new_paths(store: Store, ours: ObjectId, theirs: ObjectId | None, prefix: str,
+               out: list[str]) -> None:
+    known = {e.name: e for e in store.read_tree(theirs)} if theirs else {}
+    for e in store.read_tree(ours):
+        other = known.get(e.name)
+        if other is not None and other.id == e.id:
+            continue  # the same subtree or file: nothing new below
+        name = prefix + e.name.decode("utf-8", "surrogateescape")
+        if e.mode == Mode.TREE:
+            _new_paths(store, e.id, other.id if other and other.mode == Mode.TREE else None,
+                       name + "/", out)
+        elif other is None:
+            out.append(name)
+
+
+def push(tl: Timeline, remote: str | None, task: str | None = None, *,
+         all_tasks: bool = False, confirm: bool = False) -> PushResult:
+    """Push one task (or every task); a task's first push to a remote needs `confirm`."""
     store = tl.store
-    tid = tl.resolve(task)
-    url = remote_url(store, remote)
-    head = tl.head(tid)
-    first = tid not in _pushed(store).get(url, [])
+    remote = default_remote(store, remote, "push")
+    tids = tl.task_ids() if all_tasks else [tl.resolve(task)]
+    if not tids:
+        raise TaskNotFound("(any)")
+    where = git_dir(store)
+    url = remote_git.url_of(where, remote)
+    theirs = remote_tasks(store, remote)
+    for tid in tids:
+        _check_not_behind(tl, tid, theirs.get(tid), remote)
+    done = _pushed(store).get(url, [])
+    first = [tid for tid in tids if tid not in done]
     if first and not confirm:
-        untracked = published_untracked(tl, tid)
-        more = f" and {len(untracked)} files your git does not track" if untracked else ""
-        raise NeedsConfirmation(
-            f"Pushing task {tid} to {shown(url)} publishes its {head.n + 1} checkpoints{more} "
-            "to everyone who can read that remote.",
-            "Push again with {0} if that remote may hold them.", [Arg("confirm", True)])
+        raise _confirmation(tl, first, url)
+    specs, leases = [], []
     with store.lock():
-        notes = notes_commit(tl, tid)
+        for tid in tids:
+            notes, card = notes_commit(tl, tid), card_commit(tl, tid)
+            specs += [f"{REF_ROOT}{tid}/*:{REF_ROOT}{tid}/*", f"{notes}:{NOTES_ROOT}{tid}",
+                      f"+{card}:{REF_ROOT}{tid}/{CARD}"]
+            old = theirs[tid].notes if tid in theirs else None
+            leases.append(f"--force-with-lease={NOTES_ROOT}{tid}:{old or ''}")
         store.flush()
-    spec = [f"{REF_ROOT}{tid}/*:{REF_ROOT}{tid}/*", f"+{notes}:{NOTES_ROOT}{tid}"]
-    p = git(store, "push", "--atomic", "--no-verify", "--porcelain", remote, *spec,
-            check=False)
+    p = remote_git.run(where, "push", "--atomic", "--no-verify", "--porcelain", *leases,
+                       remote, *specs, check=False)
     if p.returncode != 0:
-        if "non-fast-forward" in p.stdout or "fetch first" in p.stdout + p.stderr:
-            theirs = next((t.head for t in remote_tasks(store, remote) if t.task == tid), None)
-            raise Diverged(
-                f"The remote's task {tid} has steps this one does not (remote head "
-                f"{(theirs or '?')[:12]}, here {head.commit[:12]}); nothing was pushed.",
-                "Fetch it first (gitckpt fetch REMOTE --task ID), or fetch it under another "
-                "id with --as NEW_ID.")
-        raise RemoteFailed(f"git push failed: {shown(p.stderr.strip())[-600:]}",
-                           "Check the remote's name or URL and your access to it.")
+        _push_refused(p, tids, remote)
     with store.lock():
-        done = _pushed(store)
-        done.setdefault(url, [])
-        if tid not in done[url]:
-            done[url].append(tid)
-        store.state.write(PUSHED, json.dumps(done).encode())
-    return PushResult(shown(url), tid, head.n, True, first)
+        record = _pushed(store)
+        record[url] = sorted({*record.get(url, []), *tids})
+        store.state.write(PUSHED, json.dumps(record).encode())
+    return PushResult(remote_git.shown(url),
+                      [PushedTask(t, tl.head(t).n, t in first) for t in tids])
 
 
-@dataclass
-class FetchResult:
-    remote: str
-    tasks: list[RemoteTask]
-    task: str | None = None
-    moved: bool = False
-    head: str | None = None
-    notes_added: int = 0
-
-    def to_dict(self) -> dict:
-        return {"remote": self.remote, "tasks": [t.to_dict() for t in self.tasks],
-                "task": self.task, "moved": self.moved, "head": self.head,
-                "notes_added": self.notes_added}
+def _confirmation(tl: Timeline, first: list[TaskId], url: str) -> NeedsConfirmation:
+    files = sorted({p for tid in first for p in untracked(tl, tid)})
+    steps = ", ".join(f"{tid} ({tl.head(tid).n} steps)" for tid in first)
+    named = "; ".join(files[:_SHOWN]) + (f"; and {len(files) - _SHOWN} more"
+                                         if len(files) > _SHOWN else "")
+    also = (f" It also publishes {len(files)} files your git does not track: {named}."
+            if files else "")
+    return NeedsConfirmation(
+        f"Pushing to {remote_git.shown(url)} publishes task {steps} to everyone who can read "
+        f"that remote.{also} Sensitive files were never saved.",
+        "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
 
 
-def _descends(store: Store, commit: ObjectId, ancestor: ObjectId) -> bool:
-    """True if `ancestor` is on `commit`'s first-parent chain (the step chain)."""
-    seen = 0
-    while commit and seen < 1_000_000:
-        if commit == ancestor:
+def _check_not_behind(tl: Timeline, tid: TaskId, theirs: RemoteTask | None,
+                      remote: str) -> None:
+    """Refuse before pushing anything if the remote holds commits of the task this store
+    lacks: the notes commit would replace theirs, and git would refuse anyway."""
+    if theirs is None:
+        return
+    store = tl.store
+    head = store.get_ref(head_ref(tid))
+    hint = [call("fetch", remote=remote, task=str(tid)),
+            call("fetch", remote=remote, task=str(tid), as_id=f"{tid}-2")]
+    for rest, oid in sorted(theirs.refs.items(), key=lambda r: r[0] != "head"):
+        mine = store.get_ref(f"{REF_ROOT}{tid}/{rest}")
+        if mine == oid or (mine is not None and reaches(store, mine, oid)):
+            continue
+        if rest == "head":
+            raise Diverged(f"The remote's task {tid} has steps this store does not (remote head "
+                           f"{oid[:12]}, here {(head or '?')[:12]}); nothing was pushed.",
+                           _FETCH_FIRST, hint)
+        if rest.startswith("steps/"):
+            raise Diverged(f"{rest} of task {tid} differs here and on the remote; nothing was "
+                           "pushed.", _FETCH_FIRST, hint)
+        raise Diverged(f"The remote has drifts of task {tid} after step {rest[7:]} that this "
+                       "store has not fetched; nothing was pushed.", _FETCH_FIRST, hint)
+
+
+def _push_refused(p, tids: list[TaskId], remote: str) -> None:
+    why = [line.split("\t")[-1] for line in p.stdout.splitlines() if line.startswith("!")]
+    real = [w for w in why if "atomic" not in w] or why
+    if any("stale info" in w for w in real):
+        raise Diverged(f"Another push of task {', '.join(tids)} reached the remote while this "
+                       "one ran; nothing was pushed.", "Fetch it, then push again: {0}.",
+                       [call("fetch", remote=remote, task=str(tids[0]))])
+    if any("fast-forward" in w or "fetch first" in w for w in real):
+        raise Diverged(f"The remote's task {', '.join(tids)} moved on; nothing was pushed.",
+                       "Fetch it, then push again: {0}.",
+                       [call("fetch", remote=remote, task=str(tids[0]))])
+    raise RemoteFailed(f"git push failed: {remote_git.failure(p)}",
+                       "Check the remote's name or URL and your access to it (hooks on the "
+                       "remote may refuse refs outside refs/heads).")
+
+
+def reaches(store: Store, start: ObjectId, target: ObjectId, limit: int = 1_000_000) -> bool:
+    """True if `target` is `start` or one of its ancestors (every parent is followed)."""
+    todo, seen = [start], set()
+    while todo and len(seen) < limit:
+        commit = todo.pop()
+        if commit == target:
             return True
-        parents = store.read_commit(commit).parents
-        commit = parents[0] if parents else None
-        seen += 1
+        if commit in seen or not store.has_object(commit):
+            continue
+        seen.add(commit)
+        todo.extend(store.read_commit(commit).parents)
     return False
-
-
-def fetch(tl: Timeline, remote: str, task: str | None = None) -> FetchResult:
-    """Without `task`: what tasks the remote holds. With it: bring that task here."""
-    store = tl.store
-    url = shown(remote_url(store, remote))
-    listing = remote_tasks(store, remote)
-    if task is None:
-        return FetchResult(url, listing)
-    tid = TaskId(task)
-    if not any(t.task == tid for t in listing):
-        raise InvalidArgument(f"The remote {url} holds no task {tid}.",
-                              "Fetch without --task to list what it holds.")
-    incoming = f"{INCOMING}{tid}/"
-    spec = [f"+{REF_ROOT}{tid}/*:{incoming}refs/*", f"+{NOTES_ROOT}{tid}:{incoming}notes"]
-    git(store, "fetch", "--no-tags", "--no-write-fetch-head", remote, *spec)
-    try:
-        with store.lock():
-            moved, added = _merge(tl, tid, incoming)
-    finally:
-        for name, oid in store.list_refs(incoming).items():
-            store.delete_ref(name, oid)
-    return FetchResult(url, listing, tid, moved, tl.head(tid).commit, added)
-
-
-def _merge(tl: Timeline, tid: TaskId, incoming: str) -> tuple[bool, int]:
-    """Under the lock: notes first, then the task's refs, its head last (the commit point)."""
-    store = tl.store
-    theirs = {name[len(incoming) + len("refs/"):]: oid
-              for name, oid in store.list_refs(incoming + "refs/").items()}
-    remote_head = theirs.get("head")
-    if remote_head is None:
-        return False, 0
-    mine = {name[len(REF_ROOT) + len(tid) + 1:]: oid
-            for name, oid in store.list_refs(f"{REF_ROOT}{tid}/").items()}
-    local_head = mine.get("head")
-    if local_head and local_head != remote_head and not _descends(store, remote_head,
-                                                                  local_head):
-        if _descends(store, local_head, remote_head):
-            remote_head = None  # we are ahead: only what we lack comes in
-        else:
-            raise Diverged(
-                f"Task {tid} has steps here and on the remote after the same step (here "
-                f"{local_head[:12]}, remote {remote_head[:12]}); nothing was changed.",
-                "Keep both by fetching the remote's line as another task with --as NEW_ID.")
-    added = _merge_notes(store, store.get_ref(incoming + "notes"))
-    for name, oid in sorted(theirs.items()):
-        if name == "head":
-            continue
-        if name not in mine:
-            store.create_ref(f"{REF_ROOT}{tid}/{name}", oid)
-        elif mine[name] != oid and name.startswith("steps/"):
-            raise Diverged(f"Step ref {name} of task {tid} differs here and on the remote.",
-                           "Keep both by fetching the remote's line as another task with "
-                           "--as NEW_ID.")
-    if remote_head is not None and remote_head != local_head:
-        store.cas_ref(head_ref(tid), remote_head, local_head)
-        return True, added
-    return False, added
-
-
-def _merge_notes(store: Store, commit: ObjectId | None) -> int:
-    """Add the notes of a fetched notes commit that this store lacks (notes never change)."""
-    if commit is None:
-        return 0
-    lacking: dict[ObjectId, str] = {}
-    for fan in store.read_tree(store.read_commit(commit).tree):
-        if fan.mode != Mode.TREE:
-            continue
-        for leaf in store.read_tree(fan.id):
-            oid = ObjectId((fan.name + leaf.name).decode())
-            if store.read_note(oid) is None:
-                lacking[oid] = store.read_blob(leaf.id).decode("utf-8", "replace")
-    store.update_notes(lacking, "Notes fetched by 'gitckpt'\n")
-    return len(lacking)
-
-
-__all__ = ["NOTES_REF", "fetch", "push", "remote_tasks"]

@@ -207,8 +207,10 @@ def render_import(r) -> str:
                 "objects; every check passed. Nothing was written; import it with the same "
                 "command without --dry-run.\n")
     renamed = f" (as {r.task})" if r.task != r.source_task else ""
-    return (f"Imported task {r.source_task}{renamed}: {r.steps} steps, {r.objects} objects "
-            f"({r.new_objects} new). It is the active task; run gitckpt resume.\n")
+    out = (f"Imported task {r.source_task}{renamed}: {r.steps} steps, {r.objects} objects "
+           f"({r.new_objects} new). It is the active task; run gitckpt resume.\n")
+    return out + ("" if r.checkout is None else "Its head's files:\n" +
+                  render_restore(r.checkout, [], ()))
 
 
 def render_compress(r) -> str:
@@ -250,19 +252,3 @@ def render_migrate(r) -> str:
     if r.active:
         lines.append(f"Task {r.active} is active; `gitckpt resume` says where it stands.")
     return "\n".join(lines) + "\n"
-
-
-def render_push(r) -> str:
-    return f"Pushed task {r.task} ({r.steps} steps) to {r.remote}.\n"
-
-
-def render_fetch(r) -> str:
-    if r.task is None:
-        if not r.tasks:
-            return f"{r.remote} holds no checkpoints.\n"
-        rows = [f"  {t.task}  {t.steps} steps, {t.drifts} drifts, head {t.head[:12]}"
-                for t in r.tasks]
-        return f"{r.remote} holds {len(r.tasks)} tasks:\n" + "\n".join(rows) + "\n"
-    moved = "moved forward" if r.moved else "already up to date"
-    return (f"Fetched task {r.task} from {r.remote}: {moved} (head {r.head[:12]}), "
-            f"{r.notes_added} notes added.\n")

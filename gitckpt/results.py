@@ -186,3 +186,14 @@ class AdoptResult:
 
     def to_dict(self) -> dict:
         return {"workspace": self.workspace, "store": self.store, "earlier": self.earlier}
+
+
+@dataclass(frozen=True)
+class RemoteSetting:
+    """The remote push and fetch use when given none (None: not set)."""
+
+    remote: str | None
+
+    def to_dict(self) -> dict:
+        return {"remote": self.remote}
+

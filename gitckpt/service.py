@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ from gitckpt.results import (
     DiffResult,
     InitResult,
     LogResult,
+    RemoteSetting,
     RestoreResult,
     ResumeResult,
     RunResult,
@@ -459,18 +460,42 @@ def switch(root: str | Path, task: str) -> TaskInfo:
     return open_timeline(root, discover=False).switch(task)
 
 
-def push(root: str | Path, remote: str, *, task: str | None = None, confirm: bool = False):
-    """Push the active task (or `task`) to a git remote; the first push needs `confirm`."""
+def push(root: str | Path, remote: str | None = None, *, task: str | None = None,
+         all_tasks: bool = False, confirm: bool = False):
+    """Push the active task (or `task`, or every task) to a git remote (default: the one set
+    with `set_remote`); a task's first push to a remote needs `confirm`."""
     from gitckpt import remote as remotes
 
-    return remotes.push(open_timeline(root), remote, task, confirm)
+    return remotes.push(open_timeline(root), remote, task, all_tasks=all_tasks,
+                        confirm=confirm)
 
 
-def fetch(root: str | Path, remote: str, *, task: str | None = None):
-    """List the tasks a git remote holds, or bring `task` here (a fast-forward only)."""
+def fetch(root: str | Path, remote: str | None = None, *, task: str | None = None,
+          as_id: str | None = None):
+    """List the tasks a git remote holds, or bring `task` here (its head only forward), as
+    `as_id` if given. Like init, a fetch into a plain folder uses its own store."""
+    from gitckpt import remote_fetch
+
+    tl = open_timeline(root) if task is None else open_timeline(root, discover=False,
+                                                                 ancestors=False)
+    return remote_fetch.fetch(tl, remote, task, as_id)
+
+
+def set_remote(root: str | Path, remote: str | None) -> RemoteSetting:
+    """Set (None: forget) the remote push and fetch use when given none; kept in gitckpt's
+    state for this workspace, never in git's config."""
     from gitckpt import remote as remotes
 
-    return remotes.fetch(open_timeline(root), remote, task)
+    store = open_timeline(root, discover=False).store
+    store.prepare()
+    return RemoteSetting(remotes.set_default(store, remote))
+
+
+def remote_setting(root: str | Path) -> RemoteSetting:
+    from gitckpt import remote as remotes
+
+    store = open_timeline(root, discover=False).store
+    return RemoteSetting((store.state.read(remotes.DEFAULT) or b"").decode().strip() or None)
 
 
 def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:
@@ -487,14 +512,19 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
 
 
 def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None,
-            dry_run: bool = False) -> ImportResult:
+            dry_run: bool = False, checkout: bool = False) -> ImportResult:
     """Import a handoff package; its task becomes the active task here. `dry_run` only
-    checks it and says what it holds."""
+    checks it and says what it holds; `checkout` then puts its head's files into the
+    workspace, as `restore head --apply` does (with a safety copy that undoes it)."""
     if dry_run:
         return package.inspect_package(Path(pkg))
     # like init, an import makes a task: in this folder's own store, never a parent's
-    return package.import_package(open_timeline(root, discover=False, ancestors=False),
-                                  Path(pkg), as_id)
+    out = package.import_package(open_timeline(root, discover=False, ancestors=False),
+                                 Path(pkg), as_id)
+    if checkout:
+        out = replace(out, checkout=restore(root, "head", apply=True, task=out.task,
+                                            confirm=True))
+    return out
 
 
 def migrate(root: str | Path, source: str, path: str | Path) -> MigrateResult:

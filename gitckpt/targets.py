@@ -1,4 +1,5 @@
-"""What a user names as a restore or diff target: a step number, a commit id prefix, or a ref."""
+"""What a user names as a restore or diff target: a step number, head or tip, a commit id
+prefix, or a ref."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from gitckpt.records import StepRecord
 from gitckpt.timeline import REF_ROOT, Timeline, step_ref
 
 LIVE = "live"
+HEAD, TIP = "head", "tip"  # the newest step; the newest commit (its drift, if any)
 _HEX = re.compile(r"[0-9a-f]{4,40}")
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²"
-_SHAPES = ("a step number (2), a commit id prefix of 4+ hex digits (1a2b3c4), "
-           "or a ref (refs/checkpoints/TASK/steps/2)")
+_SHAPES = ("a step number (2), head (the newest step), tip (the newest drift or step), a "
+           "commit id prefix of 4+ hex digits (1a2b3c4), or a ref "
+           "(refs/checkpoints/TASK/steps/2)")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ def resolve_target(tl: Timeline, spec: str, task: str | None = None) -> Target:
     """The commit `spec` names. A step number counts in `task` (default: the active task); a
     commit of another task than `task` (or the active one) is refused unless `task` names it."""
     spec = spec.strip()
+    if spec in (HEAD, TIP):
+        tid = tl.resolve(task)
+        head = tl.head(tid)
+        return Target(tid, head if spec == HEAD else tl.tip(tid, head))
     if spec.startswith("refs/"):
         return _from_ref(tl, spec, task)
     if _DIGITS.fullmatch(spec) and (spec == "0" or spec[0] != "0") and len(spec) < 10:

@@ -127,18 +127,21 @@ class Timeline:
                                        self.store.list_refs(prefix)) if n.isdigit())
 
     def commits(self, task: TaskId) -> set[ObjectId]:
-        """Every commit of the task's timeline (steps and drifts), without reading notes."""
+        """Every commit of the task's timeline (steps and drifts), without reading notes.
+        Every parent is followed: a drift chain merged by a fetch keeps the remote's drifts
+        as second parents (`remote_fetch.merge_drifts`)."""
         seen: set[ObjectId] = set()
         prefix = f"{REF_ROOT}{task}/"
         for name, commit in self.store.list_refs(prefix).items():
-            if name.count("/") - prefix.count("/") > 1:
-                continue  # deeper than steps/<n>: not ours
-            while commit not in seen:
-                seen.add(commit)
-                parents = self.store.read_commit(commit).parents
-                if not parents:
-                    break
-                commit = parents[0]
+            rest = name[len(prefix):]
+            if rest != "head" and not rest.startswith(("steps/", "drifts/")):
+                continue  # not a ref of the timeline (e.g. a remote's card)
+            todo = [commit]
+            while todo:
+                commit = todo.pop()
+                if commit not in seen:
+                    seen.add(commit)
+                    todo.extend(self.store.read_commit(commit).parents)
         return seen
 
     def task_ids(self) -> list[TaskId]:

@@ -57,7 +57,8 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
         assert t.output_schema and t.output_schema["type"] == "object", t.name
         assert "root" in t.input_schema["properties"], t.name
         for name, prop in t.input_schema["properties"].items():
-            assert prop.get("description"), f"{t.name}.{name}"
+            # root and task mean the same everywhere: the instructions say it once
+            assert prop.get("description") or name in ("root", "task"), f"{t.name}.{name}"
     plan = tools["ckpt_save"].input_schema
     assert "plan" in plan["properties"] and "title" in plan["required"]
 
@@ -413,9 +414,11 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     print(f"\n[mcp] instructions + tools/list: {total} chars ({outputs} of them output "
           f"schemas); save text at most {max(len(t) for t in saves)}; resume text at 30 steps "
           f"{len(text)}")
-    # 17,739 (pretty-printed) before this round. The issue's bar is 8,000 in total: met
-    # without the output schemas that declare every result field, not with them.
-    assert total - outputs <= 8_000 and total <= 12_000
+    # 17,739 (pretty-printed) before issue 13. Its bar is 8,000 in total: met without the
+    # output schemas that declare every result field, not with them. The second bound was
+    # 12,000 with eleven tools; ckpt_push and ckpt_fetch (issue 17) took 12,108, and came
+    # with `root` and `task` described once in the instructions instead of in every tool.
+    assert total - outputs <= 8_000 and total <= 12_200
 
 
 def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatch):

@@ -1,18 +1,23 @@
-"""Checkpoints across machines through ordinary git remotes (issue 17, in progress): a bare
-repository over file:// and a real `git daemon` on 127.0.0.1, started by the fixture."""
+"""Checkpoints across machines through ordinary git remotes (issue 17): a bare repository over
+file://, and a real `git daemon` on 127.0.0.1, both started by the fixtures; a git repository
+and a plain folder on each side."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git, make_repo
+from conftest import RepoGuard, fsck, git, make_plain, make_repo, run_cli
 
 from gitckpt import service
-from gitckpt.errors import Diverged, NeedsConfirmation
+from gitckpt.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
 
 pytestmark = pytest.mark.slow
 
@@ -28,36 +33,60 @@ def machines(tmp_path):
     return remote, a, tmp_path / "b"
 
 
+def remote_refs(remote: Path) -> dict[str, str]:
+    out = git(remote, "for-each-ref", "--format=%(refname) %(objectname)")
+    return dict(line.split(" ", 1) for line in out.splitlines())
+
+
+def notes_of(root: Path, task: str, git_dir: str | None = None) -> dict[str, str]:
+    """commit -> note text of every step of the task, read with plain git."""
+    where = [f"--git-dir={git_dir}"] if git_dir else []
+    out = git(root, *where, "log", "--notes=checkpoints", "--format=%H%x00%N%x01",
+              f"refs/checkpoints/{task}/head")
+    pairs = (chunk.strip("\n").split("\0") for chunk in out.split("\1") if chunk.strip())
+    return {c: n.strip() for c, n in pairs}
+
+
 def test_push_fetch_continue_and_back(machines, tmp_path):
     remote, a, b = machines
     url = remote.as_uri()
     guard_a, guard_b = RepoGuard(a), RepoGuard(b)
+    config_a = (a / ".git" / "config").read_bytes()
     task = service.init(a, "travelling task", goal="across machines").save.task
     (a / "step1.txt").write_text("one\n")
     service.save(a, "step one", conclusion="the first")
     with pytest.raises(NeedsConfirmation) as asked:
         service.push(a, url)
-    assert url.removeprefix("file://") in asked.value.message or str(remote) in \
-        asked.value.message
-    assert service.push(a, url, confirm=True).first
+    said = asked.value.message
+    assert str(remote) in said and "1 steps" in said and "step1.txt" in said, said
+    assert "notes.txt" in said and "README.md" not in said  # untracked only
+    assert remote_refs(remote).keys() == {"refs/heads/main"}  # nothing went before --yes
+    assert service.push(a, url, confirm=True).tasks[0].first
     guard_a.check(status_changes=True)
+    assert (a / ".git" / "config").read_bytes() == config_a  # no remote, refspec or notes
     listed = service.fetch(b, url)
-    assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].steps == 2
+    row = listed.tasks[0].to_dict()
+    assert [t.task for t in listed.tasks] == [task]
+    assert row["name"] == "travelling task" and row["steps"] == 1 and row["last_activity"]
     got = service.fetch(b, url, task=task)
-    assert got.moved and got.notes_added == 2
+    assert got.created and got.steps == 1
     guard_b.check(status_changes=True)
     assert "the first" in service.resume(b, task=task).text
     service.switch(b, task)
-    service.restore(b, "1", apply=True)
+    service.restore(b, "head", apply=True)
     assert (b / "step1.txt").read_text() == "one\n"
     (b / "step2.txt").write_text("two\n")
     service.save(b, "step two on B", conclusion="continued")
     service.save(b, "step three on B")
-    service.push(b, url, confirm=True)
+    assert service.push(b, url, confirm=True).tasks[0].first  # B's first push of it
     back = service.fetch(a, url, task=task)
-    assert back.moved
+    assert back.moved and not back.created
     assert service.open_timeline(a).head(task).n == 3
     assert "continued" in service.resume(a).text
+    # both sides hold the same steps, trees and notes
+    assert git(a, "rev-parse", f"refs/checkpoints/{task}/head^{{tree}}") == \
+        git(b, "rev-parse", f"refs/checkpoints/{task}/head^{{tree}}")
+    assert notes_of(a, task) == notes_of(b, task) != {}
     # a fresh clone of the remote reads the steps' meaning with plain git
     fresh = tmp_path / "fresh"
     git(tmp_path, "clone", "-q", "--bare", str(remote), str(fresh))
@@ -67,21 +96,33 @@ def test_push_fetch_continue_and_back(machines, tmp_path):
                 f"refs/checkpoints/{task}/head")
     assert "step two on B" in shown and '"conclusion": "continued"' in shown
     # only checkpoints travelled: the remote's branches are what A pushed by hand
-    refs = git(remote, "for-each-ref", "--format=%(refname)").split()
-    assert {r for r in refs if not r.startswith(("refs/checkpoints/", "refs/notes/gitckpt/"))
+    assert {r for r in remote_refs(remote)
+            if not r.startswith((f"refs/checkpoints/{task}/", f"refs/notes/gitckpt/{task}"))
             } == {"refs/heads/main"}
+    guard_a.check(status_changes=True)
+    guard_b.check(status_changes=True)
+    for side in (a, b):
+        assert service.doctor(side).healthy
+    fsck(remote)
 
 
-def test_a_later_push_does_not_ask_again(machines):
+def test_the_first_push_asks_later_pushes_do_not(machines):
     remote, a, _ = machines
     url = remote.as_uri()
-    service.init(a, "asks once")
-    assert service.push(a, url, confirm=True).first
+    one = service.init(a, "asks once").save.task
+    assert service.push(a, url, confirm=True).tasks[0].first
     service.save(a, "more")
-    assert not service.push(a, url).first  # no confirmation needed this time
+    assert not service.push(a, url).tasks[0].first  # no confirmation needed this time
+    two = service.init(a, "another task").save.task
+    with pytest.raises(NeedsConfirmation):
+        service.push(a, url)  # a new task asks again
+    with pytest.raises(NeedsConfirmation):
+        service.push(a, str(remote), task=one)  # the same remote by another URL asks too
+    pushed = service.push(a, url, all_tasks=True, confirm=True)
+    assert {t.task: t.first for t in pushed.tasks} == {one: False, two: True}
 
 
-def test_divergent_lines_are_refused_both_ways(machines):
+def test_divergent_lines_are_refused_both_ways_and_kept_with_as(machines):
     remote, a, b = machines
     url = remote.as_uri()
     task = service.init(a, "two lines").save.task
@@ -91,15 +132,107 @@ def test_divergent_lines_are_refused_both_ways(machines):
     service.save(b, "B's step")
     service.push(b, url, confirm=True)
     service.save(a, "A's step")
-    before = git(remote, "for-each-ref")
+    before = remote_refs(remote)
     with pytest.raises(Diverged) as refused:
         service.push(a, url)
-    assert "--as" in refused.value.hint and git(remote, "for-each-ref") == before
     head_a = service.open_timeline(a).head(task).commit
-    with pytest.raises(Diverged):
+    theirs = before[f"refs/checkpoints/{task}/head"]
+    assert head_a[:12] in refused.value.message and theirs[:12] in refused.value.message
+    assert "--as" in refused.value.hint and remote_refs(remote) == before
+    with pytest.raises(Diverged) as fetched:
         service.fetch(a, url, task=task)
+    assert head_a[:12] in fetched.value.message and theirs[:12] in fetched.value.message
+    assert "--as" in fetched.value.hint
     assert service.open_timeline(a).head(task).commit == head_a  # nothing moved
-    assert not git(a, "for-each-ref", "refs/gitckpt-incoming/")
+    kept = service.fetch(a, url, task=task, as_id="two-lines-b")
+    assert kept.created and kept.source == task and kept.task == "two-lines-b"
+    tl = service.open_timeline(a)
+    assert tl.head(task).commit == head_a
+    assert tl.head("two-lines-b").note.title == "B's step"
+    assert "B's step" in service.resume(a, task="two-lines-b").text
+    with pytest.raises(InvalidArgument):
+        service.fetch(a, url, task=task, as_id="two-lines-b")  # that id is taken now
+    assert service.doctor(a).healthy
+
+
+def test_drifts_from_both_sides_are_kept(machines):
+    remote, a, b = machines
+    url = remote.as_uri()
+    task = service.init(a, "drifting").save.task
+    service.push(a, url, confirm=True)
+    service.fetch(b, url, task=task)
+    service.switch(b, task)
+    (a / "on-a.txt").write_text("a\n")
+    da = service.capture(a).commit
+    (b / "on-b.txt").write_text("b\n")
+    db = service.capture(b).commit
+    service.push(b, url, confirm=True)
+    with pytest.raises(Diverged) as refused:
+        service.push(a, url)  # the remote's drift would be replaced: fetch first
+    assert "drifts" in refused.value.message
+    got = service.fetch(a, url, task=task)
+    assert got.drifts_kept == 1 and not got.moved
+    drifts = service.open_timeline(a).drifts(task, 0)
+    assert [d.commit for d in drifts][0] == da
+    assert drifts[-1].tree == service.open_timeline(b).record(db).tree  # B's, copied after
+    service.push(a, url)  # a fast-forward now: B's drift is an ancestor
+    again = service.fetch(b, url, task=task)
+    assert again.drifts_kept == 0
+    assert len(service.open_timeline(b).drifts(task, 0)) == 2
+    assert service.restore(b, drifts[0].commit[:12]).plan  # A's drift is there on B too
+    for side in (a, b):
+        assert service.doctor(side).healthy
+
+
+def test_a_plain_folder_pushes_and_an_empty_folder_fetches(tmp_path, hermetic):
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    a = make_plain(hermetic / "a")
+    task = service.init(a, "plain travel").save.task
+    (a / "more.txt").write_text("more\n")
+    service.save(a, "one", conclusion="plain")
+    with pytest.raises(NeedsConfirmation) as asked:
+        service.push(a, remote.as_uri())
+    assert "more.txt" in asked.value.message  # a plain folder: every file is published
+    service.push(a, remote.as_uri(), confirm=True)
+    b = hermetic / "b"
+    b.mkdir()
+    assert [t.task for t in service.fetch(b, remote.as_uri()).tasks] == [task]
+    assert not (b / ".gitckpt").exists()  # a listing writes nothing
+    got = service.fetch(b, remote.as_uri(), task=task)
+    assert got.created
+    service.switch(b, task)
+    service.restore(b, "head", apply=True)
+    assert (b / "more.txt").read_text() == "more\n"
+    service.save(b, "two on b")
+    service.push(b, remote.as_uri(), confirm=True)
+    assert service.fetch(a, remote.as_uri(), task=task).moved
+    assert service.open_timeline(a).head(task).note.title == "two on b"
+    for side in (a, b):
+        assert service.doctor(side).healthy
+        p = subprocess.run(["git", f"--git-dir={side / '.gitckpt'}", "fsck", "--strict",
+                            "--no-dangling"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_fetching_one_task_brings_only_its_objects(machines):
+    remote, a, b = machines
+    url = remote.as_uri()
+    one = service.init(a, "first").save.task
+    (a / "only-one.bin").write_bytes(b"one " * 1000)
+    service.save(a, "one's step")
+    service.push(a, url, confirm=True)
+    service.init(a, "second")
+    (a / "only-one.bin").unlink()
+    (a / "only-two.bin").write_bytes(b"two " * 1000)
+    two = service.save(a, "two's step").task
+    service.push(a, url, confirm=True)
+    blob_two = git(a, "rev-parse", f"refs/checkpoints/{two}/head:only-two.bin").strip()
+    blob_one = git(a, "rev-parse", f"refs/checkpoints/{one}/head:only-one.bin").strip()
+    service.fetch(b, url, task=one)
+    assert subprocess.run(["git", "-C", str(b), "cat-file", "-e", blob_one]).returncode == 0
+    assert subprocess.run(["git", "-C", str(b), "cat-file", "-e", blob_two],
+                          capture_output=True).returncode != 0
 
 
 def free_port() -> int:
@@ -110,6 +243,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def daemon(tmp_path):
+    """`git daemon` serving a bare repository on 127.0.0.1, pushes allowed."""
     base = tmp_path / "served"
     base.mkdir()
     git(tmp_path, "init", "-q", "--bare", str(base / "remote.git"))
@@ -119,77 +253,209 @@ def daemon(tmp_path):
                              "--enable=receive-pack", str(base)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"git://127.0.0.1:{port}/remote.git"
-    for _ in range(100):
-        if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
-            break
-        time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(10)
+    try:
+        for _ in range(100):
+            if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("git daemon did not start")
+        yield url, base / "remote.git"
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
-def test_through_a_git_daemon(daemon, tmp_path):
-    a = make_repo(tmp_path / "a")
-    b = make_repo(tmp_path / "b")
+@pytest.mark.parametrize("kind", ["git", "dir"])
+def test_through_a_git_daemon(daemon, tmp_path, hermetic, kind):
+    url, bare = daemon
+    make = make_repo if kind == "git" else make_plain
+    base = tmp_path if kind == "git" else hermetic
+    a, b = make(base / "a"), make(base / "b")
+    guard = RepoGuard(b) if kind == "git" else None
     task = service.init(a, "over the wire").save.task
     service.save(a, "one")
-    service.push(a, daemon, confirm=True)
-    assert [t.task for t in service.fetch(b, daemon).tasks] == [task]
-    assert service.fetch(b, daemon, task=task).moved
+    service.push(a, url, confirm=True)
+    assert [t.task for t in service.fetch(b, url).tasks] == [task]
+    assert service.fetch(b, url, task=task).created
     assert service.open_timeline(b).head(task).n == 1
+    service.switch(b, task)
+    service.save(b, "two, over the wire")
+    service.push(b, url, confirm=True)
+    assert service.fetch(a, url, task=task).moved
+    shown = git(bare, "log", f"--notes=gitckpt/{task}", "--format=%s %N",
+                f"refs/checkpoints/{task}/head")
+    assert "two, over the wire" in shown and '"kind": "step"' in shown
+    if guard is not None:
+        guard.check(status_changes=True)
+    fsck(bare)
 
 
 def test_a_thousand_tasks_list_in_one_call(machines):
     remote, a, _ = machines
     commit = git(remote, "rev-parse", "refs/heads/main").strip()
+    # 1,000 tasks of 50 steps, each with its card, made with plumbing in one fast-import
+    stream = []
+    for i in range(1000):
+        card = json.dumps({"task": f"t{i:04d}", "name": f"task {i}", "step": 49,
+                           "updated": "2026-12-01T10:00:00Z"})
+        body = f"card: task {i}\n\n{card}\n"
+        stream += [f"commit refs/checkpoints/t{i:04d}/card",
+                   "committer gitckpt <gitckpt@localhost> 1764583200 +0000",
+                   f"data {len(body.encode())}", body, "deleteall", ""]
+    subprocess.run(["git", f"--git-dir={remote}", "fast-import", "--quiet"],
+                   input="\n".join(stream) + "\n", text=True, check=True)
     lines = [f"create refs/checkpoints/t{i:04d}/{ref} {commit}"
              for i in range(1000) for ref in ["head", *(f"steps/{n}" for n in range(50))]]
     subprocess.run(["git", f"--git-dir={remote}", "update-ref", "--stdin"],
                    input="\n".join(lines) + "\n", text=True, check=True)
+    before = subprocess.run(["git", "-C", str(a), "count-objects", "-v"], capture_output=True,
+                            text=True).stdout
     started = time.monotonic()
     listed = service.fetch(a, remote.as_uri())
     took = time.monotonic() - started
-    assert len(listed.tasks) == 1000 and all(t.steps == 50 for t in listed.tasks)
+    rows = [t.to_dict() for t in listed.tasks]
+    assert len(rows) == 1000 and all(r["steps"] == 49 for r in rows)
+    assert rows[7]["name"] == "task 7" and rows[7]["last_activity"] == "2026-12-01T10:00:00Z"
+    print(f"\n[remote] 1,000 tasks of 50 steps listed in {took:.2f} s")
     assert took < 2, took
+    after = subprocess.run(["git", "-C", str(a), "count-objects", "-v"], capture_output=True,
+                           text=True).stdout
+    assert before == after  # the cards were read in a throwaway repository
 
 
 def test_credentials_in_a_url_are_never_shown(machines):
-    from gitckpt.remote import shown
+    from gitckpt.remote_git import shown
 
     assert shown("https://user:s3cret@example.com/x.git failed") == \
         "https://***@example.com/x.git failed"
     _, a, _ = machines
     service.init(a, "secret url")
-    with pytest.raises(Exception) as failed:
+    with pytest.raises(RemoteFailed) as failed:
         service.push(a, "https://user:s3cret@127.0.0.1:9/none.git", confirm=True)
-    assert "s3cret" not in str(failed.value) and "s3cret" not in getattr(
-        failed.value, "hint", "")
-    assert isinstance(failed.value, Path) is False
+    assert "s3cret" not in failed.value.message + (failed.value.hint or "")
+    with pytest.raises(InvalidArgument):
+        service.push(a, "--upload-pack=touch /tmp/x", confirm=True)  # not an option for git
 
 
-def test_the_same_over_mcp(machines, monkeypatch):
-    import anyio
-    from mcp import Client
+def test_no_hook_runs(machines, tmp_path):
+    remote, a, _ = machines
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path / 'remote-hook-ran'}\n")
+    hook.chmod(0o755)
+    local = a / ".git" / "hooks" / "pre-push"
+    local.write_text(f"#!/bin/sh\ntouch {tmp_path / 'local-hook-ran'}\nexit 1\n")
+    local.chmod(0o755)
+    guard = RepoGuard(a)
+    service.init(a, "no hooks")
+    service.push(a, remote.as_uri(), confirm=True)
+    assert not (tmp_path / "local-hook-ran").exists()
+    # the remote's own hooks are the remote's business: gitckpt runs none of the user's
+    assert (tmp_path / "remote-hook-ran").exists()
+    guard.check(status_changes=True)
 
-    from gitckpt.mcp_server import build_server
 
-    monkeypatch.setenv("GITCKPT_WATCH", "off")
+def test_config_remote_is_gitckpts_own_setting(machines):
+    remote, a, b = machines
+    config = (a / ".git" / "config").read_bytes()
+    with pytest.raises(InvalidArgument) as none:
+        service.push(a)
+    assert "config remote" in none.value.hint
+    assert service.set_remote(a, "origin").remote == "origin"
+    git(a, "remote", "add", "origin", str(remote))  # the user's own remote, by its name
+    config = (a / ".git" / "config").read_bytes()
+    task = service.init(a, "by name").save.task
+    assert service.push(a, confirm=True).remote == str(remote)
+    assert (a / ".git" / "config").read_bytes() == config
+    assert service.remote_setting(a).remote == "origin"
+    assert service.set_remote(a, None).remote is None
+    assert service.fetch(b, "origin", task=task).created  # b's origin is the remote too
+
+
+def test_the_cli_face(machines, tmp_path):
     remote, a, b = machines
     url = remote.as_uri()
-    task = service.init(a, "agent pushes").save.task
+    r = run_cli("-C", str(a), "init", "cli travel", "--goal", "by hand")
+    assert r.code == 0, r.err
+    (a / "made.txt").write_text("made\n")
+    assert run_cli("-C", str(a), "save", "made a file").code == 0
+    asked = run_cli("-C", str(a), "push", url)
+    assert asked.code == 1 and "--yes" in asked.err and "made.txt" in asked.err
+    assert "Traceback" not in asked.err
+    r = run_cli("-C", str(a), "push", url, "--yes")
+    assert r.code == 0 and "first push" in r.out, r.err
+    r = run_cli("-C", str(b), "fetch", url)
+    assert r.code == 0 and "cli travel" in r.out, r.err
+    task = json.loads(run_cli("-C", str(b), "--json", "fetch", url).out)["tasks"][0]["task"]
+    r = run_cli("-C", str(b), "--json", "fetch", url, "--task", task)
+    assert r.code == 0 and json.loads(r.out)["created"], r.err
+    r = run_cli("-C", str(b), "switch", task)
+    assert r.code == 0, r.err
+    r = run_cli("-C", str(b), "restore", "head", "--apply")
+    assert r.code == 0 and (b / "made.txt").read_text() == "made\n", r.err
+    r = run_cli("-C", str(b), "config", "remote", url)
+    assert r.code == 0, r.err
+    assert run_cli("-C", str(b), "save", "continued").code == 0
+    r = run_cli("-C", str(b), "push", "--yes")
+    assert r.code == 0, r.err
+    r = run_cli("-C", str(a), "fetch", url, "--task", task)
+    assert r.code == 0 and "moved forward" in r.out, r.err
+    bad = run_cli("-C", str(a), "fetch", url, "--task", "no-such-task")
+    assert bad.code == 1 and "holds no task" in bad.err and "Traceback" not in bad.err
+    bad = run_cli("-C", str(a), "fetch", "/nowhere/at/all.git")
+    assert bad.code == 1 and "hint:" in bad.err and "Traceback" not in bad.err
 
-    def calls(root, *steps):
-        async def main():
-            async with Client(build_server(str(root)), mode="legacy") as client:
-                return [await client.call_tool(name, args) for name, args in steps]
-        return anyio.run(main)
 
-    asked, pushed = calls(a, ("ckpt_push", {"remote": url}),
-                          ("ckpt_push", {"remote": url, "confirm": True}))
-    assert asked.is_error and "confirm=true" in asked.content[0].text
-    assert "--yes" not in asked.content[0].text
-    assert not pushed.is_error and pushed.structured_content["first"]
-    listed, fetched = calls(b, ("ckpt_fetch", {"remote": url}),
-                            ("ckpt_fetch", {"remote": url, "task": task}))
-    assert task in listed.content[0].text and listed.structured_content["tasks"][0]["steps"] == 1
-    assert fetched.structured_content["moved"] and "ckpt_resume" in fetched.content[0].text
+def test_import_checkout_puts_the_heads_files_here(tmp_path, hermetic):
+    a = make_plain(hermetic / "a")
+    service.init(a, "packaged")
+    (a / "result.txt").write_text("the result\n")
+    service.save(a, "made the result")
+    service.export(a, hermetic / "pkg")
+    b = hermetic / "b"
+    b.mkdir()
+    r = run_cli("-C", str(b), "import", str(hermetic / "pkg"), "--checkout")
+    assert r.code == 0 and "Undo with" in r.out, r.err
+    assert (b / "result.txt").read_text() == "the result\n"
+    assert (b / "src" / "app.py").exists()
+
+
+def _kill_while(cmd: list[str], delay: float) -> int:
+    proc = subprocess.Popen([sys.executable, "-m", "gitckpt", *cmd], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(delay)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # gitckpt and the git it runs
+    except ProcessLookupError:
+        pass
+    return proc.wait(30)
+
+
+def test_a_kill_during_push_or_fetch_leaves_both_sides_consistent(machines, tmp_path):
+    remote, a, b = machines
+    url = remote.as_uri()
+    task = service.init(a, "killed").save.task
+    service.push(a, url, confirm=True)
+    for i in range(3):
+        (a / f"big{i}.bin").write_bytes(os.urandom(3 << 20))
+        service.save(a, f"big {i}")
+    ends = set()
+    for delay in (0.05, 0.2, 0.4, 0.7, 1.2, 3.0):
+        ends.add(_kill_while(["-C", str(a), "push", url], delay))
+        fsck(remote)
+        heads = remote_refs(remote)
+        ours = heads.get(f"refs/checkpoints/{task}/head")
+        assert ours is not None
+        steps = {k for k in heads if k.startswith(f"refs/checkpoints/{task}/steps/")}
+        # all of the push or none of it: the steps the remote's head names are there
+        n = len(steps) - 1
+        assert git(remote, "rev-parse", f"refs/checkpoints/{task}/steps/{n}").strip() == ours
+        assert service.doctor(a).healthy
+    assert remote_refs(remote)[f"refs/checkpoints/{task}/head"] == \
+        git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()  # the last push finished
+    for delay in (0.05, 0.2, 0.4, 0.7, 3.0):
+        _kill_while(["-C", str(b), "fetch", url, "--task", task], delay)
+        assert service.doctor(b).healthy, service.doctor(b).findings
+        fsck(b)
+    assert service.open_timeline(b).head(task).n == 3
+    assert ends  # the kills landed at different moments (some before, some after the end)

@@ -1,0 +1,39 @@
+"""Text for people of what push, fetch and `config remote` did."""
+
+from __future__ import annotations
+
+
+def render_push(r) -> str:
+    lines = [f"Pushed to {r.remote}:"]
+    for t in r.tasks:
+        first = " (its first push there)" if t.first else ""
+        lines.append(f"  {t.task}  {t.steps} steps{first}")
+    return "\n".join(lines) + "\n"
+
+
+def render_fetch(r) -> str:
+    if r.task is None:
+        if not r.tasks:
+            return f"{r.remote} holds no checkpoints.\n"
+        rows = [t.to_dict() for t in r.tasks]
+        width = max(len(t["task"]) for t in rows)
+        out = [f"{r.remote} holds {len(rows)} task(s):",
+               f"  {'TASK':<{width}}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
+        out += [f"  {t['task']:<{width}}  {t['steps']:>5}  "
+                f"{(t['last_activity'] or '?')[:19]:<20}  {t['name'] or '?'}" for t in rows]
+        out.append("Bring one here: gitckpt fetch REMOTE --task ID")
+        return "\n".join(out) + "\n"
+    came = f" as {r.task}" if r.source else ""
+    how = ("new here" if r.created else "moved forward" if r.moved else "head up to date")
+    kept = f", {r.drifts_kept} of the remote's drifts kept after this store's" \
+        if r.drifts_kept else ""
+    return (f"Fetched task {r.source or r.task}{came} from {r.remote}: {how}, at step "
+            f"{r.steps}{kept}.\n"
+            f"Next: gitckpt resume --task {r.task}; its files: gitckpt switch {r.task} && "
+            "gitckpt restore head --apply\n")
+
+
+def render_remote_setting(r) -> str:
+    if r.remote is None:
+        return "No remote is set; push and fetch need one: gitckpt config remote NAME\n"
+    return f"push and fetch use {r.remote} when given no remote.\n"
