@@ -188,7 +188,7 @@ def build_server(root: str | None = None) -> MCPServer:
 
     @server.tool()
     async def ckpt_restore(
-            target: Annotated[str, Field(description="Step number or commit id.")],
+            target: Annotated[str, Field(description="Step number, head, or commit id.")],
             apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
             paths: Paths = [],  # noqa: B006
             task: TaskArg = None,

@@ -253,11 +253,11 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     """Push one task (or every task); a task's first push to a remote needs `confirm`."""
     store = tl.store
     remote = default_remote(store, remote, "push")
-    tids = tl.task_ids() if all_tasks else [tl.resolve(task)]
+    tids = _own_tasks(tl) if all_tasks else [tl.resolve(task)]
     if not tids:
         raise TaskNotFound("(any)")
     where = git_dir(store)
-    url = remote_git.url_of(where, remote)
+    url = remote_git.shown(remote_git.url_of(where, remote))  # kept and shown without secrets
     theirs = remote_tasks(store, remote)
     for tid in tids:
         _check_not_behind(tl, tid, theirs.get(tid), remote)
@@ -268,9 +268,13 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     specs, leases = [], []
     with store.lock():
         for tid in tids:
+            # the refs as they are now, by id: a save after this lock is not pushed without
+            # the note that belongs to it
+            prefix = f"{REF_ROOT}{tid}/"
+            specs += [f"{oid}:{name}" for name, oid in sorted(store.list_refs(prefix).items())
+                      if name[len(prefix):] == "head" or _numbered(name[len(prefix):])]
             notes, card = notes_commit(tl, tid), card_commit(tl, tid)
-            specs += [f"{REF_ROOT}{tid}/*:{REF_ROOT}{tid}/*", f"{notes}:{NOTES_ROOT}{tid}",
-                      f"+{card}:{REF_ROOT}{tid}/{CARD}"]
+            specs += [f"{notes}:{NOTES_ROOT}{tid}", f"+{card}:{prefix}{CARD}"]
             old = theirs[tid].notes if tid in theirs else None
             leases.append(f"--force-with-lease={NOTES_ROOT}{tid}:{old or ''}")
         store.flush()
@@ -282,8 +286,14 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
         record = _pushed(store)
         record[url] = sorted({*record.get(url, []), *tids})
         store.state.write(PUSHED, json.dumps(record).encode())
-    return PushResult(remote_git.shown(url),
-                      [PushedTask(t, tl.head(t).n, t in first) for t in tids])
+    return PushResult(url, [PushedTask(t, tl.head(t).n, t in first) for t in tids])
+
+
+def _own_tasks(tl: Timeline) -> list[TaskId]:
+    """The tasks of this workspace (a repository's store may hold other folders' too)."""
+    store = tl.store
+    return [t for t in tl.task_ids()
+            if tl.meta(t).workspace in (None, store.workspace, *store.aliases)]
 
 
 def _confirmation(tl: Timeline, first: list[TaskId], url: str) -> NeedsConfirmation:
@@ -294,7 +304,7 @@ def _confirmation(tl: Timeline, first: list[TaskId], url: str) -> NeedsConfirmat
     also = (f" It also publishes {len(files)} files your git does not track: {named}."
             if files else "")
     return NeedsConfirmation(
-        f"Pushing to {remote_git.shown(url)} publishes task {steps} to everyone who can read "
+        f"Pushing to {url} publishes task {steps} to everyone who can read "
         f"that remote.{also} Sensitive files were never saved.",
         "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
 
