@@ -322,13 +322,15 @@ def export(c: Ctx, to: str, task: str | None) -> None:
 @click.option("--checkout", is_flag=True,
               help="Then put the head's files into the workspace (a restore, with a safety "
                    "copy that undoes it).")
+@click.option("--yes", "confirm", is_flag=True,
+              help="With --checkout: confirm a restore that deletes or rewrites many files.")
 @click.option("--from", "source", default=None,
               type=click.Choice(["claude-checkpoint", "task-checkpoint"]),
               help="PACKAGE is a .claude-checkpoint file, or a task-checkpoint-mcp store (or "
                    "its workspace), instead of a gitckpt package.")
 @pass_ctx
 def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool, checkout: bool,
-            source: str | None) -> None:
+            confirm: bool, source: str | None) -> None:
     """Import a handoff package; its task becomes the active task here."""
     if source is not None:
         if as_id or dry_run or checkout:
@@ -338,8 +340,8 @@ def import_(c: Ctx, package: str, as_id: str | None, dry_run: bool, checkout: bo
         return
     if dry_run and checkout:
         raise click.UsageError("--dry-run writes nothing: it cannot --checkout.")
-    c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run, checkout=checkout),
-           render_import)
+    c.emit(service.import_(c.root, package, as_id=as_id, dry_run=dry_run, checkout=checkout,
+                           confirm=confirm), render_import)
 
 
 @cli.command()

@@ -12,17 +12,21 @@ from gitckpt.render_remote import render_fetch, render_push, render_remote_setti
 @click.argument("remote", required=False)
 @click.option("--task", default=None, metavar="ID", help="Push this task (default: active).")
 @click.option("--all", "all_tasks", is_flag=True, help="Push every task of this workspace.")
+@click.option("--as", "as_id", default=None, metavar="NEW_ID",
+              help="Push it as the remote's task NEW_ID (a line that diverged from the "
+                   "remote's).")
 @click.option("--yes", "confirm", is_flag=True,
               help="Confirm a task's first push to a remote (it publishes the task).")
 @pass_ctx
-def push(c: Ctx, remote: str | None, task: str | None, all_tasks: bool, confirm: bool) -> None:
+def push(c: Ctx, remote: str | None, task: str | None, all_tasks: bool, as_id: str | None,
+         confirm: bool) -> None:
     """Push a task's checkpoints and notes to REMOTE (a git remote's name or a URL; default:
     the one set with `gitckpt config remote`). Only refs/checkpoints/<task>/* and the task's
     notes travel, never branches or tags, and nothing is added to git's config."""
-    if task and all_tasks:
-        raise click.UsageError("--task and --all do not go together.")
-    c.emit(service.push(c.root, remote, task=task, all_tasks=all_tasks, confirm=confirm),
-           render_push)
+    if all_tasks and (task or as_id is not None):
+        raise click.UsageError("--all pushes every task: it takes no --task or --as.")
+    c.emit(service.push(c.root, remote, task=task, all_tasks=all_tasks, as_id=as_id,
+                        confirm=confirm), render_push)
 
 
 @click.command()
@@ -35,7 +39,7 @@ def fetch(c: Ctx, remote: str | None, task: str | None, as_id: str | None) -> No
     """List the tasks REMOTE holds, or with --task bring one here: its head moves only
     forward, drifts from both sides are kept, and the workspace's files are not touched
     (`gitckpt restore head --apply` puts them here)."""
-    if as_id and not task:
+    if as_id is not None and not task:
         raise click.UsageError("--as needs --task.")
     c.emit(service.fetch(c.root, remote, task=task, as_id=as_id), render_fetch)
 

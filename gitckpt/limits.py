@@ -45,6 +45,16 @@ def check_note(fields: dict) -> None:
                               "needs; long output belongs in a file of the workspace.")
 
 
+def check_written(note) -> None:
+    """InvalidArgument if a note made elsewhere (a package, a remote) holds more than a save
+    here would accept."""
+    for key in ("title", "conclusion", "next", "description"):
+        check_text(key, getattr(note, key))
+    for key in ("verified", "open_questions", "decisions"):
+        check_list(key, getattr(note, key))
+    check_list("plan", [p.item for p in note.plan], count=PLAN, each=TITLE)
+
+
 def _hint(field: str) -> str:
     return (f"Shorten the {field}: a note is read by the next session, so keep what it needs; "
             "put long output in a file of the workspace.")

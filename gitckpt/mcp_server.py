@@ -216,11 +216,12 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_push(
             remote: Remote = None, task: TaskArg = None,
+            as_id: Annotated[str | None, Field(description="Push as this id.")] = None,
             confirm: Annotated[bool, Field(description="First push there.")] = False,
             root: Root = None, ctx: Context | None = None) -> PushOut:
         """Push a task's checkpoints to a git remote."""
-        return await call(root, ctx, service.push, remote, task=task, confirm=confirm,
-                          text=mcp_text.push)
+        return await call(root, ctx, service.push, remote, task=task, as_id=as_id,
+                          confirm=confirm, text=mcp_text.push)
 
     @server.tool()
     async def ckpt_fetch(

@@ -246,12 +246,7 @@ def check_package(path: Path) -> _Checked:
             raise StoreCorrupt(f"Commit {oid} of the package has no note.", _BAD_PACKAGE)
         note = notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
         try:  # what a save here would refuse, an import refuses too
-            for key in ("title", "conclusion", "next", "description"):
-                limits.check_text(key, getattr(note, key))
-            for key in ("verified", "open_questions", "decisions"):
-                limits.check_list(key, getattr(note, key))
-            limits.check_list("plan", [p.item for p in note.plan], count=limits.PLAN,
-                              each=limits.TITLE)
+            limits.check_written(note)
         except InvalidArgument as e:
             raise StoreCorrupt(f"Commit {oid[:12]} of the package: {e.message}",
                                _BAD_PACKAGE) from e

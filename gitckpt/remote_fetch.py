@@ -1,17 +1,21 @@
-"""Fetching a task from a git remote: its objects without any ref, then under the store
-lock its notes, its drift chains (merged, keeping both) and its head (only forward), checked
-first as somebody else's data. See `remote` for what travels."""
+"""Fetching a task from a git remote: its objects without any ref, every check a package
+import makes, then under the store lock its notes, its drift chains (merged, keeping both) and
+its head (only forward), the refs in one transaction. See `remote` for what travels."""
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from gitckpt import remote_git
+from gitckpt import limits, remote_git
 from gitckpt.calls import Arg, call
-from gitckpt.errors import Diverged, InvalidArgument, RemoteFailed, StoreCorrupt
+from gitckpt.errors import Diverged, GitckptError, InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.objects import Mode
+from gitckpt.reach import reachable
 from gitckpt.remote import (
     NOTES_ROOT,
     RemoteTask,
@@ -20,11 +24,14 @@ from gitckpt.remote import (
     listing,
     reaches,
     remote_tasks,
+    top,
 )
 from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 
-# -- fetch ------------------------------------------------------------------------------------
+_BATCH = 4000  # refspecs per git fetch: far below any command line's limit
+_DAMAGED = "Nothing was changed here. Push the task again from a good copy."
+
 
 @dataclass
 class FetchResult:
@@ -46,90 +53,50 @@ class FetchResult:
 def fetch(tl: Timeline, remote: str | None, task: str | None = None,
           as_id: str | None = None) -> FetchResult:
     """Without `task`: the tasks the remote holds. With it: bring that task here, as `as_id`
-    if given (a task of its own, e.g. for a line that diverged from this store's)."""
+    if given (a task of its own: a line that diverged from this store's; fetching it --as the
+    same id again brings that line forward)."""
     store = tl.store
     remote = default_remote(store, remote, "fetch")
-    url = remote_git.url_of(git_dir(store), remote)
+    shown = remote_git.shown(remote)
+    url = remote_git.shown(remote_git.url_of(git_dir(store), remote, top(store)))
     if task is None:
-        return FetchResult(remote_git.shown(url), list(listing(store, remote, url).values()))
-    held = remote_tasks(store, remote)
+        return FetchResult(url, list(listing(store, remote).values()))
     source = TaskId(task)
-    theirs = held.get(source)
-    if theirs is None:
-        raise InvalidArgument(f"{remote_git.shown(url)} holds no task {source}.",
-                              "See what it holds: {0}.", [call("fetch", remote=remote)])
-    dest = TaskId(as_id) if as_id else source
-    if as_id and store.list_refs(f"{REF_ROOT}{dest}/"):
-        raise InvalidArgument(f"Task {dest} exists in this store already.",
-                              "Pick another id: {0}.", [Arg("as_id", f"{dest}-2")])
+    dest = TaskId(as_id) if as_id is not None else source
+    theirs = remote_tasks(store, remote).get(source)
+    if theirs is None or theirs.head is None:
+        raise InvalidArgument(f"{url} holds no task {source}.", "See what it holds: {0}.",
+                              [call("fetch", remote=shown)])
     store.prepare()  # a plain folder's store is made by its first fetch
-    wanted = [f"{REF_ROOT}{source}/{rest}" for rest in theirs.refs]
+    wanted = [f"{REF_ROOT}{source}/{rest}" for rest in sorted(theirs.refs)]
     wanted += [f"{NOTES_ROOT}{source}"] if theirs.notes else []
-    remote_git.run(git_dir(store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                   remote, *wanted)
-    missing = [o for o in [*theirs.refs.values(), theirs.notes] if o and not store.has_object(o)]
-    if missing:
+    for at in range(0, len(wanted), _BATCH):
+        # --refmap= : the remote's configured refspecs must not update any ref either
+        remote_git.run(git_dir(store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                       "--refmap=", remote, *wanted[at:at + _BATCH], cwd=top(store))
+    if any(o and not store.has_object(o) for o in [*theirs.refs.values(), theirs.notes]):
         raise RemoteFailed(f"The remote's task {source} changed while it was fetched; "
                            "nothing was changed here.", "Fetch again.")
+    try:
+        notes = _remote_notes(store, theirs)
+        _check(store, theirs, notes)
+    except GitckptError as e:
+        raise RemoteFailed(f"The remote's task {source} is damaged: {e.message}",
+                           _DAMAGED) from e
     with store.lock():
-        result = _merge(tl, dest, theirs)
-    result.remote, result.tasks = remote_git.shown(url), [theirs]
+        result = _merge(tl, dest, theirs, notes)
+    result.remote, result.tasks = url, [theirs]
     result.source = source if dest != source else None
     return result
 
 
-def _merge(tl: Timeline, tid: TaskId, theirs: RemoteTask) -> FetchResult:
-    """Under the lock, in commit order: notes, drifts, head (only forward), then steps/<n>
-    (head is the truth: a writer killed before its steps refs leaves what `_repair` and
-    doctor re-create). Everything is checked before the first write."""
-    store = tl.store
-    remote_head = theirs.head
-    assert remote_head is not None
-    notes = _remote_notes(store, theirs)
-    _check_chain(store, theirs, notes)
-    local_head = store.get_ref(head_ref(tid))
-    new = local_head is None
-    if not new and local_head != remote_head and not reaches(store, remote_head, local_head):
-        if not reaches(store, local_head, remote_head):
-            raise Diverged(
-                f"Task {tid} has steps here and on the remote after the same step (here "
-                f"{local_head[:12]}, remote {remote_head[:12]}); nothing was changed.",
-                "Keep both: fetch the remote's line as a task of its own with {0}.",
-                [Arg("as_id", f"{tid}-2")])
-        remote_head = local_head  # this store is ahead: only what it lacks comes in
-    for rest, oid in theirs.refs.items():
-        mine = store.get_ref(f"{REF_ROOT}{tid}/{rest}")
-        if rest.startswith("steps/") and mine is not None and mine != oid:
-            raise Diverged(f"{rest} of task {tid} differs here and on the remote; nothing was "
-                           "changed.", "Keep both: fetch the remote's line with {0}.",
-                           [Arg("as_id", f"{tid}-2")])
-    _add_notes(store, theirs, notes, new)
-    kept = 0
-    for rest, oid in sorted(theirs.refs.items()):
-        if rest.startswith("drifts/"):
-            kept += merge_drifts(tl, f"{REF_ROOT}{tid}/{rest}", oid)
-    moved = remote_head != local_head
-    if moved:
-        store.cas_ref(head_ref(tid), remote_head, local_head)
-    head = tl.head(tid)
-    for rest, oid in sorted(theirs.refs.items()):
-        if (rest.startswith("steps/") and int(rest[6:]) <= head.n
-                and store.get_ref(f"{REF_ROOT}{tid}/{rest}") is None):
-            store.create_ref(step_ref(tid, int(rest[6:])), oid)
-    return FetchResult("", [], tid, created=new, moved=moved, steps=head.n, drifts_kept=kept)
-
+# -- checks: a remote is somebody else's data ---------------------------------------------------
 
 def _remote_notes(store: Store, theirs: RemoteTask) -> dict[ObjectId, str]:
     """The notes of the fetched notes commit, for the commits of the remote's task only."""
     if theirs.notes is None:
         return {}
-    commits: set[ObjectId] = set()
-    todo = list(theirs.refs.values())
-    while todo:
-        c = todo.pop()
-        if c not in commits:
-            commits.add(c)
-            todo.extend(store.read_commit(c).parents)
+    commits = _commits(store, list(theirs.refs.values()))
     found: dict[ObjectId, str] = {}
     for fan in store.read_tree(store.read_commit(theirs.notes).tree):
         if fan.mode != Mode.TREE or len(fan.name) != 2:
@@ -141,38 +108,140 @@ def _remote_notes(store: Store, theirs: RemoteTask) -> dict[ObjectId, str]:
     return found
 
 
-def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str] | None = None
-          ) -> Note | None:
+def _commits(store: Store, tips: list[ObjectId]) -> set[ObjectId]:
+    seen: set[ObjectId] = set()
+    todo = list(tips)
+    while todo:
+        c = todo.pop()
+        if c not in seen:
+            seen.add(c)
+            todo.extend(store.read_commit(c).parents)
+    return seen
+
+
+def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str]) -> Note | None:
     text = store.read_note(commit)
-    if text is None and fetched:
+    if text is None:
         text = fetched.get(commit)
     return Note.parse(text, commit) if text is not None else None
 
 
-def _check_chain(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None:
-    """The remote's head must be a chain of steps numbered down to 0, and each steps/<n> the
-    chain's step n: a remote is somebody else's data."""
+def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None:
+    """What an import checks of a package: the head a chain of steps numbered down to 0, each
+    steps/<n> the chain's step n, each drifts/<n> a chain of noted drifts back to step n,
+    every note within the limits a save keeps, and no tree holding a name no checkout may
+    write."""
     chain: dict[int, ObjectId] = {}
     commit: ObjectId | None = theirs.head
     while commit is not None:
         note = _note(store, commit, notes)
         if note is None or note.kind not in ("init", "step") or note.step in chain:
-            raise StoreCorrupt(f"The remote's task {theirs.task} is damaged at {commit[:12]} "
-                               "(a step without its note).", "Push it again from a good copy.")
+            raise InvalidArgument(f"step commit {commit[:12]} has no step note.", "")
         chain[note.step] = commit
         parents = store.read_commit(commit).parents
         commit = parents[0] if parents and note.step > 0 else None
     if set(chain) != set(range(len(chain))):
-        raise StoreCorrupt(f"The remote's task {theirs.task} has gaps in its steps.",
-                           "Push it again from a good copy.")
+        raise InvalidArgument("its steps have gaps.", "")
     for rest, oid in theirs.refs.items():
-        if rest.startswith("steps/") and chain.get(int(rest[6:])) != oid:
-            raise StoreCorrupt(f"The remote's {rest} of task {theirs.task} is not its step "
-                               f"{rest[6:]}.", "Push it again from a good copy.")
+        kind, _, n = rest.partition("/")
+        if kind == "steps" and chain.get(int(n)) != oid:
+            raise InvalidArgument(f"{rest} is not its step {n}.", "")
+        if kind == "drifts":
+            _check_drifts(store, rest, oid, chain.get(int(n)), notes)
+    for commit in _commits(store, list(theirs.refs.values())):
+        note = _note(store, commit, notes)
+        if note is None:
+            raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
+        limits.check_written(note)
+    reachable(store.read_object, list(theirs.refs.values()), blob_exists=store.has_object,
+              check_names=True, hint=_DAMAGED)
 
 
-def _add_notes(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str], new: bool
-               ) -> int:
+def _check_drifts(store: Store, rest: str, tip: ObjectId, step: ObjectId | None,
+                  notes: dict[ObjectId, str]) -> None:
+    commit: ObjectId | None = tip
+    while commit is not None and commit != step:
+        note = _note(store, commit, notes)
+        if note is None or note.kind in ("init", "step"):
+            raise InvalidArgument(f"{rest} does not lead back to its step.", "")
+        parents = store.read_commit(commit).parents
+        commit = parents[0] if parents else None
+    if commit is None:
+        raise InvalidArgument(f"{rest} does not lead back to its step.", "")
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def _merge(tl: Timeline, tid: TaskId, theirs: RemoteTask, notes: dict[ObjectId, str]
+           ) -> FetchResult:
+    """Under the lock: the notes this store lacks, the copies of the remote's drifts a merge
+    keeps, then every ref in one transaction (head only forward, steps/<n> created only)."""
+    store = tl.store
+    remote_head = theirs.head
+    assert remote_head is not None
+    local_head = store.get_ref(head_ref(tid))
+    new = local_head is None
+    if not new and local_head != remote_head and not reaches(store, remote_head, local_head):
+        if not reaches(store, local_head, remote_head):
+            raise Diverged(
+                f"Task {tid} has steps here and on the remote after the same step (here "
+                f"{local_head[:12]}, remote {remote_head[:12]}); nothing was changed.",
+                "Keep both: fetch the remote's line as a task of its own with {0}.",
+                [Arg("as_id", f"{tid}-2")])
+        remote_head = local_head  # this store is ahead: only what it lacks comes in
+    updates: list[tuple[str, ObjectId, ObjectId | None]] = []
+    for rest, oid in theirs.refs.items():
+        mine = store.get_ref(f"{REF_ROOT}{tid}/{rest}")
+        if rest.startswith("steps/") and mine is not None and mine != oid:
+            raise Diverged(f"{rest} of task {tid} differs here and on the remote; nothing was "
+                           "changed.", "Keep both: fetch the remote's line with {0}.",
+                           [Arg("as_id", f"{tid}-2")])
+    _add_notes(store, theirs, notes, new)
+    kept = 0
+    for rest, oid in sorted(theirs.refs.items()):
+        if rest.startswith("drifts/"):
+            ref = f"{REF_ROOT}{tid}/{rest}"
+            mine = store.get_ref(ref)
+            tip, added = merge_drifts(store, mine, oid)
+            kept += added
+            if tip != mine:
+                updates.append((ref, tip, mine))
+    moved = remote_head != local_head
+    if moved:
+        updates.append((head_ref(tid), remote_head, local_head))
+    head_n = Note.parse(store.read_note(remote_head) or notes[remote_head], remote_head).step
+    for rest, oid in sorted(theirs.refs.items()):
+        if (rest.startswith("steps/") and int(rest[6:]) <= head_n
+                and store.get_ref(f"{REF_ROOT}{tid}/{rest}") is None):
+            updates.append((step_ref(tid, int(rest[6:])), oid, None))
+    store.flush()
+    _transaction(store, updates)
+    return FetchResult("", [], tid, created=new, moved=moved, steps=head_n, drifts_kept=kept)
+
+
+def _transaction(store: Store, updates: list[tuple[str, ObjectId, ObjectId | None]]) -> None:
+    """Every ref of a fetch at once (`git update-ref --stdin`: all or none, so a kill leaves
+    no head without its steps refs), each checked to lie in a real folder of the store."""
+    if not updates:
+        return
+    base = Path(store.refs_folder)
+    for name, _, _ in updates:
+        where = base
+        for part in name.split("/")[:-1]:
+            where = where / part
+            try:
+                if stat.S_ISLNK(os.lstat(where).st_mode):
+                    raise RemoteFailed(f"{where} is a symbolic link; no ref is written through "
+                                       "one.", "gitckpt doctor --fix removes it.")
+            except FileNotFoundError:
+                break
+    lines = [f"update {name} {new} {old}" if old else f"create {name} {new}"
+             for name, new, old in updates]
+    remote_git.run(git_dir(store), "update-ref", "--stdin", stdin="\n".join(lines) + "\n",
+                   cwd=top(store))
+
+
+def _add_notes(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str], new: bool) -> int:
     """Add the fetched notes this store lacks (a note is never changed). A task new here
     gets this workspace as its own, as an import does."""
     lacking: dict[ObjectId, str | None] = {}
@@ -189,43 +258,30 @@ def _add_notes(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str], new
     return len(lacking)
 
 
-def merge_drifts(tl: Timeline, ref: str, theirs: ObjectId) -> int:
-    """Merge the remote's drift chain `theirs` into `ref`, keeping both: a fast-forward when
-    one contains the other; otherwise the remote's drifts this chain lacks are added after
-    this chain's newest, oldest first, each a copy (same tree, message, time and note) whose
-    second parent is the remote's original, so both chains stay reachable and the next push
-    is a fast-forward. Returns how many were added."""
-    store = tl.store
-    mine = store.get_ref(ref)
-    if mine is None:
-        store.create_ref(ref, theirs)
-        return 0
+def merge_drifts(store: Store, mine: ObjectId | None, theirs: ObjectId) -> tuple[ObjectId, int]:
+    """The tip of this store's drift chain `mine` merged with the remote's `theirs`, keeping
+    both: a fast-forward when one contains the other; otherwise the remote's drifts this chain
+    lacks are added after this chain's newest, oldest first, each a copy (same tree, message,
+    time and note) whose second parent is the remote's original, so both chains stay
+    reachable and the next push is a fast-forward. Returns the tip and how many were added."""
+    if mine is None or reaches(store, theirs, mine):
+        return theirs, 0
     if reaches(store, mine, theirs):
-        return 0
-    if reaches(store, theirs, mine):
-        store.cas_ref(ref, theirs, mine)
-        return 0
-    ours: set[ObjectId] = set()
-    todo = [mine]
-    while todo:
-        c = todo.pop()
-        if c not in ours:
-            ours.add(c)
-            todo.extend(store.read_commit(c).parents)
+        return mine, 0
+    ours = _commits(store, [mine])
     lacking: list[ObjectId] = []
     commit: ObjectId | None = theirs
     while commit is not None and commit not in ours:
-        note = _note(store, commit)
-        if note is None or note.kind in ("init", "step"):
+        text = store.read_note(commit)
+        if text is None or Note.parse(text, commit).kind in ("init", "step"):
             break
         lacking.append(commit)
         parents = store.read_commit(commit).parents
         commit = parents[0] if parents else None
-    tip, notes = mine, {}
+    tip, copies = mine, {}
     for original in reversed(lacking):
         c = store.read_commit(original)
         tip = store.write_commit(c.tree, [tip, original], c.message, c.time)
-        notes[tip] = store.read_note(original)
-    store.update_notes(notes, "Drifts fetched by gitckpt\n")
-    store.cas_ref(ref, tip, mine)
-    return len(lacking)
+        copies[tip] = store.read_note(original)
+    store.update_notes(copies, "Drifts fetched by gitckpt\n")
+    return tip, len(lacking)

@@ -25,7 +25,9 @@ _SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
           "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 _SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
          "-c", "fetch.writeCommitGraph=false", "-c", "fetch.recurseSubmodules=false")
-_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+# a URL's user and password: up to the last @ before the path, since a password may hold @
+_USERINFO = re.compile(r"(?<=://)[^/\s]*@")
+_SCP = re.compile(r"^[^/:]+:")  # user@host:path, as git reads it
 _ACCESS = "Check the remote's name or URL, and that `git ls-remote REMOTE` works here."
 
 
@@ -34,15 +36,16 @@ def shown(text: str) -> str:
     return _USERINFO.sub("***@", text)
 
 
-def run(git_dir: Path | None, *args: str, check: bool = True, stdin: str | None = None
-        ) -> subprocess.CompletedProcess:
-    """git on `git_dir` (None: outside any repository), as described above."""
+def run(git_dir: Path | None, *args: str, check: bool = True, stdin: str | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """git on `git_dir` (None: outside any repository), as described above, from `cwd` (the
+    repository's top folder, where git resolves the relative URLs of its config)."""
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
     env["GIT_TERMINAL_PROMPT"] = "0"
     where = [f"--git-dir={git_dir}"] if git_dir is not None else []
     try:
         p = subprocess.run(["git", *_SAFE, *where, *args], capture_output=True, text=True,
-                           env=env, input=stdin, cwd=git_dir or tempfile.gettempdir(),
+                           env=env, input=stdin, cwd=cwd or git_dir or tempfile.gettempdir(),
                            stdin=None if stdin is not None else subprocess.DEVNULL)
     except OSError as e:
         raise RemoteFailed(f"Cannot run git: {e.strerror or e}.",
@@ -53,9 +56,9 @@ def run(git_dir: Path | None, *args: str, check: bool = True, stdin: str | None 
 
 
 def failure(p: subprocess.CompletedProcess) -> str:
-    """The useful end of a failed git's output, credentials taken out."""
-    text = "\n".join(s.strip() for s in (p.stderr, p.stdout) if s.strip())
-    return shown(text)[-600:] or f"exit code {p.returncode}"
+    """The useful end of a failed git's output on one line, credentials taken out."""
+    lines = [ln.strip() for s in (p.stderr, p.stdout) for ln in s.splitlines() if ln.strip()]
+    return shown("; ".join(lines))[-600:] or f"exit code {p.returncode}"
 
 
 def check_remote(remote: str) -> str:
@@ -65,17 +68,31 @@ def check_remote(remote: str) -> str:
     return remote
 
 
-def url_of(git_dir: Path | None, remote: str) -> str:
-    """What `remote` (a name of the repository's remotes, or a URL) resolves to."""
+def local_path(remote: str, base: Path) -> str:
+    """`remote` made absolute if it is a path on this machine (relative to `base`, the
+    workspace, as `git -C` does), else as given: a remote's name or a URL."""
+    if "://" in remote or _SCP.match(remote):
+        return remote
+    path = os.path.normpath(os.path.join(base, os.path.expanduser(remote)))
+    if remote.startswith((".", "/", "~")) or os.path.isdir(path):
+        return path
+    return remote
+
+
+def url_of(git_dir: Path | None, remote: str, cwd: Path | None = None) -> str:
+    """What `remote` (a name of the repository's remotes, or a URL) resolves to, with any
+    relative path of the repository's config made absolute."""
     check_remote(remote)
     if git_dir is None:
         return remote
-    return run(git_dir, "ls-remote", "--get-url", remote).stdout.strip() or remote
+    url = run(git_dir, "ls-remote", "--get-url", remote, cwd=cwd).stdout.strip() or remote
+    return local_path(url, cwd) if cwd is not None else url
 
 
-def list_refs(git_dir: Path | None, remote: str, *patterns: str) -> dict[str, ObjectId]:
+def list_refs(git_dir: Path | None, remote: str, *patterns: str, cwd: Path | None = None
+              ) -> dict[str, ObjectId]:
     """The remote's refs matching `patterns`, from one `ls-remote`."""
-    out = run(git_dir, "ls-remote", "--refs", remote, *patterns).stdout
+    out = run(git_dir, "ls-remote", "--refs", remote, *patterns, cwd=cwd).stdout
     refs: dict[str, ObjectId] = {}
     for line in out.splitlines():
         oid, _, name = line.partition("\t")
@@ -85,12 +102,18 @@ def list_refs(git_dir: Path | None, remote: str, *patterns: str) -> dict[str, Ob
 
 
 @contextmanager
-def scratch_repository() -> Iterator[Path]:
-    """A throwaway bare repository (for reading a remote's small objects without adding
-    anything to the user's)."""
+def scratch_repository(config: Path | None = None) -> Iterator[Path]:
+    """A throwaway bare repository, for reading a remote's small objects without adding
+    anything to the user's. With `config`, that repository's settings apply there too (its
+    remotes, credential helpers, `http.extraHeader`, `url.insteadOf`, ...)."""
     with tempfile.TemporaryDirectory(prefix="gitckpt-remote-") as tmp:
         path = Path(tmp) / "scratch.git"
         run(None, "init", "-q", "--bare", str(path))
+        if config is not None and config.is_file():
+            own = (path / "config").read_text()
+            # included first, so the scratch repository's own core settings win
+            quoted = str(config).replace("\\", "\\\\").replace('"', '\\"')
+            (path / "config").write_text(f'[include]\n\tpath = "{quoted}"\n{own}')
         yield path
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from gitckpt import step_input
 from gitckpt.calls import call
-from gitckpt.errors import GitckptError, InvalidArgument, NoActiveTask
+from gitckpt.errors import GitckptError, InvalidArgument, NeedsConfirmation, NoActiveTask
 from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId
 from gitckpt.lazy import lazy
@@ -461,13 +461,14 @@ def switch(root: str | Path, task: str) -> TaskInfo:
 
 
 def push(root: str | Path, remote: str | None = None, *, task: str | None = None,
-         all_tasks: bool = False, confirm: bool = False):
-    """Push the active task (or `task`, or every task) to a git remote (default: the one set
-    with `set_remote`); a task's first push to a remote needs `confirm`."""
-    from gitckpt import remote as remotes
+         all_tasks: bool = False, as_id: str | None = None, confirm: bool = False):
+    """Push the active task (or `task` as the remote's `as_id`, or every task) to a git
+    remote (default: the one set with `set_remote`); a task's first push to a remote needs
+    `confirm`."""
+    from gitckpt import remote_push
 
-    return remotes.push(open_timeline(root), remote, task, all_tasks=all_tasks,
-                        confirm=confirm)
+    return remote_push.push(open_timeline(root), remote, task, all_tasks=all_tasks,
+                            as_id=as_id, confirm=confirm)
 
 
 def fetch(root: str | Path, remote: str | None = None, *, task: str | None = None,
@@ -495,7 +496,7 @@ def remote_setting(root: str | Path) -> RemoteSetting:
     from gitckpt import remote as remotes
 
     store = open_timeline(root, discover=False).store
-    return RemoteSetting((store.state.read(remotes.DEFAULT) or b"").decode().strip() or None)
+    return RemoteSetting(remotes.shown_default(store))
 
 
 def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:
@@ -512,18 +513,27 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
 
 
 def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None,
-            dry_run: bool = False, checkout: bool = False) -> ImportResult:
+            dry_run: bool = False, checkout: bool = False, confirm: bool = False
+            ) -> ImportResult:
     """Import a handoff package; its task becomes the active task here. `dry_run` only
     checks it and says what it holds; `checkout` then puts its head's files into the
-    workspace, as `restore head --apply` does (with a safety copy that undoes it)."""
+    workspace, as `restore head --apply` does (with a safety copy that undoes it, and
+    `confirm` for a restore that deletes or rewrites many files)."""
     if dry_run:
         return package.inspect_package(Path(pkg))
     # like init, an import makes a task: in this folder's own store, never a parent's
     out = package.import_package(open_timeline(root, discover=False, ancestors=False),
                                  Path(pkg), as_id)
     if checkout:
-        out = replace(out, checkout=restore(root, "head", apply=True, task=out.task,
-                                            confirm=True))
+        try:
+            done = restore(root, "head", apply=True, task=out.task, confirm=confirm)
+        except NeedsConfirmation as e:
+            raise NeedsConfirmation(
+                f"Task {out.task} was imported; its files were not put here: {e.message}",
+                "Put them here with {0}.",
+                [call("restore", target="head", task=str(out.task), apply=True,
+                      confirm=True)]) from e
+        out = replace(out, checkout=done)
     return out
 
 

@@ -150,9 +150,21 @@ def test_divergent_lines_are_refused_both_ways_and_kept_with_as(machines):
     assert tl.head(task).commit == head_a
     assert tl.head("two-lines-b").note.title == "B's step"
     assert "B's step" in service.resume(a, task="two-lines-b").text
-    with pytest.raises(InvalidArgument):
-        service.fetch(a, url, task=task, as_id="two-lines-b")  # that id is taken now
-    assert service.doctor(a).healthy
+    # B's line moves on: fetching it --as the same id again brings it forward
+    service.save(b, "B's second step")
+    service.push(b, url)
+    again = service.fetch(a, url, task=task, as_id="two-lines-b")
+    assert again.moved and not again.created and again.steps == 2
+    # and A publishes its own line under another id
+    with pytest.raises(Diverged) as still:
+        service.push(a, url)
+    assert "--as" in still.value.hint
+    mine = service.push(a, url, task=task, as_id="two-lines-a", confirm=True)
+    assert mine.tasks[0].task == "two-lines-a"
+    assert service.fetch(b, url, task="two-lines-a").created
+    assert service.open_timeline(b).head("two-lines-a").note.title == "A's step"
+    for side in (a, b):
+        assert service.doctor(side).healthy
 
 
 def test_drifts_from_both_sides_are_kept(machines):
@@ -420,6 +432,153 @@ def test_import_checkout_puts_the_heads_files_here(tmp_path, hermetic):
     assert (b / "src" / "app.py").exists()
 
 
+def test_a_fetch_writes_no_ref_the_remotes_config_names(machines):
+    remote, a, b = machines
+    task = service.init(a, "config refspecs").save.task
+    service.push(a, remote.as_uri(), confirm=True)
+    git(b, "config", "remote.origin.fetch", "+refs/*:refs/*")  # a mirror-style refspec
+    guard = RepoGuard(b)
+    assert service.fetch(b, "origin", task=task).created
+    service.switch(b, task)
+    (b / "local.txt").write_text("local\n")
+    local = service.save(b, "a step only here").commit
+    assert not service.fetch(b, "origin", task=task).moved
+    assert service.open_timeline(b).head(task).commit == local  # not moved back
+    guard.check(status_changes=True)
+    git(b, "config", "remote.origin.fetch", "+refs/*:refs/remotes/origin/*")
+    guard.reset()
+    service.fetch(b, "origin", task=task)
+    assert not git(b, "for-each-ref", "refs/remotes/origin/checkpoints",
+                   "refs/remotes/origin/notes")
+    guard.check(status_changes=True)
+
+
+def test_credentials_stay_out_of_hints_and_settings(machines, tmp_path):
+    remote, a, b = machines
+    secret = "https://tok:p@ss@example.invalid/"
+    git(a, "config", f"url.{remote.parent}/.insteadOf", secret)
+    git(b, "config", f"url.{remote.parent}/.insteadOf", secret)
+    url = secret + remote.name
+    task = service.init(a, "secret").save.task
+    service.push(a, url, confirm=True)
+    service.fetch(b, url, task=task)
+    service.switch(b, task)
+    service.save(b, "b")
+    service.push(b, url, confirm=True)
+    service.save(a, "a")
+    for call in (lambda: service.push(a, url), lambda: service.fetch(a, url, task="nosuch")):
+        with pytest.raises((Diverged, InvalidArgument)) as e:
+            call()
+        said = json.dumps(e.value.to_dict())
+        assert "p@ss" not in said and "tok" not in said, said
+    assert "p@ss" not in service.set_remote(a, url).remote
+    assert "p@ss" not in service.remote_setting(a).remote
+    r = run_cli("-C", str(a), "--json", "push", url)
+    assert r.code == 1 and "p@ss" not in r.out + r.err and "tok:" not in r.out + r.err
+
+
+def test_a_push_after_compress_keeps_the_remotes_drifts(machines):
+    remote, a, b = machines
+    url = remote.as_uri()
+    task = service.init(a, "compressed").save.task
+    (a / "d.txt").write_text("drift\n")
+    drift = service.capture(a).commit
+    service.save(a, "one")
+    service.push(a, url, confirm=True)
+    assert service.compress(a, keep="0s", min_steps=0).to_dict()
+    assert not git(a, "for-each-ref", f"refs/checkpoints/{task}/drifts/")
+    service.save(a, "two")
+    service.push(a, url)  # the remote keeps its drifts/0; nothing to fetch first
+    assert remote_refs(remote)[f"refs/checkpoints/{task}/drifts/0"] == drift
+    service.fetch(b, url, task=task)
+    assert [d.commit for d in service.open_timeline(b).drifts(task, 0)] == [drift]
+    assert service.doctor(b).healthy
+
+
+def test_relative_paths_are_the_workspaces(machines, tmp_path):
+    remote, a, b = machines
+    task = service.init(a, "relative").save.task
+    rel = os.path.relpath(remote, a)
+    r = run_cli("push", rel, "--yes", cwd=a)
+    assert r.code == 0, r.err
+    git(b, "remote", "add", "rel", os.path.relpath(remote, b))
+    r = run_cli("-C", str(b), "fetch", "rel")
+    assert r.code == 0 and task in r.out, r.err
+
+
+def test_the_listing_uses_the_repositorys_own_settings(machines, hermetic):
+    remote, a, b = machines
+    task = service.init(a, "settings").save.task
+    service.push(a, remote.as_uri(), confirm=True)
+    with open(hermetic / ".gitconfig", "a") as f:
+        f.write("[protocol \"file\"]\n\tallow = never\n")
+    git(b, "config", "protocol.file.allow", "always")
+    listed = service.fetch(b, "origin")
+    assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].name == "settings"
+
+
+def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, tmp_path):
+    remote, a, b = machines
+    task = service.init(a, "to be damaged").save.task
+    service.push(a, remote.as_uri(), confirm=True)
+    # a drift that is no drift of the task: a commit with no note
+    stray = git(a, "commit-tree", "-m", "stray", "-p",
+                f"refs/checkpoints/{task}/head", f"refs/checkpoints/{task}/head^{{tree}}").strip()
+    git(a, "push", "-q", str(remote), f"{stray}:refs/checkpoints/{task}/drifts/0")
+    before = git(b, "for-each-ref")
+    with pytest.raises(RemoteFailed) as refused:
+        service.fetch(b, remote.as_uri(), task=task)
+    assert "damaged" in refused.value.message and git(b, "for-each-ref") == before
+    # a step tree with a name no checkout may write
+    git(remote, "update-ref", "-d", f"refs/checkpoints/{task}/drifts/0")
+    blob = git(a, "hash-object", "-w", "--stdin", input="x").strip()
+    hooks = git(a, "mktree", input=f"100644 blob {blob}\tpost-checkout\n").strip()
+    dotgit = git(a, "mktree", input=f"040000 tree {hooks}\thooks\n").strip()
+    bad = git(a, "mktree", input=f"040000 tree {dotgit}\t.git\n").strip()
+    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()
+    evil = git(a, "commit-tree", "-m", "evil", "-p", head, bad).strip()
+    note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
+                                                                      '"kind": "drift"')
+    git(a, "notes", "--ref=checkpoints", "add", "-m", note, evil)
+    git(a, "push", "-q", str(remote), f"{evil}:refs/checkpoints/{task}/drifts/0")
+    with pytest.raises(RemoteFailed):
+        service.fetch(b, remote.as_uri(), task=task)
+    assert git(b, "for-each-ref") == before
+
+
+def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeypatch):
+    a = make_plain(hermetic / "a")
+    service.init(a, "small")
+    service.export(a, hermetic / "pkg")
+    b = make_plain(hermetic / "b")
+    for i in range(30):
+        (b / f"extra{i}.txt").write_text("x\n")
+    r = run_cli("-C", str(b), "import", str(hermetic / "pkg"), "--checkout",
+                env={"GITCKPT_CONFIRM_OVER": "10"})
+    assert r.code == 1 and "was imported" in r.err and "--yes" in r.err, r.err
+    assert (b / "extra3.txt").exists()
+    r = run_cli("-C", str(b), "restore", "head", "--apply", "--yes")
+    assert r.code == 0 and not (b / "extra3.txt").exists(), r.err
+
+
+def test_many_refs_go_in_batches(machines, monkeypatch):
+    from gitckpt import remote_fetch, remote_push
+
+    monkeypatch.setattr(remote_push, "_BATCH", 5)
+    monkeypatch.setattr(remote_fetch, "_BATCH", 3)
+    remote, a, b = machines
+    tasks = []
+    for i in range(3):
+        tasks.append(service.init(a, f"batch {i}").save.task)
+        for n in range(4):
+            service.save(a, f"step {n}", conclusion=str(i))
+    pushed = service.push(a, remote.as_uri(), all_tasks=True, confirm=True)
+    assert sorted(t.task for t in pushed.tasks) == sorted(tasks)
+    got = service.fetch(b, remote.as_uri(), task=tasks[1])
+    assert got.created and got.steps == 4
+    assert service.doctor(b).healthy
+
+
 def _kill_while(cmd: list[str], delay: float) -> int:
     proc = subprocess.Popen([sys.executable, "-m", "gitckpt", *cmd], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -439,6 +598,8 @@ def test_a_kill_during_push_or_fetch_leaves_both_sides_consistent(machines, tmp_
     for i in range(3):
         (a / f"big{i}.bin").write_bytes(os.urandom(3 << 20))
         service.save(a, f"big {i}")
+    for i in range(120):  # many refs: a fetch's refs take long enough to be cut
+        service.save(a, f"small {i}", conclusion=str(i))
     ends = set()
     for delay in (0.05, 0.2, 0.4, 0.7, 1.2, 3.0):
         ends.add(_kill_while(["-C", str(a), "push", url], delay))
@@ -453,9 +614,9 @@ def test_a_kill_during_push_or_fetch_leaves_both_sides_consistent(machines, tmp_
         assert service.doctor(a).healthy
     assert remote_refs(remote)[f"refs/checkpoints/{task}/head"] == \
         git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()  # the last push finished
-    for delay in (0.05, 0.2, 0.4, 0.7, 3.0):
+    for delay in (0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 5.0):
         _kill_while(["-C", str(b), "fetch", url, "--task", task], delay)
         assert service.doctor(b).healthy, service.doctor(b).findings
         fsck(b)
-    assert service.open_timeline(b).head(task).n == 3
+    assert service.open_timeline(b).head(task).n == 123
     assert ends  # the kills landed at different moments (some before, some after the end)
