@@ -104,9 +104,15 @@ class PushResult:
         return {"remote": self.remote, "tasks": [t.to_dict() for t in self.tasks]}
 
 
+def _state(store: Store):
+    """Where confirmed first pushes are kept: the repository's shared state (every worktree
+    of it pushes the same tasks), or the plain folder's."""
+    return getattr(store, "shared", None) or store.state
+
+
 def _pushed(store: Store) -> dict[str, list[str]]:
     try:
-        data = json.loads(store.state.read(PUSHED) or b"{}")
+        data = json.loads(_state(store).read(PUSHED) or b"{}")
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -201,7 +207,7 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
         with store.lock():  # confirmed for later pushes only once the remote took them
             record = _pushed(store)
             record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
-            store.state.write(PUSHED, json.dumps(record).encode())
+            _state(store).write(PUSHED, json.dumps(record).encode())
     return PushResult(url, pushed)
 
 

@@ -536,3 +536,23 @@ def test_targets_are_ascii_digits_or_hex(ws):
         service.restore(ws.root, "\u00b2")
     with pytest.raises(InvalidArgument):
         service.restore(ws.root, "12ab-")
+
+
+def test_head_and_tip_name_the_newest_step_and_the_newest_commit(ws):
+    task = service.init(ws.root, "named targets").save.task
+    (ws.root / "a.txt").write_text("step one\n")
+    step = service.save(ws.root, "one").commit
+    tl = service.open_timeline(ws.root)
+    assert resolve_target(tl, "head").commit == step == resolve_target(tl, "tip").commit
+    (ws.root / "a.txt").write_text("drifted\n")
+    drift = service.capture(ws.root).commit
+    tl = service.open_timeline(ws.root)
+    assert resolve_target(tl, "head").commit == step
+    assert resolve_target(tl, " tip ", task).commit == drift
+    service.restore(ws.root, "head", apply=True)
+    assert (ws.root / "a.txt").read_text() == "step one\n"
+    assert "a.txt" in json.dumps(service.diff(ws.root, "head", drift[:12]).to_dict())
+    assert "a.txt" not in json.dumps(service.diff(ws.root, "head", "tip").to_dict())
+    with pytest.raises(InvalidArgument) as bad:
+        resolve_target(tl, "HEADS")
+    assert "head (the newest step)" in bad.value.hint
