@@ -68,9 +68,13 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
                 raise StoreCorrupt(f"Tree {oid} is nested {depth} folders deep; no snapshot "
                                    "holds more than a hundred.", hint)
             data = body(oid, "tree")
+            names: set[bytes] = set()
             for e in decode_tree(data) if data is not None else ():
                 if check_names and unsafe_name(e.name, int(e.mode)):
                     raise StoreCorrupt(f"Tree {oid} holds an unsafe name {e.name!r}", hint)
+                if check_names and e.name in names:  # git fsck's duplicateEntries
+                    raise StoreCorrupt(f"Tree {oid} holds {e.name!r} twice", hint)
+                names.add(e.name)
                 if e.mode == Mode.TREE:
                     trees.append((e.id, depth + 1))
                 elif e.mode != Mode.GITLINK and e.id not in seen:

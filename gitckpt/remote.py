@@ -23,21 +23,21 @@ only; `steps/<n>` are created, never rewritten.
 from __future__ import annotations
 
 import json
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitckpt import remote_git
 from gitckpt.calls import BLANK, call
-from gitckpt.errors import (
-    InvalidArgument,
-)
+from gitckpt.errors import InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT
 
 NOTES_ROOT = "refs/notes/gitckpt/"
 CARD = "card"
+log = logging.getLogger("gitckpt.remote")
 DEFAULT = "remote"  # the remote set with `gitckpt config remote NAME`
 
 
@@ -163,12 +163,20 @@ def _line(value: object, most: int) -> str | None:
 
 
 def _fetch_cards(store: Store, remote: str) -> dict[str, dict]:
+    """Every card of the remote by task id; none (the listing shows the refs alone) if they
+    cannot be fetched while the refs can."""
     found: dict[str, dict] = {}
     where = git_dir(store)
-    with remote_git.scratch_repository(where / "config" if where else None) as scratch:
-        remote_git.run(scratch, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                       "--refmap=", remote, f"+{REF_ROOT}*/{CARD}:refs/cards/*",
-                       cwd=top(store))
+    under = store.state.ensure() if where is not None else None
+    with remote_git.scratch_repository(where / "config" if where else None, under) as scratch:
+        try:
+            remote_git.run(scratch, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                           "--refmap=", remote, f"+{REF_ROOT}*/{CARD}:refs/cards/*",
+                           cwd=top(store))
+        except RemoteFailed as e:
+            log.warning("the cards of %s could not be read: %s", remote_git.shown(remote),
+                        e.message)
+            return found
         for name, (_, message) in remote_git.commit_messages(scratch, "refs/cards/").items():
             try:
                 card = json.loads(message.partition("\n\n")[2])

@@ -235,10 +235,22 @@ def _transaction(store: Store, updates: list[tuple[str, ObjectId, ObjectId | Non
                                        "one.", "gitckpt doctor --fix removes it.")
             except FileNotFoundError:
                 break
+        # only gitckpt writes refs/checkpoints, and it holds the store lock: a lock file
+        # there is a killed fetch's, which would make git refuse the whole transaction
+        lock = base / f"{name}.lock"
+        try:
+            if stat.S_ISREG(os.lstat(lock).st_mode):
+                os.unlink(lock)
+        except FileNotFoundError:
+            pass
     lines = [f"update {name} {new} {old}" if old else f"create {name} {new}"
              for name, new, old in updates]
-    remote_git.run(git_dir(store), "update-ref", "--stdin", stdin="\n".join(lines) + "\n",
-                   cwd=top(store))
+    p = remote_git.run(git_dir(store), "update-ref", "--stdin", stdin="\n".join(lines) + "\n",
+                       cwd=top(store), check=False)
+    if p.returncode != 0:
+        raise RemoteFailed(f"The fetched refs could not be written: {remote_git.failure(p)}",
+                           "Nothing of the task moved here. Run gitckpt doctor, then fetch "
+                           "again.")
 
 
 def _add_notes(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str], new: bool) -> int:

@@ -102,11 +102,13 @@ def list_refs(git_dir: Path | None, remote: str, *patterns: str, cwd: Path | Non
 
 
 @contextmanager
-def scratch_repository(config: Path | None = None) -> Iterator[Path]:
+def scratch_repository(config: Path | None = None, under: Path | None = None
+                       ) -> Iterator[Path]:
     """A throwaway bare repository, for reading a remote's small objects without adding
     anything to the user's. With `config`, that repository's settings apply there too (its
-    remotes, credential helpers, `http.extraHeader`, `url.insteadOf`, ...)."""
-    with tempfile.TemporaryDirectory(prefix="gitckpt-remote-") as tmp:
+    remotes, credential helpers, `http.extraHeader`, `url.insteadOf`, ...); made `under` the
+    repository's own folder, the `includeIf "gitdir:..."` sections that match it do too."""
+    with tempfile.TemporaryDirectory(prefix="gitckpt-remote-", dir=under) as tmp:
         path = Path(tmp) / "scratch.git"
         run(None, "init", "-q", "--bare", str(path))
         if config is not None and config.is_file():

@@ -6,12 +6,20 @@ a remote, the user confirmed what it publishes."""
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from gitckpt import remote_git
 from gitckpt.calls import BLANK, Arg, call
-from gitckpt.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
+from gitckpt.errors import (
+    Diverged,
+    GitckptError,
+    InvalidArgument,
+    NeedsConfirmation,
+    RemoteFailed,
+)
 from gitckpt.ids import ObjectId, TaskId
+from gitckpt.notes import Note
 from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry
 from gitckpt.remote import (
     CARD,
@@ -30,6 +38,7 @@ from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 PUSHED = "pushed.json"  # {remote URL: [remote task ids whose first push was confirmed]}
 _SHOWN = 10             # untracked files named in a confirmation; the count says the rest
 _BATCH = 4000           # refspecs per git push: far below any command line's limit
+_EXPLICIT = 400         # refs pushed by id at most; past it, globs under the lock
 _AHEAD = ("Bring the remote's line here first: {0} (drifts are merged, keeping both). If both "
           "sides saved steps, keep the remote's here as another task ({1}), or publish this "
           "one as another ({2}).")
@@ -80,9 +89,18 @@ def _carried(store: Store, remote: str, theirs: RemoteTask) -> dict[ObjectId, Ob
         if fan.mode == Mode.TREE and len(fan.name) == 2:
             for leaf in store.read_tree(fan.id):
                 oid = (fan.name + leaf.name).decode("ascii", "replace")
-                if len(oid) == 40 and leaf.mode == Mode.FILE:
+                if len(oid) == 40 and leaf.mode == Mode.FILE and _a_note(store, leaf.id):
                     out[ObjectId(oid)] = leaf.id
     return out
+
+
+def _a_note(store: Store, blob: ObjectId) -> bool:
+    """True if `blob` is a gitckpt note (what a push carries on must be one)."""
+    try:
+        kind, body = store.read_object(blob)
+        return kind == "blob" and Note.parse(body.decode("utf-8"), blob) is not None
+    except (GitckptError, UnicodeDecodeError):
+        return False
 
 
 @dataclass
@@ -179,35 +197,49 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     first = [tid for tid in tids if names[tid] not in done]
     if first and not confirm:
         raise _confirmation(tl, first, names, url)
-    batches: list[tuple[list[str], list[str], list[PushedTask]]] = [([], [], [])]
-    with store.lock():
+    entries = []  # per task: (refs that differ from the remote's, the glob, the rest)
+    with ExitStack() as held:
+        held.enter_context(store.lock())
         for tid in tids:
-            # the refs as they are now, by id: a save after this lock is not pushed without
-            # the note that belongs to it
             name, prefix = names[tid], f"{REF_ROOT}{tid}/"
             refs = {n[len(prefix):]: oid for n, oid in store.list_refs(prefix).items()
                     if n[len(prefix):] == "head" or numbered(n[len(prefix):])}
-            specs = [f"{oid}:{REF_ROOT}{name}/{rest}" for rest, oid in sorted(refs.items())]
-            specs += [f"{notes_commit(tl, tid, name, carried[tid])}:{NOTES_ROOT}{name}",
-                      f"+{card_commit(tl, tid, name)}:{REF_ROOT}{name}/{CARD}"]
+            known = theirs[name].refs if name in theirs else {}
+            changed = [f"{oid}:{REF_ROOT}{name}/{rest}" for rest, oid in sorted(refs.items())
+                       if known.get(rest) != oid]
+            rest = [f"{notes_commit(tl, tid, name, carried[tid])}:{NOTES_ROOT}{name}",
+                    f"+{card_commit(tl, tid, name)}:{REF_ROOT}{name}/{CARD}"]
             old = theirs[name].notes if name in theirs else None
+            entries.append((changed, f"{prefix}*:{REF_ROOT}{name}/*", rest,
+                            f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}",
+                            PushedTask(name, tl.record(refs["head"]).n, tid in first)))
+        store.flush()
+        # The refs go by id, as read under the lock, so a save meanwhile is not pushed
+        # without its note. git matches each explicit refspec against every local ref, so
+        # past _EXPLICIT of them a glob per task is pushed instead, with the lock held.
+        explicit = sum(len(e[0]) for e in entries) <= _EXPLICIT
+        if explicit:
+            held.close()
+        batches: list[tuple[list[str], list[str], list[PushedTask]]] = [([], [], [])]
+        for changed, glob, rest, lease, task_out in entries:
+            specs = [*(changed if explicit else [glob]), *rest]
             if len(batches[-1][0]) + len(specs) > _BATCH and batches[-1][0]:
                 batches.append(([], [], []))
             batches[-1][0].extend(specs)
-            batches[-1][1].append(f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}")
-            batches[-1][2].append(PushedTask(name, tl.record(refs["head"]).n, tid in first))
-        store.flush()
-    pushed: list[PushedTask] = []
-    for specs, leases, tasks in batches:
-        p = remote_git.run(git_dir(store), "push", "--atomic", "--no-verify", "--porcelain",
-                           *leases, remote, *specs, check=False, cwd=top(store))
-        if p.returncode != 0:
-            _push_refused(p, [t.task for t in tasks], shown, pushed)
-        pushed += tasks
-        with store.lock():  # confirmed for later pushes only once the remote took them
-            record = _pushed(store)
-            record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
-            _state(store).write(PUSHED, json.dumps(record).encode())
+            batches[-1][1].append(lease)
+            batches[-1][2].append(task_out)
+        pushed: list[PushedTask] = []
+        for specs, leases, tasks in batches:
+            p = remote_git.run(git_dir(store), "push", "--atomic", "--no-verify",
+                               "--porcelain", *leases, remote, *specs, check=False,
+                               cwd=top(store))
+            if p.returncode != 0:
+                _push_refused(p, [t.task for t in tasks], shown, pushed)
+            pushed += tasks
+            with store.lock():  # confirmed for later pushes only once the remote took them
+                record = _pushed(store)
+                record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
+                _state(store).write(PUSHED, json.dumps(record).encode())
     return PushResult(url, pushed)
 
 

@@ -540,10 +540,73 @@ def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, t
     note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
                                                                       '"kind": "drift"')
     git(a, "notes", "--ref=checkpoints", "add", "-m", note, evil)
-    git(a, "push", "-q", str(remote), f"{evil}:refs/checkpoints/{task}/drifts/0")
-    with pytest.raises(RemoteFailed):
+    git(a, "update-ref", f"refs/checkpoints/{task}/drifts/0", evil)
+    service.push(a, remote.as_uri())  # a store crafted by hand pushes what it holds
+    with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
-    assert git(b, "for-each-ref") == before
+    assert "unsafe name" in refused.value.message and git(b, "for-each-ref") == before
+
+
+def test_duplicate_entries_in_a_remote_tree_are_refused(machines):
+    remote, a, b = machines
+    task = service.init(a, "duplicates").save.task
+    service.push(a, remote.as_uri(), confirm=True)
+    blob = git(a, "hash-object", "-w", "--stdin", input="x").strip()
+    sub = git(a, "mktree", input="").strip()
+    raw = (b"120000 ln\0" + bytes.fromhex(blob) + b"40000 ln\0" + bytes.fromhex(sub))
+    p = subprocess.run(["git", "-C", str(a), "hash-object", "-w", "-t", "tree", "--literally",
+                        "--stdin"], input=raw, capture_output=True, check=True)
+    bad = p.stdout.decode().strip()
+    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()
+    evil = git(a, "commit-tree", "-m", "evil", "-p", head, bad).strip()
+    note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
+                                                                      '"kind": "drift"')
+    git(a, "notes", "--ref=checkpoints", "add", "-m", note, evil)
+    git(a, "update-ref", f"refs/checkpoints/{task}/drifts/0", evil)
+    service.push(a, remote.as_uri())  # a store crafted by hand pushes what it holds
+    with pytest.raises(RemoteFailed) as refused:
+        service.fetch(b, remote.as_uri(), task=task)
+    assert "twice" in refused.value.message and not git(b, "for-each-ref", "refs/checkpoints")
+
+
+def test_a_killed_fetchs_lock_files_do_not_block_the_next(machines):
+    remote, a, b = machines
+    task = service.init(a, "locks").save.task
+    service.save(a, "one")
+    service.push(a, remote.as_uri(), confirm=True)
+    lock = b / ".git" / "refs" / "checkpoints" / task / "steps" / "1.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")  # what a fetch killed inside git update-ref leaves
+    assert service.fetch(b, remote.as_uri(), task=task).created
+    assert not lock.exists() and service.doctor(b).healthy
+
+
+def test_many_refs_go_by_glob_under_the_lock(machines, monkeypatch):
+    from gitckpt import remote_push
+
+    monkeypatch.setattr(remote_push, "_EXPLICIT", 2)
+    remote, a, b = machines
+    task = service.init(a, "globbed").save.task
+    for n in range(5):
+        service.save(a, f"step {n}")
+    service.push(a, remote.as_uri(), confirm=True)
+    assert len([r for r in remote_refs(remote) if "/steps/" in r]) == 6
+    service.save(a, "one more")
+    service.push(a, remote.as_uri())  # two refs changed: by id again
+    assert service.fetch(b, remote.as_uri(), task=task).steps == 6
+    assert service.doctor(b).healthy
+
+
+def test_the_listing_honours_includeif_gitdir(machines, hermetic):
+    remote, a, b = machines
+    task = service.init(a, "included").save.task
+    service.push(a, remote.as_uri(), confirm=True)
+    extra = hermetic / "work.gitconfig"
+    extra.write_text(f"[url \"{remote.parent.as_uri()}/\"]\n\tinsteadOf = https://work.invalid/\n")
+    with open(hermetic / ".gitconfig", "a") as f:
+        f.write(f"[includeIf \"gitdir:{b}/\"]\n\tpath = {extra}\n")
+    listed = service.fetch(b, f"https://work.invalid/{remote.name}")
+    assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].name == "included"
 
 
 def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeypatch):
