@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "import": ("import", ("package",)), "compress": ("compress", ()),
     "doctor": ("doctor", ()), "adopt": ("adopt", ()), "scope": ("scope", ("paths",)),
     "push": ("push", ("remote",)), "fetch": ("fetch", ("remote",)),
+    "revert": ("revert", ("target", "paths")),
 }
 # op: (tool, arguments the tool call always carries).
 _TOOLS: dict[str, tuple[str, dict[str, object]]] = {
@@ -35,7 +36,7 @@ _TOOLS: dict[str, tuple[str, dict[str, object]]] = {
     "capture": ("ckpt_capture", {}), "switch": ("ckpt_switch", {}),
     "export": ("ckpt_export", {}), "import": ("ckpt_import", {}),
     "compress": ("ckpt_compress", {}),
-    "push": ("ckpt_push", {}), "fetch": ("ckpt_fetch", {}),
+    "push": ("ckpt_push", {}), "fetch": ("ckpt_fetch", {}), "revert": ("ckpt_revert", {}),
 }
 # Tool argument: CLI option, where the names differ.
 _FLAGS = {"confirm": "yes", "as_id": "as", "min_steps": "min", "all_tasks": "all"}

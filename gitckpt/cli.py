@@ -12,8 +12,9 @@ import traceback
 import click
 
 from gitckpt import __version__
-from gitckpt.cli_base import Ctx, echo, pass_ctx, service
+from gitckpt.cli_base import Ctx, PathsAfterDashes, echo, pass_ctx, paths_after, service
 from gitckpt.cli_remote import COMMANDS as REMOTE_COMMANDS
+from gitckpt.cli_revert import revert
 from gitckpt.errors import GitckptError
 from gitckpt.logs import write_crash
 from gitckpt.notes import json_text
@@ -33,20 +34,6 @@ from gitckpt.render import (
     render_switch,
     render_tasks,
 )
-
-
-class PathsAfterDashes(click.Command):
-    """A command whose words after `--` are paths, kept apart from its positional targets."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--" in args:
-            at = args.index("--")
-            args, ctx.meta["paths"] = args[:at], tuple(args[at + 1:])
-        return super().parse_args(ctx, args)
-
-
-def _paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    return extra + click.get_current_context().meta.get("paths", ())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -268,7 +255,7 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
     that copy's id undoes the restore. PATHs limit the restore to these files or folders.
     Left-out files (ignored, excluded, sensitive, too large) are never written or deleted.
     """
-    paths = _paths(paths)
+    paths = paths_after(paths)
     result = service.restore(c.root, target, apply=do_apply, paths=paths, task=task,
                              patch=patch, expect=expect, cwd=c.root, confirm=confirm)
     again = ["gitckpt", *(["-C", c.root] if c.root != "." else []), "restore", target,
@@ -286,7 +273,8 @@ def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
     """What changed from BASE to TARGET (default: the live workspace) [-- PATH...].
 
     Each is a step number, head, tip, a commit id prefix, a ref, or `live`."""
-    result = service.diff(c.root, base, target, paths=_paths(), patch=patch, task=task, cwd=c.root)
+    result = service.diff(c.root, base, target, paths=paths_after(), patch=patch, task=task,
+                          cwd=c.root)
     c.emit(result, render_diff)
 
 
@@ -426,7 +414,7 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in REMOTE_COMMANDS:
+for _command in (*REMOTE_COMMANDS, revert):
     cli.add_command(_command)
 
 

@@ -36,3 +36,17 @@ def echo(text: str, err: bool = False) -> None:
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
+
+
+class PathsAfterDashes(click.Command):
+    """A command whose words after `--` are paths, kept apart from its positional targets."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["paths"] = args[:at], tuple(args[at + 1:])
+        return super().parse_args(ctx, args)
+
+
+def paths_after(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return extra + click.get_current_context().meta.get("paths", ())

@@ -31,10 +31,11 @@ refs/checkpoints/ (never the user's branches, index or stash).
 2. For a job of several steps, call ckpt_init(name, goal) once.
 3. After each finished step, call ckpt_save(title, conclusion, next).
 4. To go back, ckpt_restore(target) shows the plan; apply=true with its expect does it and \
-returns a safety id whose restore undoes it.
+returns a safety id whose restore undoes it. To undo one step but keep later work: ckpt_revert.
 Edits between calls (shell, user) are saved as drifts automatically.
-root: the workspace's absolute path; omit it for the server's root. task: default the \
-active task."""
+Shared arguments: root, the workspace's absolute path (default: the server's); task (default: \
+the active one); paths, only these (relative); expect, the preview's plan_id; confirm, for \
+needs_confirm plans."""
 
 
 @dataclass

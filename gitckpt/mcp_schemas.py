@@ -142,6 +142,16 @@ class RestoreOut(_Out, total=False):
     patch: Str
 
 
+class RevertOut(RestoreOut, total=False):
+    """A revert's plan: clean files by action, `conflicts`, `already` (lacking the change)."""
+
+    last: dict
+    label: str
+    conflicts: list
+    already: list
+    choice: Str
+
+
 class DriftOut(_Out, total=False):
     """A capture: `recorded` is false when nothing changed since the tip."""
 

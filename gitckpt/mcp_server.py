@@ -35,6 +35,7 @@ from gitckpt.mcp_schemas import (
     PushOut,
     RestoreOut,
     ResumeOut,
+    RevertOut,
     SaveOut,
     TaskOut,
     TimelineOut,
@@ -45,10 +46,11 @@ from gitckpt.watch import release_memory
 
 log = logging.getLogger("gitckpt.mcp")
 
-# `root` and `task` mean the same in every tool: the server's instructions say it once.
+# root, task, paths, expect and confirm mean the same in every tool: the server's
+# instructions say it once.
 Root = str | None
 TaskArg = str | None
-Paths = Annotated[list[str], Field(description="Only these paths (relative).")]
+Paths = list[str]  # shared, like root and task
 Remote = Annotated[str | None, Field(description="Git remote or URL.")]
 
 
@@ -192,13 +194,27 @@ def build_server(root: str | None = None) -> MCPServer:
             apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
             paths: Paths = [],  # noqa: B006
             task: TaskArg = None,
-            expect: Annotated[str | None, Field(description="The preview's plan_id.")] = None,
-            confirm: Annotated[bool, Field(description="For needs_confirm plans.")] = False,
+            expect: str | None = None, confirm: bool = False,
             root: Root = None, ctx: Context | None = None) -> RestoreOut:
         """Put files back as a step or drift had them. Without apply: the plan, nothing
         changes. With apply: a safety copy first, whose restore undoes it."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
                           task=task, expect=expect, confirm=confirm, text=mcp_text.restore)
+
+    @server.tool()
+    async def ckpt_revert(
+            target: Annotated[str, Field(description="Step, drift id, or A..B.")],
+            apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
+            paths: Paths = [],  # noqa: B006
+            conflicts: Annotated[Literal["markers", "ours", "theirs"] | None,
+                                 Field(description="How to settle conflicts.")] = None,
+            task: TaskArg = None, expect: str | None = None, confirm: bool = False,
+            root: Root = None, ctx: Context | None = None) -> RevertOut:
+        """Undo what a step or drift changed and keep all changes since (3-way merge).
+        Without apply: the plan. With apply: a safety copy first, as ckpt_restore."""
+        return await call(root, ctx, service.revert, target, apply=apply, paths=paths,
+                          task=task, expect=expect, conflicts=conflicts, confirm=confirm,
+                          text=mcp_text.revert)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,
@@ -236,7 +252,7 @@ def build_server(root: str | None = None) -> MCPServer:
     async def ckpt_export(
             to: Annotated[str, Field(description="A new folder.")],
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> ExportOut:
-        """Write a task as a package another checkout continues with ckpt_import."""
+        """Write a task as a package that ckpt_import continues elsewhere."""
         try:
             path = await ws.resolve(root, ctx)
             dest = export_target(path, to)

@@ -85,6 +85,34 @@ def restore(d: dict) -> str:
     return "\n".join(lines)
 
 
+def revert(d: dict) -> str:
+    counts = d["counts"]
+    clean = sum(counts.get(k, 0) for k in ("create", "modify", "delete", "mode"))
+    target = d["target"]["commit"][:12] if d["last"]["commit"] == d["target"]["commit"] else \
+        f'{d["target"]["commit"][:12]}..{d["last"]["commit"][:12]}'
+    lines = [f"{'Reverted' if d['applied'] else 'Revert'} {d['label']} in {d['workspace']}: "
+             f"{clean} clean, {counts['conflict']} conflict, {counts['already']} already, "
+             f"{counts['unrestorable']} unrestorable."]
+    if d["conflicts"]:
+        names = ", ".join(_clip(c["path"], 60) for c in d["conflicts"][:5])
+        lines.append(f"  conflict: {names}")
+    if d["applied"]:
+        if d.get("safety"):
+            lines.append(f'Safety copy {d["safety"][:12]}: ckpt_restore(target='
+                         f'"{d["safety"][:12]}", apply=true) undoes it.')
+        else:
+            lines.append("The workspace already lacks that change; nothing was written.")
+    elif d["conflicts"] and not d["choice"]:
+        lines.append(f'Nothing changed. Settle conflicts: ckpt_revert(target="{target}", '
+                     'apply=true, conflicts="markers"|"ours"|"theirs"); patch=true shows them.')
+    elif clean:
+        confirm = ", confirm=true" if d.get("needs_confirm") else ""
+        choice = f', conflicts="{d["choice"]}"' if d["choice"] else ""
+        lines.append(f'Nothing changed. Apply with: ckpt_revert(target="{target}", apply=true, '
+                     f'expect="{d["plan_id"]}"{choice}{confirm})')
+    return "\n".join(lines)
+
+
 def capture(d: dict) -> str:
     if not d.get("recorded"):
         return "Nothing changed since the last step or drift; no drift recorded."

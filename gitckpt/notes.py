@@ -95,7 +95,7 @@ _ALWAYS = {"kind", "task", "step", "created_at", "title", "workspace"}
 # Fields made by gitckpt, never by hand: ids, times, paths (redacting a path would break a
 # restore's view of what was left out), the user's git state. Everything else is free text.
 _STRUCTURAL = {"schema", "kind", "task", "step", "created_at", "closed", "changes", "skipped",
-               "git", "trigger", "partial", "target", "safety", "workspace"}
+               "git", "trigger", "partial", "target", "safety", "workspace", "reverted"}
 
 
 # Keys inside a free-text field's objects that gitckpt makes: a plan item's status, a command's
@@ -147,6 +147,9 @@ class Note:
     partial: bool = False
     target: str | None = None  # restore: the commit restored, and
     safety: str | None = None  # the pre_restore drift that undoes it
+    # A revert (a drift, trigger "revert"): {"first", "last"} the commits whose change it
+    # undid, "conflicts" the choice for conflicting files and "files" those files.
+    reverted: dict[str, Any] | None = None
     # Task metadata, in the step-0 note only.
     name: str | None = None
     goal: str | None = None

@@ -170,3 +170,9 @@ def restore_message(task: TaskId, label: str, safety: ObjectId, changes: Changes
     return (f"restore: {line(label)} (safety copy {safety[:7]})\n\n"
             f"{len(changes.paths())} files changed; restore {safety[:7]} to undo.\n\n"
             f"Task: {task}\n")
+
+
+def revert_message(task: TaskId, label: str, safety: ObjectId, changes: Changes) -> str:
+    return (f"revert: {line(label)} (safety copy {safety[:7]})\n\n"
+            f"{len(changes.paths())} files changed; restore {safety[:7]} to undo.\n\n"
+            f"Task: {task}\n")

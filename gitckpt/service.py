@@ -309,6 +309,35 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
     return RestoreResult(plan, True, where, safety, out.commit, out.blocked, text)
 
 
+def revert(root: str | Path, target: str, *, apply: bool = False,
+           paths: list[str] | tuple[str, ...] = (), task: str | None = None,
+           patch: bool = False, expect: str | None = None, conflicts: str | None = None,
+           cwd: str | None = None, confirm: bool = False):
+    """Preview (default) or apply the undo of what `target` changed (a step, a drift, or
+    `A..B`), keeping every change made since (a three-way merge per file). `conflicts`
+    settles conflicting files: markers, ours or theirs; an apply refuses them without it.
+    `expect` and `confirm` work as for `restore`."""
+    from gitckpt import revert as reverting
+
+    reverting.check_choice(conflicts)
+    tl = open_timeline(root)
+    only = normalize_paths(paths, str(tl.store.root), cwd)
+    first, last = reverting.span(tl, target, task)
+    tl.open_task(first.task)  # closed tasks and other workspaces' are refused
+    where = str(tl.store.root)
+    if apply:
+        out = reverting.apply(tl, first, last, only, expect, conflicts, confirm)
+        text = reverting.patch_text(tl, out.plan, first, last, only) if patch else None
+        safety = out.safety.commit if out.safety is not None else None
+        return reverting.RevertResult(out.plan, True, where, safety, out.commit, out.blocked,
+                                      text)
+    rp = reverting.preview(tl, first, last, only, conflicts)
+    text = reverting.patch_text(tl, rp, first, last, only) if patch else None
+    return reverting.RevertResult(rp, False, where, patch=text,
+                                  needs_confirm=restoring.needs_confirmation(
+                                      *restoring.reach(tl.store, rp.plan)))
+
+
 def diff(root: str | Path, base: str, target: str = LIVE, *,
          paths: list[str] | tuple[str, ...] = (), patch: bool = False,
          task: str | None = None, cwd: str | None = None) -> DiffResult:

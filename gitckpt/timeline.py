@@ -35,6 +35,7 @@ from gitckpt.records import (
     line,
     parse_time,
     restore_message,
+    revert_message,
     rfc3339,
     step_message,
 )
@@ -417,6 +418,22 @@ class Timeline:
                     safety=safety.commit, changes=changes.to_dict(), git=_git(self.store))
         return self._drift(tid, tree, safety,
                            restore_message(tid, target.label, safety.commit, changes), note, now)
+
+    def record_revert(self, tid: TaskId, safety: StepRecord, tree: ObjectId,
+                      first: StepRecord, last: StepRecord, choice: str | None,
+                      conflicted: list[str]) -> ObjectId:
+        """The `revert` drift after an applied revert of first..last; the caller holds the
+        lock and has recorded `safety` (the pre_restore drift) as the tip."""
+        changes = self.store.diff_trees(safety.tree, tree)
+        now = self.clock()
+        label = first.label if first.commit == last.commit else f"{first.label}..{last.label}"
+        note = Note(kind="drift", task=tid, step=safety.n, created_at=rfc3339(now),
+                    title=f"revert: {label}", trigger="revert", target=last.commit,
+                    safety=safety.commit, changes=changes.to_dict(), git=_git(self.store),
+                    reverted={"first": first.commit, "last": last.commit,
+                              "conflicts": choice, "files": conflicted})
+        return self._drift(tid, tree, safety,
+                           revert_message(tid, label, safety.commit, changes), note, now)
 
     def _drift(self, tid: TaskId, tree: ObjectId, tip: StepRecord, message: str, note: Note,
                now: float) -> ObjectId:

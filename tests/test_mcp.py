@@ -21,8 +21,9 @@ from gitckpt.mcp_server import build_server
 
 TOOLS = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_restore",
          "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress",
-         "ckpt_push", "ckpt_fetch"}
+         "ckpt_push", "ckpt_fetch", "ckpt_revert"}
 MODES = ["legacy", "auto"]
+SHARED = ("root", "task", "paths", "expect", "confirm")
 
 
 def session(server_or_params, mode: str, body, **kw):
@@ -57,8 +58,8 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
         assert t.output_schema and t.output_schema["type"] == "object", t.name
         assert "root" in t.input_schema["properties"], t.name
         for name, prop in t.input_schema["properties"].items():
-            # root and task mean the same everywhere: the instructions say it once
-            assert prop.get("description") or name in ("root", "task"), f"{t.name}.{name}"
+            # these mean the same everywhere: the instructions say it once
+            assert prop.get("description") or name in SHARED, f"{t.name}.{name}"
     plan = tools["ckpt_save"].input_schema
     assert "plan" in plan["properties"] and "title" in plan["required"]
 

@@ -1,0 +1,66 @@
+"""Text for people of a revert: the files by what happens to them, the patch, what next."""
+
+from __future__ import annotations
+
+import shlex
+
+import click
+
+_STYLE = {"clean": "green", "conflict": "red", "already": "blue", "unrestorable": "magenta",
+          "kept": "blue", "blocked": "magenta"}
+_SHOWN = 25  # paths listed per group; --json has them all
+
+
+def _group(kind: str, rows: list[str]) -> list[str]:
+    if not rows:
+        return []
+    tag = click.style(f"{kind:<13}", fg=_STYLE[kind])
+    out = [f"  {tag}{row}" for row in rows[:_SHOWN]]
+    if len(rows) > _SHOWN:
+        out.append(f"  {'':<13}... and {len(rows) - _SHOWN} more (--json lists all)")
+    return out
+
+
+def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
+    d = r.to_dict()
+    t = d["target"]
+    head = f"{d['label']} of task {t['task']}"
+    if t.get("title") and d["label"] == t["label"]:
+        head += f": {t['title']}"
+    where = f" (only {', '.join(d['paths'])})" if d["paths"] else ""
+    c = d["counts"]
+    changes = c["create"] + c["modify"] + c["delete"] + c["mode"]
+    verb = "Reverted" if r.applied else "Revert"
+    lines = [f"{verb} {head}{where} in {d['workspace']}: {changes} clean, {c['conflict']} "
+             f"conflict, {c['already']} already, {c['unrestorable']} unrestorable", ""]
+    clean = ([f"{p}  (create)" for p in d["create"]] + [f"{p}  (modify)" for p in d["modify"]]
+             + [f"{p}  (delete)" for p in d["delete"]] + [f"{p}  (mode)" for p in d["mode"]])
+    lines += _group("clean", clean)
+    lines += _group("conflict", [f"{x['path']}{'  (binary)' if x['binary'] else ''}"
+                                 for x in d["conflicts"]])
+    lines += _group("already", d["already"])
+    lines += _group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]])
+    lines += _group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]])
+    if len(lines) > 2:
+        lines.append("")
+    if r.patch:
+        lines += [r.patch.rstrip("\n"), ""]
+    if r.applied and r.safety is None:
+        lines.append("The workspace already lacks that change; nothing was written.")
+    elif r.applied:
+        if d["choice"] and d["conflicts"]:
+            lines.append(f"Conflicting files settled with --conflicts={d['choice']}.")
+        lines.append(f"Safety copy: {r.safety}")
+        lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
+    elif d["conflicts"] and not d["choice"]:
+        cmd = shlex.join([*again, "--patch"])
+        lines.append(f"Nothing was changed. See the conflicts with: {cmd}; then apply with "
+                     "--conflicts=markers, ours or theirs.")
+    elif changes:
+        cmd = shlex.join([*again, "--apply", "--expect", d["plan_id"],
+                          *(["--yes"] if r.needs_confirm else []),
+                          *(["--", *paths] if paths else [])])
+        lines.append(f"Nothing was changed. Apply with: {cmd}")
+    else:
+        lines.append("Nothing to do: the workspace already lacks that change.")
+    return "\n".join(lines) + "\n"

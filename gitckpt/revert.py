@@ -1,0 +1,362 @@
+"""Revert: undo what one step or drift (or a run of them) changed and keep every change made
+since, by libgit2's three-way merge per file, previewed like a restore and applied through
+restore's safe writes, after the same safety copy.
+
+The change to undo is tree(first's parent) -> tree(last). It is merged onto the live
+in-scope workspace with base = tree(last), ours = the live workspace, theirs = tree(first's
+parent), renames found as git finds them. The merged tree becomes the target of a restore
+plan, so everything restore refuses to touch (left-out files, nested repositories, the
+store) a revert leaves alone too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+
+from gitckpt.calls import Arg, call
+from gitckpt.errors import GitckptError, InvalidArgument, NeedsConfirmation
+from gitckpt.ids import ObjectId
+from gitckpt.objects import Mode, apply_changes, in_filter
+from gitckpt.records import StepRecord
+from gitckpt.restore import (
+    Plan,
+    _mark,
+    _unmark,
+    check_obstacles,
+    check_plan_id,
+    needs_confirmation,
+    plan_for,
+    reach,
+    write_plan,
+)
+from gitckpt.store.base import Store
+from gitckpt.targets import Target, resolve_target
+from gitckpt.timeline import Timeline
+from gitckpt.values import Snapshot
+from gitckpt.workfs import Workdir
+
+CHOICES = ("markers", "ours", "theirs")
+_BINARY_PROBE = 8000  # bytes git looks at for a NUL
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A file whose change to undo overlaps a change made since."""
+
+    path: str
+    binary: bool
+    text: str | None = None  # the file with git-style conflict markers (None: binary)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "binary": self.binary}
+
+
+@dataclass(frozen=True)
+class RevertPlan:
+    """What undoing first..last does to the workspace now."""
+
+    first: Target
+    last: Target
+    before: ObjectId  # tree of first's parent: what the change started from
+    after: ObjectId   # tree of last: what the change made
+    plan: Plan        # the restore plan from the live workspace to the merged tree
+    conflicts: tuple[Conflict, ...]
+    already: tuple[str, ...]  # paths whose change the workspace already lacks
+    choice: str | None
+
+    @property
+    def id(self) -> str:
+        h = hashlib.sha256(f"revert\0{self.first.commit}\0{self.last.commit}\0{self.choice}\0"
+                           f"{self.plan.id}\0".encode())
+        for c in self.conflicts:
+            h.update(f"{c.path}\0".encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        if self.first.commit == self.last.commit:
+            return self.first.label
+        return f"{self.first.label}..{self.last.label}"
+
+    def to_dict(self) -> dict:
+        d = self.plan.to_dict()
+        conflicted = {c.path for c in self.conflicts}
+        for kind in ("create", "modify", "delete", "mode"):  # a conflict is listed as one
+            d[kind] = [p for p in d[kind] if p not in conflicted]
+        d.update(plan_id=self.id, target=self.first.to_dict(), last=self.last.to_dict(),
+                 label=self.label, conflicts=[c.to_dict() for c in self.conflicts],
+                 already=list(self.already), choice=self.choice)
+        d["counts"] = {**d["counts"], **{k: len(d[k]) for k in ("create", "modify", "delete",
+                                                                "mode")},
+                       "conflict": len(self.conflicts), "already": len(self.already)}
+        return d
+
+
+class Conflicts(GitckptError):
+    """An apply of a revert some of whose files conflict, with no choice for them."""
+
+    code = "conflicts"
+
+
+def span(tl: Timeline, spec: str, task: str | None) -> tuple[Target, Target]:
+    """The first and last commit `spec` names: one target, or `A..B` (consecutive steps, or
+    drifts of one chain), B descending from A by first parents."""
+    a, sep, b = spec.partition("..")
+    first = resolve_target(tl, a, task)
+    last = resolve_target(tl, b, task or first.task) if sep else first
+    if last.task != first.task:
+        raise InvalidArgument(f"{a} and {b} belong to different tasks.",
+                              "Revert a range of one task.")
+    record, walked = last.record, 0
+    while record.commit != first.commit:
+        if not record.parents or record.note.kind == "init" or walked > 100_000:
+            raise InvalidArgument(f"{first.label} does not come before {last.label} on one "
+                                  "line of the timeline.",
+                                  "Name the older first: A..B, both steps or both drifts of "
+                                  "one chain.")
+        record, walked = tl.record(record.parents[0]), walked + 1
+    if first.record.note.kind == "init" or not first.record.parents:
+        raise InvalidArgument("Step 0 is the task's starting point: it changed nothing to undo.",
+                              "Revert a later step, or restore step 0 instead: {0}.",
+                              [call("restore", target="0")])
+    return first, last
+
+
+def _repository(store: Store):
+    """A libgit2 repository over the store's objects (a plain folder's store is a bare one)."""
+    import pygit2
+
+    repo = getattr(store, "repo", None)
+    if repo is None:
+        store.flush()  # objects held for a pack must be on disk for libgit2
+        repo = pygit2.Repository(str(store.refs_folder),
+                                 pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    return repo
+
+
+def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
+            paths: tuple[str, ...], choice: str | None) -> RevertPlan:
+    """The revert plan; pure but for the objects it writes (merged files and trees)."""
+    import pygit2
+
+    store = tl.store
+    before = tl.record(first.record.parents[0]).tree
+    after = last.tree
+    repo = _repository(store)
+    index = repo.merge_trees(after, live.tree, before, flags=pygit2.enums.MergeFlag.FIND_RENAMES)
+    only = tuple(p.encode("utf-8", "surrogateescape") for p in paths)
+    left_out = {s.path for s in live.skipped}
+    conflicts: list[Conflict] = []
+    resolved: list[tuple[str, tuple[int, ObjectId] | None]] = []
+    for anc, ours, theirs in list(index.conflicts or ()):
+        entry = ours or theirs or anc
+        path = entry.path
+        keep = (int(ours.mode), ObjectId(str(ours.id))) if ours is not None else None
+        if not in_filter(path.encode("utf-8", "surrogateescape"), only) or _under(path, left_out):
+            resolved.append((path, keep))  # outside the revert: the workspace as it is
+            continue
+        text = _merged_text(repo, anc, ours, theirs, f"before {first.label}")
+        conflicts.append(Conflict(path, text is None, text))
+        if choice == "markers" and text is not None:
+            mode = int((ours or theirs).mode)
+            resolved.append((path, (mode, store.write_blob(text.encode("utf-8",
+                                                                        "surrogateescape")))))
+        elif choice == "theirs" or (choice == "markers" and text is None):
+            resolved.append((path, (int(theirs.mode), ObjectId(str(theirs.id)))
+                             if theirs is not None else None))
+        else:
+            resolved.append((path, keep))  # ours, or no choice yet (an apply refuses)
+    for path, _ in resolved:
+        del index.conflicts[path]
+    for path, content in resolved:
+        if content is None:
+            if path in index:
+                index.remove(path)
+        else:
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=content[1]), content[0]))
+    merged = ObjectId(str(index.write_tree(repo)))
+    record = StepRecord(last.commit, merged, replace(last.record.note, skipped=[]),
+                        last.record.parents)
+    plan = plan_for(store, Target(last.task, record), live, scope, paths)
+    acted = {a.name for a in plan.actions}
+    conflicted = {c.path for c in conflicts}
+    undo = store.diff_trees(after, before).paths()
+    already = tuple(p for p in undo if p not in acted and p not in conflicted
+                    and in_filter(p.encode("utf-8", "surrogateescape"), only)
+                    and _entry(store, live.tree, p) == _entry(store, before, p))
+    return RevertPlan(first, last, before, after, plan, tuple(conflicts), already, choice)
+
+
+def _under(path: str, roots: set[str]) -> bool:
+    while path:
+        if path in roots:
+            return True
+        path = path.rpartition("/")[0]
+    return False
+
+
+def _entry(store: Store, tree: ObjectId, path: str) -> tuple[int, str] | None:
+    for part in path.split("/")[:-1]:
+        found = next((e for e in store.read_tree(tree) if e.name == part.encode(
+            "utf-8", "surrogateescape") and e.mode == Mode.TREE), None)
+        if found is None:
+            return None
+        tree = found.id
+    name = path.rpartition("/")[2].encode("utf-8", "surrogateescape")
+    e = next((e for e in store.read_tree(tree) if e.name == name), None)
+    return (int(e.mode), e.id) if e is not None else None
+
+
+def _merged_text(repo, anc, ours, theirs, label: str) -> str | None:
+    """The file merged with git-style markers, or None for a binary (or not UTF-8) file, which
+    is never merged."""
+    for e in (anc, ours, theirs):
+        if e is not None and (int(e.mode) not in (Mode.FILE, Mode.EXECUTABLE)
+                              or b"\0" in repo[e.id].data[:_BINARY_PROBE]):
+            return None
+    if ours is None or theirs is None:
+        return None  # deleted on one side: no text to merge
+    try:
+        text = repo.merge_file_from_index(anc, ours, theirs).contents
+    except UnicodeDecodeError:
+        return None
+    # libgit2 labels both sides with the path; say which side is which, as git revert does
+    path = re.escape(ours.path)
+    text = re.sub(rf"^<<<<<<< {path}$", "<<<<<<< workspace", text, flags=re.M)
+    return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}$", f">>>>>>> {label}", text, flags=re.M)
+
+
+def preview(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...],
+            choice: str | None) -> RevertPlan:
+    store = tl.store
+    _, meta = tl.open_task(first.task)
+    scope = tl.scope(meta)
+    live = store.snapshot(scope, update_cache=False)
+    rp = compute(tl, first, last, live, scope, paths, choice)
+    with Workdir(str(store.root)) as wd:
+        return replace(rp, plan=check_obstacles(rp.plan, wd))
+
+
+@dataclass(frozen=True)
+class RevertOutcome:
+    plan: RevertPlan
+    safety: StepRecord | None
+    commit: ObjectId | None
+    blocked: tuple[tuple[str, str], ...]
+
+
+def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = (),
+          expect: str | None = None, choice: str | None = None, confirmed: bool = False
+          ) -> RevertOutcome:
+    """Snapshot, merge, take the safety copy, write, and record the revert, under the lock."""
+    if expect is not None:
+        check_plan_id(expect)
+    check_choice(choice)
+    store = tl.store
+    with store.lock():
+        head, meta = tl.writable(first.task)
+        scope = tl.scope(meta)
+        live = store.snapshot(scope)
+        rp = compute(tl, first, last, live, scope, paths, choice)
+        with Workdir(str(store.root)) as wd:
+            rp = replace(rp, plan=check_obstacles(rp.plan, wd))
+            if expect is not None and rp.id != expect:
+                raise RevertChanged(rp, expect)
+            if rp.conflicts and choice is None:
+                raise Conflicts(
+                    f"Reverting {rp.label} conflicts in {len(rp.conflicts)} file(s): "
+                    f"{', '.join(c.path for c in rp.conflicts[:10])}; nothing was changed.",
+                    "Choose for them: {0} (git-style markers), {1} (leave them as they are) "
+                    "or {2} (take the version from before the change).",
+                    [Arg("conflicts", "markers"), Arg("conflicts", "ours"),
+                     Arg("conflicts", "theirs")])
+            plan = rp.plan
+            if not plan.actions:
+                return RevertOutcome(rp, None, None, ())
+            touched, total = reach(store, plan)
+            if not confirmed and needs_confirmation(touched, total):
+                of = f" of the {total} in-scope files" if total else ""
+                raise NeedsConfirmation(
+                    f"This revert would delete or rewrite {touched} files{of} in "
+                    f"{store.root}; nothing was changed.",
+                    "Read the preview first; then confirm the apply with {0}. Its safety copy "
+                    "undoes it.", [Arg("confirm", True)])
+            drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
+            safety = tl.record(drift.commit)
+            _mark(tl, replace(first, record=safety), safety.commit)
+            applied = write_plan(plan, wd, store.checkout_blob)
+            store.forget_scans()
+        changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
+                   for a in applied.done}
+        tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
+        commit = tl.record_revert(first.task, safety, tree, rp.first.record, rp.last.record,
+                                  choice, [c.path for c in rp.conflicts])
+        _unmark(tl)
+    return RevertOutcome(rp, safety, commit, tuple(applied.blocked))
+
+
+class RevertChanged(GitckptError):
+    """The revert an apply would carry out is not the one its caller approved."""
+
+    code = "plan_changed"
+
+    def __init__(self, rp: RevertPlan, expected: str) -> None:
+        super().__init__(
+            f"The workspace changed since the preview: reverting {rp.label} now means "
+            f"{rp.plan.summary()} (plan {rp.id}, not {expected}); nothing was changed.",
+            "Read the new plan; apply it with {0}.",
+            [call("revert", target=rp.first.commit[:12] if rp.first == rp.last else
+                  f"{rp.first.commit[:12]}..{rp.last.commit[:12]}", apply=True, expect=rp.id,
+                  paths=list(rp.plan.paths) or None)])
+        self.plan = rp
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    """A revert preview (`applied` False) or what an apply did; `safety` undoes it."""
+
+    plan: RevertPlan
+    applied: bool
+    workspace: str = ""
+    safety: ObjectId | None = None
+    commit: ObjectId | None = None
+    blocked: tuple[tuple[str, str], ...] = ()
+    patch: str | None = None
+    needs_confirm: bool = False
+
+    def to_dict(self) -> dict:
+        d = self.plan.to_dict()
+        d.update(workspace=self.workspace, applied=self.applied, safety=self.safety,
+                 commit=self.commit, needs_confirm=self.needs_confirm,
+                 blocked=[{"path": p, "reason": r} for p, r in self.blocked],
+                 patch=self.patch)
+        return d
+
+
+def check_choice(choice: str | None) -> str | None:
+    if choice is not None and choice not in CHOICES:
+        raise InvalidArgument(f"{choice!r} is not a way to settle conflicts.",
+                              f"Choose one of {', '.join(CHOICES)}: {{0}}.",
+                              [Arg("conflicts", "markers")])
+    return choice
+
+
+def patch_text(tl: Timeline, rp: RevertPlan, first: Target, last: Target,
+               paths: tuple[str, ...]) -> str:
+    """The preview as a unified diff of the workspace now to the workspace reverted, with
+    conflicting files shown as git shows them: their hunks between conflict markers."""
+    from gitckpt import patch as patching
+
+    store = tl.store
+    if rp.conflicts and rp.choice is None:
+        _, meta = tl.open_task(first.task)
+        scope = tl.scope(meta)
+        live = store.snapshot(scope, update_cache=False)
+        rp = compute(tl, first, last, live, scope, paths, "markers")
+    target = rp.plan.target.tree
+    changed = tuple(a.name for a in rp.plan.actions)
+    pairs = patching.file_diffs(store.read_tree, store.read_blob, rp.plan.live_tree, target,
+                                changed)
+    return "".join(patching.unified(d, a, b) for d, a, b in pairs) if changed else ""
