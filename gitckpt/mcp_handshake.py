@@ -25,17 +25,16 @@ CAPABILITIES = {"prompts": {"listChanged": False},
                 "resources": {"listChanged": False, "subscribe": False},
                 "tools": {"listChanged": False}}
 
-INSTRUCTIONS = """gitckpt checkpoints long tasks in this workspace as git commits under \
+INSTRUCTIONS = """gitckpt saves long tasks in this workspace as git commits under \
 refs/checkpoints/ (never the user's branches, index or stash).
 1. Call ckpt_resume first in every session.
 2. For a job of several steps, call ckpt_init(name, goal) once.
 3. After each finished step, call ckpt_save(title, conclusion, next).
-4. To go back, ckpt_restore(target) shows the plan; apply=true with its expect does it and \
-returns a safety id whose restore undoes it. To undo one step but keep later work: ckpt_revert.
-Edits between calls (shell, user) are saved as drifts automatically.
-Shared arguments: root, the workspace's absolute path (default: the server's); task (default: \
-the active one); paths, only these (relative); expect, the preview's plan_id; confirm, for \
-needs_confirm plans."""
+4. To go back: ckpt_restore(target) previews; apply=true with its expect applies it and \
+returns a safety id that undoes it. To undo one step but keep later work: ckpt_revert.
+Edits between calls (shell, user) become drifts automatically.
+Shared: root (absolute; default the server's workspace), task (default the active one), \
+paths (relative, to limit), expect (a preview's plan_id), confirm (for needs_confirm plans)."""
 
 
 @dataclass

@@ -8,9 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 
-class PlanEntry(BaseModel):
-    item: str = Field(description="Its text.")
+class NewPlanEntry(BaseModel):
+    item: str
     status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
+
+
+class PlanEntry(NewPlanEntry):
+    item: str = Field(description="Its text.")
     add: bool = Field(False, description="New (else the text must match).")
 
 

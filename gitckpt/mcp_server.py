@@ -31,6 +31,7 @@ from gitckpt.mcp_schemas import (
     FileIn,
     ImportOut,
     InitOut,
+    NewPlanEntry,
     PlanEntry,
     PushOut,
     RestoreOut,
@@ -46,7 +47,7 @@ from gitckpt.watch import release_memory
 
 log = logging.getLogger("gitckpt.mcp")
 
-# root, task, paths, expect and confirm mean the same in every tool: the server's
+# root, task, paths, apply, expect and confirm mean the same in every tool: the server's
 # instructions say it once.
 Root = str | None
 TaskArg = str | None
@@ -103,7 +104,7 @@ def build_server(root: str | None = None) -> MCPServer:
             constraints: Annotated[str, Field(description="Rules to keep.")] = "",
             exclude: Annotated[list[str], Field(description=".gitignore patterns to leave "
                                                             "out.")] = [],  # noqa: B006
-            plan: Annotated[list[PlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
+            plan: Annotated[list[NewPlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
             root: Root = None, ctx: Context | None = None) -> InitOut:
         """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
         job of several steps."""
@@ -180,7 +181,7 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_diff(
             base: Annotated[str, Field(description="Step number, commit id or 'live'.")],
-            target: Annotated[str, Field(description="The same; default live.")] = "live",
+            target: Annotated[str, Field(description="Default: live.")] = "live",
             paths: Paths = [],  # noqa: B006
             patch: Annotated[bool, Field(description="Add the patch.")] = False,
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> DiffOut:
@@ -191,27 +192,25 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_restore(
             target: Annotated[str, Field(description="Step number, head, or commit id.")],
-            apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
-            paths: Paths = [],  # noqa: B006
+            apply: bool = False, paths: Paths = [],  # noqa: B006
             task: TaskArg = None,
             expect: str | None = None, confirm: bool = False,
             root: Root = None, ctx: Context | None = None) -> RestoreOut:
-        """Put files back as a step or drift had them. Without apply: the plan, nothing
-        changes. With apply: a safety copy first, whose restore undoes it."""
+        """Put files back as a step or drift had them; previews unless apply (then a safety
+        copy first)."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
                           task=task, expect=expect, confirm=confirm, text=mcp_text.restore)
 
     @server.tool()
     async def ckpt_revert(
             target: Annotated[str, Field(description="Step, drift id, or A..B.")],
-            apply: Annotated[bool, Field(description="Do it (else only the plan).")] = False,
-            paths: Paths = [],  # noqa: B006
+            apply: bool = False, paths: Paths = [],  # noqa: B006
             conflicts: Annotated[Literal["markers", "ours", "theirs"] | None,
-                                 Field(description="How to settle conflicts.")] = None,
+                                 Field(description="Settles conflicts.")] = None,
             task: TaskArg = None, expect: str | None = None, confirm: bool = False,
             root: Root = None, ctx: Context | None = None) -> RevertOut:
-        """Undo what a step or drift changed and keep all changes since (3-way merge).
-        Without apply: the plan. With apply: a safety copy first, as ckpt_restore."""
+        """Undo one step's or drift's changes, keeping all later work (3-way merge);
+        previews unless apply."""
         return await call(root, ctx, service.revert, target, apply=apply, paths=paths,
                           task=task, expect=expect, conflicts=conflicts, confirm=confirm,
                           text=mcp_text.revert)
@@ -224,7 +223,7 @@ def build_server(root: str | None = None) -> MCPServer:
                           text=mcp_text.capture)
 
     @server.tool()
-    async def ckpt_switch(task: Annotated[str, Field(description="Task id.")],
+    async def ckpt_switch(task: str,
                           root: Root = None, ctx: Context | None = None) -> TaskOut:
         """Make a suspended task active; the active one is suspended."""
         return await call(root, ctx, service.switch, task, text=mcp_text.switch)
@@ -242,7 +241,7 @@ def build_server(root: str | None = None) -> MCPServer:
     @server.tool()
     async def ckpt_fetch(
             remote: Remote = None, task: TaskArg = None,
-            as_id: Annotated[str | None, Field(description="Fetch as this new id.")] = None,
+            as_id: Annotated[str | None, Field(description="As this new id.")] = None,
             root: Root = None, ctx: Context | None = None) -> FetchOut:
         """List a git remote's tasks, or fetch one."""
         return await call(root, ctx, service.fetch, remote, task=task, as_id=as_id,
@@ -265,7 +264,7 @@ def build_server(root: str | None = None) -> MCPServer:
             package: Annotated[str, Field(description="The package folder.")],
             as_id: Annotated[str | None, Field(description="Task id if taken.")] = None,
             root: Root = None, ctx: Context | None = None) -> ImportOut:
-        """Continue a packaged task here as the active task, checked before any write."""
+        """Continue a packaged task here, checked before any write."""
         try:
             path = await ws.resolve(root, ctx)
             source = export_target(path, package)  # packages come from where they may go

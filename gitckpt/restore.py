@@ -429,18 +429,18 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
                     "undoes it.", [Arg("confirm", True)])
             drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
-            _mark(tl, target, safety.commit)
+            mark(tl, target, safety.commit)
             applied = write_plan(plan, wd, store.checkout_blob)
             store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
                    for a in applied.done}
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
         commit = tl.record_restore(target.task, safety, tree, target)
-        _unmark(tl)
+        unmark(tl)
     return Outcome(plan, safety, commit, tree, tuple(applied.blocked))
 
 
-def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
+def mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
     """Leave the marker of a restore in progress (written before the first file changes)."""
     marker = RestoreMarker(target.task, target.commit, target.label, safety)
     try:
@@ -451,7 +451,7 @@ def _mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
                                "gitckpt needs write access to its state folder.") from e
 
 
-def _unmark(tl: Timeline) -> None:
+def unmark(tl: Timeline) -> None:
     tl.store.state.remove(MARKER)
 
 

@@ -22,13 +22,13 @@ from gitckpt.objects import Mode, apply_changes, in_filter
 from gitckpt.records import StepRecord
 from gitckpt.restore import (
     Plan,
-    _mark,
-    _unmark,
     check_obstacles,
     check_plan_id,
+    mark,
     needs_confirmation,
     plan_for,
     reach,
+    unmark,
     write_plan,
 )
 from gitckpt.store.base import Store
@@ -161,8 +161,8 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
         conflicts.append(Conflict(path, text is None, text))
         if choice == "markers" and text is not None:
             mode = int((ours or theirs).mode)
-            resolved.append((path, (mode, store.write_blob(text.encode("utf-8",
-                                                                        "surrogateescape")))))
+            blob = repo.create_blob(text.encode("utf-8", "surrogateescape"))  # libgit2's own
+            resolved.append((path, (mode, ObjectId(str(blob)))))
         elif choice == "theirs" or (choice == "markers" and text is None):
             resolved.append((path, (int(theirs.mode), ObjectId(str(theirs.id)))
                              if theirs is not None else None))
@@ -285,7 +285,9 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
                     "undoes it.", [Arg("confirm", True)])
             drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
-            _mark(tl, replace(first, record=safety), safety.commit)
+            # a killed revert is reported as a restore to undo; both commands doctor and
+            # resume suggest restore the safety copy (the merged tree has no commit to finish)
+            mark(tl, replace(first, record=safety), safety.commit)
             applied = write_plan(plan, wd, store.checkout_blob)
             store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
@@ -293,7 +295,7 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
         commit = tl.record_revert(first.task, safety, tree, rp.first.record, rp.last.record,
                                   choice, [c.path for c in rp.conflicts])
-        _unmark(tl)
+        unmark(tl)
     return RevertOutcome(rp, safety, commit, tuple(applied.blocked))
 
 
