@@ -233,6 +233,7 @@ def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path):
              ("ckpt_log", {"all_tasks": True}), ("ckpt_diff", {"base": "0", "patch": True}),
              ("ckpt_capture", {}), ("ckpt_restore", {"target": "0"}),
              ("ckpt_restore", {"target": "0", "apply": True}),
+             ("ckpt_revert", {"target": "1"}), ("ckpt_revert", {"target": "1", "apply": True}),
              ("ckpt_export", {"to": str(ws.root.parent / "pkg-schemas")}),
              ("ckpt_init", {"name": "other"}), ("ckpt_switch", {"task": None}),
              ("ckpt_compress", {"dry_run": True}), ("ckpt_compress", {"keep": "0s"}),
