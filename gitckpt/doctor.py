@@ -172,10 +172,13 @@ def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged:
     _check_caches(store, add)
     stuck = interrupted(tl)
     if stuck is not None:
-        add(Finding("restore", f"A restore to {stuck.label} was interrupted; files may be "
-                    "half-restored.",
+        what, finish = (("revert of", f"gitckpt revert {stuck.revert} --apply")
+                        if stuck.revert else
+                        ("restore to", f"gitckpt restore {stuck.target[:12]} --apply"))
+        add(Finding("restore", f"A {what} {stuck.label} was interrupted; files may be "
+                    "half-written.",
                     f"Undo it: gitckpt restore {stuck.safety[:12]} --apply (or finish it: "
-                    f"gitckpt restore {stuck.target[:12]} --apply)."))
+                    f"{finish})."))
     for path in store.stale_locks(STALE_LOCK_SECONDS):
         add(Finding("locks", f"A lock file was left behind: {path}.",
                     "gitckpt doctor --fix removes it (no writer holds it).",

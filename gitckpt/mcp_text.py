@@ -94,7 +94,9 @@ def revert(d: dict) -> str:
              f"{clean} clean, {counts['conflict']} conflict, {counts['already']} already, "
              f"{counts['unrestorable']} unrestorable."]
     if d["conflicts"]:
-        names = ", ".join(_clip(c["path"], 60) for c in d["conflicts"][:5])
+        names = ", ".join(_clip(c["path"], 60) + ("" if c["why"] == "content" else
+                                                   f' ({c["why"]})')
+                          for c in d["conflicts"][:5])
         lines.append(f"  conflict: {names}")
     if d["applied"]:
         if d.get("safety"):
@@ -105,7 +107,7 @@ def revert(d: dict) -> str:
     elif d["conflicts"] and not d["choice"]:
         lines.append(f'Nothing changed. Settle conflicts: ckpt_revert(target="{target}", '
                      'apply=true, conflicts="markers"|"ours"|"theirs"); patch=true shows them.')
-    elif clean:
+    elif clean or (d["choice"] and d["conflicts"]):
         confirm = ", confirm=true" if d.get("needs_confirm") else ""
         choice = f', conflicts="{d["choice"]}"' if d["choice"] else ""
         lines.append(f'Nothing changed. Apply with: ckpt_revert(target="{target}", apply=true, '

@@ -36,7 +36,7 @@ def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
     clean = ([f"{p}  (create)" for p in d["create"]] + [f"{p}  (modify)" for p in d["modify"]]
              + [f"{p}  (delete)" for p in d["delete"]] + [f"{p}  (mode)" for p in d["mode"]])
     lines += _group("clean", clean)
-    lines += _group("conflict", [f"{x['path']}{'  (binary)' if x['binary'] else ''}"
+    lines += _group("conflict", [x["path"] + ("" if x["why"] == "content" else f"  ({x['why']})")
                                  for x in d["conflicts"]])
     lines += _group("already", d["already"])
     lines += _group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]])
@@ -46,21 +46,29 @@ def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
     if r.patch:
         lines += [r.patch.rstrip("\n"), ""]
     if r.applied and r.safety is None:
-        lines.append("The workspace already lacks that change; nothing was written.")
+        lines.append("Nothing was written: the workspace already lacks that change, or what "
+                     "would change is left out now.")
     elif r.applied:
         if d["choice"] and d["conflicts"]:
             lines.append(f"Conflicting files settled with --conflicts={d['choice']}.")
         lines.append(f"Safety copy: {r.safety}")
         lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
     elif d["conflicts"] and not d["choice"]:
-        cmd = shlex.join([*again, "--patch"])
+        cmd = shlex.join([*again, "--patch", *(["--", *paths] if paths else [])])
         lines.append(f"Nothing was changed. See the conflicts with: {cmd}; then apply with "
                      "--conflicts=markers, ours or theirs.")
-    elif changes:
+    elif _writes(r):
         cmd = shlex.join([*again, "--apply", "--expect", d["plan_id"],
                           *(["--yes"] if r.needs_confirm else []),
                           *(["--", *paths] if paths else [])])
         lines.append(f"Nothing was changed. Apply with: {cmd}")
+    elif d["unrestorable"]:
+        lines.append("Nothing can be written: the files that change are left out now.")
     else:
         lines.append("Nothing to do: the workspace already lacks that change.")
     return "\n".join(lines) + "\n"
+
+
+def _writes(r) -> bool:
+    """True if the plan writes anything (conflicting files settled by a choice included)."""
+    return bool(r.plan.plan.actions)

@@ -440,9 +440,10 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
     return Outcome(plan, safety, commit, tree, tuple(applied.blocked))
 
 
-def mark(tl: Timeline, target: Target, safety: ObjectId) -> None:
-    """Leave the marker of a restore in progress (written before the first file changes)."""
-    marker = RestoreMarker(target.task, target.commit, target.label, safety)
+def mark(tl: Timeline, target: Target, safety: ObjectId, revert: str | None = None) -> None:
+    """Leave the marker of a restore (or of a revert of `revert`) in progress, written
+    before the first file changes."""
+    marker = RestoreMarker(target.task, target.commit, target.label, safety, revert)
     try:
         data = {**marker.to_dict(), "pid": os.getpid()}
         tl.store.state.write(MARKER, json.dumps(data).encode())

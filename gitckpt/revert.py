@@ -47,10 +47,11 @@ class Conflict:
 
     path: str
     binary: bool
-    text: str | None = None  # the file with git-style conflict markers (None: binary)
+    text: str | None = None  # the file with git-style conflict markers (None: not merged)
+    why: str = "content"  # content | binary | modify/delete | rename | file/folder
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "binary": self.binary}
+        return {"path": self.path, "binary": self.binary, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class RevertPlan:
         h = hashlib.sha256(f"revert\0{self.first.commit}\0{self.last.commit}\0{self.choice}\0"
                            f"{self.plan.id}\0".encode())
         for c in self.conflicts:
-            h.update(f"{c.path}\0".encode())
+            h.update(f"{c.path}\0".encode("utf-8", "surrogateescape"))
         return h.hexdigest()[:16]
 
     @property
@@ -145,29 +146,50 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
     before = tl.record(first.record.parents[0]).tree
     after = last.tree
     repo = _repository(store)
-    index = repo.merge_trees(after, live.tree, before, flags=pygit2.enums.MergeFlag.FIND_RENAMES)
+    # With a paths filter, no rename detection: a rename split by the filter would delete
+    # one side and never write the other; without it, that file is a modify/delete conflict.
+    flags = pygit2.enums.MergeFlag.FIND_RENAMES if not paths else pygit2.enums.MergeFlag(0)
+    index = repo.merge_trees(after, live.tree, before, flags=flags)
     only = tuple(p.encode("utf-8", "surrogateescape") for p in paths)
     left_out = {s.path for s in live.skipped}
+    ignored = store.ignore_check()
     conflicts: list[Conflict] = []
+    untouchable: list[tuple[str, str]] = []
     resolved: list[tuple[str, tuple[int, ObjectId] | None]] = []
     for anc, ours, theirs in list(index.conflicts or ()):
         entry = ours or theirs or anc
         path = entry.path
         keep = (int(ours.mode), ObjectId(str(ours.id))) if ours is not None else None
-        if not in_filter(path.encode("utf-8", "surrogateescape"), only) or _under(path, left_out):
+        if not in_filter(path.encode("utf-8", "surrogateescape"), only):
             resolved.append((path, keep))  # outside the revert: the workspace as it is
             continue
-        text = _merged_text(repo, anc, ours, theirs, f"before {first.label}")
-        conflicts.append(Conflict(path, text is None, text))
+        why = (scope.excluded(path) or ("ignored" if ignored(path) else None)
+               or ("left out now" if _under(path, left_out) else None))
+        if why is not None:
+            untouchable.append((path, f"left out now ({why})"))
+            resolved.append((path, keep))
+            continue
+        kind = _kind(repo, anc, ours, theirs)
+        text = _merged_text(repo, anc, ours, theirs, f"before {first.label}") \
+            if kind == "content" else None
+        if kind == "content" and text is None:
+            kind = "binary"  # not UTF-8: never merged
+        conflicts.append(Conflict(path, kind == "binary", text, kind))
         if choice == "markers" and text is not None:
-            mode = int((ours or theirs).mode)
             blob = repo.create_blob(text.encode("utf-8", "surrogateescape"))  # libgit2's own
+            # the mode merges on its own, as git merges it: the step's change of it undone
+            # unless the workspace changed it since
+            mode = int(theirs.mode) if anc is not None and ours.mode == anc.mode \
+                else int(ours.mode)
             resolved.append((path, (mode, ObjectId(str(blob)))))
-        elif choice == "theirs" or (choice == "markers" and text is None):
+        elif choice == "theirs":
             resolved.append((path, (int(theirs.mode), ObjectId(str(theirs.id)))
                              if theirs is not None else None))
         else:
-            resolved.append((path, keep))  # ours, or no choice yet (an apply refuses)
+            # ours, no choice yet (an apply refuses), or markers for a conflict that has no
+            # text to mark (binary, modify/delete, rename, file/folder): the workspace's file
+            # stays, as git revert leaves it, and nothing made since is lost
+            resolved.append((path, keep))
     for path, _ in resolved:
         del index.conflicts[path]
     for path, content in resolved:
@@ -186,6 +208,8 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
     already = tuple(p for p in undo if p not in acted and p not in conflicted
                     and in_filter(p.encode("utf-8", "surrogateescape"), only)
                     and _entry(store, live.tree, p) == _entry(store, before, p))
+    if untouchable:
+        plan = replace(plan, unrestorable=tuple(sorted({*plan.unrestorable, *untouchable})))
     return RevertPlan(first, last, before, after, plan, tuple(conflicts), already, choice)
 
 
@@ -209,23 +233,33 @@ def _entry(store: Store, tree: ObjectId, path: str) -> tuple[int, str] | None:
     return (int(e.mode), e.id) if e is not None else None
 
 
-def _merged_text(repo, anc, ours, theirs, label: str) -> str | None:
-    """The file merged with git-style markers, or None for a binary (or not UTF-8) file, which
-    is never merged."""
-    for e in (anc, ours, theirs):
-        if e is not None and (int(e.mode) not in (Mode.FILE, Mode.EXECUTABLE)
-                              or b"\0" in repo[e.id].data[:_BINARY_PROBE]):
-            return None
+def _kind(repo, anc, ours, theirs) -> str:
+    """What kind of conflict libgit2 left: a file's content (mergeable as text), a binary
+    file, a file deleted on one side, a rename, or a file against a folder."""
+    sides = [e for e in (anc, ours, theirs) if e is not None]
     if ours is None or theirs is None:
-        return None  # deleted on one side: no text to merge
+        return "modify/delete"
+    if len({e.path for e in sides}) > 1:
+        return "rename"
+    for e in sides:
+        if int(e.mode) not in (Mode.FILE, Mode.EXECUTABLE):
+            return "file/folder" if int(e.mode) in (Mode.TREE, Mode.GITLINK) else "binary"
+        if b"\0" in repo[e.id].data[:_BINARY_PROBE]:
+            return "binary"
+    return "content"
+
+
+def _merged_text(repo, anc, ours, theirs, label: str) -> str | None:
+    """The file merged with git-style markers, or None if it is not UTF-8 (never merged)."""
     try:
         text = repo.merge_file_from_index(anc, ours, theirs).contents
     except UnicodeDecodeError:
         return None
     # libgit2 labels both sides with the path; say which side is which, as git revert does
-    path = re.escape(ours.path)
-    text = re.sub(rf"^<<<<<<< {path}$", "<<<<<<< workspace", text, flags=re.M)
-    return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}$", f">>>>>>> {label}", text, flags=re.M)
+    text = re.sub(rf"^<<<<<<< {re.escape(ours.path)}(\r?)$", r"<<<<<<< workspace\1", text,
+                  flags=re.M)
+    return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
+                  lambda m: f">>>>>>> {label}{m.group(1)}", text, flags=re.M)
 
 
 def preview(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...],
@@ -285,9 +319,11 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
                     "undoes it.", [Arg("confirm", True)])
             drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
-            # a killed revert is reported as a restore to undo; both commands doctor and
-            # resume suggest restore the safety copy (the merged tree has no commit to finish)
-            mark(tl, replace(first, record=safety), safety.commit)
+            # a killed revert is reported with its safety copy (undo) and its own command
+            # (finish: the merged tree is no commit a restore could finish with)
+            spec = first.commit[:12] if first.commit == last.commit else \
+                f"{first.commit[:12]}..{last.commit[:12]}"
+            mark(tl, first, safety.commit, spec)
             applied = write_plan(plan, wd, store.checkout_blob)
             store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))

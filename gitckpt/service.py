@@ -215,10 +215,18 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     stuck = restoring.interrupted(tl)
     if stuck is not None:
         undo = VOICES[voice]["undo"]
-        problems.append(
-            f"A restore to {stuck.label} was interrupted; files may be half-restored. "
-            f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
-            f"{undo.format(id=stuck.target[:12])}.")
+        if stuck.revert:
+            finish = (f'ckpt_revert(target="{stuck.revert}", apply=true)' if voice == "mcp"
+                      else f"`gitckpt revert {stuck.revert} --apply`")
+            problems.append(
+                f"A revert of {stuck.label} was interrupted; files may be half-written. "
+                f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
+                f"{finish}.")
+        else:
+            problems.append(
+                f"A restore to {stuck.label} was interrupted; files may be half-restored. "
+                f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
+                f"{undo.format(id=stuck.target[:12])}.")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "

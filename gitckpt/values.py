@@ -78,10 +78,11 @@ class RestoreMarker:
     target: str
     label: str
     safety: str
+    revert: str | None = None  # a revert's target spec: rerunning it finishes the revert
 
     def to_dict(self) -> dict:
         return {"task": self.task, "target": self.target, "label": self.label,
-                "safety": self.safety}
+                "safety": self.safety, "revert": self.revert}
 
     @classmethod
     def from_dict(cls, data: object) -> RestoreMarker | None:
@@ -89,6 +90,8 @@ class RestoreMarker:
         if not isinstance(data, dict) or not isinstance(data.get("safety"), str):
             return None
         task = data.get("task")
+        revert = data.get("revert")
         return cls(task if isinstance(task, str) else None, str(data.get("target") or ""),
-                   str(data.get("label") or "an earlier state"), data["safety"])
+                   str(data.get("label") or "an earlier state"), data["safety"],
+                   revert if isinstance(revert, str) else None)
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from gitckpt import service
 from gitckpt.errors import InvalidArgument, NeedsConfirmation
-from gitckpt.revert import Conflicts, RevertChanged
+from gitckpt.revert import Conflicts, RevertChanged, span
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -100,8 +100,10 @@ def test_a_binary_file_changed_since_is_a_conflict(ws):
     (ws.root / "blob.bin").write_bytes(b"\0\1\4" * 100)
     service.save(ws.root, "two")
     d = service.revert(ws.root, "1").to_dict()
-    assert d["conflicts"] == [{"path": "blob.bin", "binary": True}]
+    assert d["conflicts"] == [{"path": "blob.bin", "binary": True, "why": "binary"}]
     service.revert(ws.root, "1", apply=True, conflicts="markers")  # no markers in a binary:
+    assert (ws.root / "blob.bin").read_bytes() == b"\0\1\4" * 100  # the workspace's stays
+    service.revert(ws.root, "1", apply=True, conflicts="theirs")
     assert (ws.root / "blob.bin").read_bytes() == b"\0\1\2" * 100  # the version before
 
 
@@ -217,6 +219,77 @@ def test_the_cli_and_mcp_faces(ws, monkeypatch):
     assert "gitckpt " not in first.content[0].text
     assert not second.is_error and second.structured_content["safety"]
     assert (ws.root / "doc.txt").read_text() == lines(4, "base")
+
+
+def test_the_edge_conflicts_lose_nothing(ws):
+    """modify/delete keeps the workspace's file with markers; a file ignored now is left
+    out, not a conflict; CRLF files get the labels; the mode merges on its own; a file name
+    that is not UTF-8 works."""
+    service.init(ws.root, "edges")
+    (ws.root / "new.txt").write_text(lines(5, "new"))
+    (ws.root / "crlf.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    (ws.root / "s.sh").write_text("echo 1\n")
+    odd = os.fsdecode(b"n\xe9.txt")
+    (ws.root / odd).write_text("x\n")
+    (ws.root / "m.txt").write_text("m\n")
+    service.save(ws.root, "base")
+    (ws.root / "crlf.txt").write_bytes(b"a\r\nSTEP\r\nc\r\n")
+    (ws.root / "s.sh").write_text("echo STEP\n")
+    (ws.root / "s.sh").chmod(0o755)
+    (ws.root / odd).write_text("step\n")
+    (ws.root / "m.txt").write_text("step\n")
+    (ws.root / "created.txt").write_text(lines(5, "created"))
+    service.save(ws.root, "the step")
+    (ws.root / "crlf.txt").write_bytes(b"a\r\nLATER\r\nc\r\n")
+    (ws.root / "s.sh").write_text("echo LATER\n")
+    (ws.root / odd).write_text("later\n")
+    with open(ws.root / "created.txt", "a") as f:
+        f.write("edited since\n")
+    with open(ws.root / ".gitignore", "a") as f:
+        f.write("m.txt\n")
+    service.save(ws.root, "later")
+    d = service.revert(ws.root, "2", patch=True).to_dict()
+    why = {c["path"]: c["why"] for c in d["conflicts"]}
+    # a file whose name is not UTF-8 is merged by nobody: pygit2 reads merged text as UTF-8
+    assert why == {"crlf.txt": "content", "s.sh": "content", odd: "binary",
+                   "created.txt": "modify/delete"}, why
+    assert any(u["path"] == "m.txt" for u in d["unrestorable"])
+    assert "<<<<<<< workspace\r\n" in d["patch"] and ">>>>>>> before step 2\r\n" in d["patch"]
+    service.revert(ws.root, "2", apply=True, conflicts="markers")
+    assert (ws.root / "created.txt").read_text().endswith("edited since\n")  # kept
+    assert not os.access(ws.root / "s.sh", os.X_OK)  # the step's chmod undone
+    assert (ws.root / odd).read_text() == "later\n"  # no markers possible: kept
+    assert (ws.root / "m.txt").read_text() == "step\n"  # left out now: never written
+
+
+def test_a_paths_filter_never_splits_a_rename_into_a_loss(ws):
+    (ws.root / "a.txt").write_text(lines(10, "a"))
+    service.init(ws.root, "split")
+    os.rename(ws.root / "a.txt", ws.root / "b.txt")
+    service.save(ws.root, "move")
+    with open(ws.root / "b.txt", "a") as f:
+        f.write("edited\n")
+    service.save(ws.root, "edit")
+    d = service.revert(ws.root, "1", paths=["b.txt"]).to_dict()
+    assert not d["delete"] and [c["why"] for c in d["conflicts"]] == ["modify/delete"]
+    service.revert(ws.root, "1", paths=["b.txt"], apply=True, conflicts="markers")
+    assert (ws.root / "b.txt").read_text().endswith("edited\n")
+
+
+def test_an_interrupted_revert_says_how_to_undo_and_finish(ws):
+    from gitckpt.restore import interrupted, mark
+
+    (ws.root / "a.txt").write_text("a\n")
+    service.init(ws.root, "killed")
+    (ws.root / "a.txt").write_text("b\n")
+    service.save(ws.root, "one")
+    tl = service.open_timeline(ws.root)
+    first, _ = span(tl, "1", None)
+    mark(tl, first, tl.head(tl.active_id()).commit, first.commit[:12])
+    assert interrupted(tl).revert == first.commit[:12]
+    found = [f for f in service.doctor(ws.root).findings if f.check == "restore"]
+    assert f"gitckpt revert {first.commit[:12]} --apply" in found[0].fix
+    assert "revert of" in service.resume(ws.root).text
 
 
 # -- against git revert -----------------------------------------------------------------------
