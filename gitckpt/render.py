@@ -94,11 +94,13 @@ def render_tasks(r: service.TasksResult) -> str:
 
 
 _STYLE = {"create": "green", "modify": "yellow", "delete": "red", "mode": "cyan",
-          "unrestorable": "magenta", "kept": "blue", "blocked": "magenta"}
+          "unrestorable": "magenta", "kept": "blue", "blocked": "magenta",
+          "clean": "green", "conflict": "red", "already": "blue"}
 _SHOWN = 25  # paths listed per group; --json has them all
 
 
-def _group(kind: str, rows: list[str], verb: str) -> list[str]:
+def group(kind: str, rows: list[str], verb: str) -> list[str]:
+    """Paths of one kind, each tagged with `verb` in its colour; _SHOWN at most."""
     if not rows:
         return []
     tag = click.style(f"{verb:<12}", fg=_STYLE[kind])
@@ -127,14 +129,14 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
     lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where} in {d['workspace']}: "
              f"{_counts(d, r.applied)}",
              f"  {d['counts']['unrestorable']} unrestorable, {d['counts']['kept']} kept", ""]
-    lines += _group("create", d["create"], "create")
-    lines += _group("modify", d["modify"], "modify")
-    lines += _group("delete", d["delete"], "delete")
-    lines += _group("mode", d["mode"], "mode")
-    lines += _group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]],
+    lines += group("create", d["create"], "create")
+    lines += group("modify", d["modify"], "modify")
+    lines += group("delete", d["delete"], "delete")
+    lines += group("mode", d["mode"], "mode")
+    lines += group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]],
                     "cannot")
-    lines += _group("kept", [f"{k['path']}  ({k['reason']})" for k in d["kept"]], "kept")
-    lines += _group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]],
+    lines += group("kept", [f"{k['path']}  ({k['reason']})" for k in d["kept"]], "kept")
+    lines += group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]],
                     "not written")
     if len(lines) > 3:
         lines.append("")

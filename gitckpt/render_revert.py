@@ -4,21 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-import click
-
-_STYLE = {"clean": "green", "conflict": "red", "already": "blue", "unrestorable": "magenta",
-          "kept": "blue", "blocked": "magenta"}
-_SHOWN = 25  # paths listed per group; --json has them all
-
-
-def _group(kind: str, rows: list[str]) -> list[str]:
-    if not rows:
-        return []
-    tag = click.style(f"{kind:<13}", fg=_STYLE[kind])
-    out = [f"  {tag}{row}" for row in rows[:_SHOWN]]
-    if len(rows) > _SHOWN:
-        out.append(f"  {'':<13}... and {len(rows) - _SHOWN} more (--json lists all)")
-    return out
+from gitckpt.render import group
 
 
 def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
@@ -35,12 +21,13 @@ def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
              f"conflict, {c['already']} already, {c['unrestorable']} unrestorable", ""]
     clean = ([f"{p}  (create)" for p in d["create"]] + [f"{p}  (modify)" for p in d["modify"]]
              + [f"{p}  (delete)" for p in d["delete"]] + [f"{p}  (mode)" for p in d["mode"]])
-    lines += _group("clean", clean)
-    lines += _group("conflict", [x["path"] + ("" if x["why"] == "content" else f"  ({x['why']})")
-                                 for x in d["conflicts"]])
-    lines += _group("already", d["already"])
-    lines += _group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]])
-    lines += _group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]])
+    conflicts = [x["path"] + ("" if x["why"] == "content" else f"  ({x['why']})")
+                 for x in d["conflicts"]]
+    for kind, rows in (("clean", clean), ("conflict", conflicts), ("already", d["already"]),
+                       ("unrestorable", [f"{u['path']}  ({u['reason']})"
+                                         for u in d["unrestorable"]]),
+                       ("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]])):
+        lines += group(kind, rows, kind)
     if len(lines) > 2:
         lines.append("")
     if r.patch:

@@ -353,6 +353,19 @@ def reach(store: Store, plan: Plan) -> tuple[int, int | None]:
     return touched, count_files(store.read_tree, plan.live_tree)
 
 
+def check_reach(store: Store, plan: Plan, confirmed: bool, what: str) -> None:
+    """NeedsConfirmation if the apply of `plan` (a restore's, a revert's) reaches too far and
+    was not confirmed."""
+    touched, total = reach(store, plan)
+    if not confirmed and needs_confirmation(touched, total):
+        of = f" of the {total} in-scope files" if total else ""
+        raise NeedsConfirmation(
+            f"This {what} would delete or rewrite {touched} files{of} in {store.root}; "
+            "nothing was changed.",
+            "Read the preview first; then confirm the apply with {0}. Its safety copy "
+            "undoes it.", [Arg("confirm", True)])
+
+
 def confirm_over() -> int:
     try:
         return max(0, int(os.environ.get("GITCKPT_CONFIRM_OVER", CONFIRM_OVER)))
@@ -419,14 +432,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
                 raise PlanChanged(plan, expect)
             if not plan.actions:
                 return Outcome(plan, None, None, live.tree, ())
-            touched, total = reach(store, plan)
-            if not confirmed and needs_confirmation(touched, total):
-                of = f" of the {total} in-scope files" if total else ""
-                raise NeedsConfirmation(
-                    f"This restore would delete or rewrite {touched} files{of} in "
-                    f"{store.root}; nothing was changed.",
-                    "Read the preview first; then confirm the apply with {0}. Its safety copy "
-                    "undoes it.", [Arg("confirm", True)])
+            check_reach(store, plan, confirmed, "restore")
             drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             mark(tl, target, safety.commit)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gitckpt.calls import Arg, call
-from gitckpt.errors import GitckptError, InvalidArgument, NeedsConfirmation
+from gitckpt.errors import GitckptError, InvalidArgument
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, apply_changes, in_filter
 from gitckpt.records import StepRecord
@@ -24,10 +24,9 @@ from gitckpt.restore import (
     Plan,
     check_obstacles,
     check_plan_id,
+    check_reach,
     mark,
-    needs_confirmation,
     plan_for,
-    reach,
     unmark,
     write_plan,
 )
@@ -309,14 +308,7 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
             plan = rp.plan
             if not plan.actions:
                 return RevertOutcome(rp, None, None, ())
-            touched, total = reach(store, plan)
-            if not confirmed and needs_confirmation(touched, total):
-                of = f" of the {total} in-scope files" if total else ""
-                raise NeedsConfirmation(
-                    f"This revert would delete or rewrite {touched} files{of} in "
-                    f"{store.root}; nothing was changed.",
-                    "Read the preview first; then confirm the apply with {0}. Its safety copy "
-                    "undoes it.", [Arg("confirm", True)])
+            check_reach(store, plan, confirmed, "revert")
             drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             # a killed revert is reported with its safety copy (undo) and its own command
