@@ -16,7 +16,7 @@ from datetime import datetime
 from gitckpt.calls import call
 from gitckpt.errors import InvalidArgument, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
-from gitckpt.reach import reachable
+from gitckpt.reach import commits, reachable
 from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT, Timeline, drift_ref
 
@@ -131,7 +131,7 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
             out.dropped.append(c)
         # A commit can be shared (a task imported under a second id, worktrees): its note
         # stays while any ref still reaches it.
-        still = _commits(store, list(store.list_refs(REF_ROOT).values()))
+        still = commits(store.read_commit, list(store.list_refs(REF_ROOT).values()))
         store.update_notes({oid: None for oid in doomed if oid not in still},
                            "Notes of dropped drifts removed\n")
         freed = store.prune(lambda: _reachable(store))
@@ -140,18 +140,6 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         else:
             out.bytes_freed = freed
     return out
-
-
-def _commits(store: Store, tips: list[ObjectId]) -> set[ObjectId]:
-    """The commits reachable from `tips` (parents only)."""
-    seen: set[ObjectId] = set()
-    todo = list(tips)
-    while todo:
-        oid = todo.pop()
-        if oid not in seen:
-            seen.add(oid)
-            todo += store.read_commit(oid).parents
-    return seen
 
 
 def _walk(store: Store, tips: list[ObjectId], seen: set[ObjectId], strict: bool = False

@@ -90,3 +90,15 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
     except (ValueError, IndexError, UnicodeDecodeError) as e:
         raise StoreCorrupt(f"A commit or tree is malformed ({e})", hint) from e
     return kinds
+
+
+def commits(read_commit: Callable[[ObjectId], object], tips: list[ObjectId]) -> set[ObjectId]:
+    """The commits reachable from `tips` by every parent (`read_commit(oid).parents`)."""
+    seen: set[ObjectId] = set()
+    todo = list(tips)
+    while todo:
+        oid = todo.pop()
+        if oid not in seen:
+            seen.add(oid)
+            todo.extend(read_commit(oid).parents)
+    return seen

@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gitckpt import limits, remote_git
+from gitckpt import limits, reach, remote_git
 from gitckpt.calls import Arg, call
 from gitckpt.errors import Diverged, GitckptError, InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
@@ -96,27 +96,16 @@ def _remote_notes(store: Store, theirs: RemoteTask) -> dict[ObjectId, str]:
     """The notes of the fetched notes commit, for the commits of the remote's task only."""
     if theirs.notes is None:
         return {}
-    commits = _commits(store, list(theirs.refs.values()))
+    task_commits = reach.commits(store.read_commit, list(theirs.refs.values()))
     found: dict[ObjectId, str] = {}
     for fan in store.read_tree(store.read_commit(theirs.notes).tree):
         if fan.mode != Mode.TREE or len(fan.name) != 2:
             continue
         for leaf in store.read_tree(fan.id):
             oid = (fan.name + leaf.name).decode("ascii", "replace")
-            if oid in commits and leaf.mode == Mode.FILE:
+            if oid in task_commits and leaf.mode == Mode.FILE:
                 found[ObjectId(oid)] = store.read_blob(leaf.id).decode("utf-8", "replace")
     return found
-
-
-def _commits(store: Store, tips: list[ObjectId]) -> set[ObjectId]:
-    seen: set[ObjectId] = set()
-    todo = list(tips)
-    while todo:
-        c = todo.pop()
-        if c not in seen:
-            seen.add(c)
-            todo.extend(store.read_commit(c).parents)
-    return seen
 
 
 def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str]) -> Note | None:
@@ -148,7 +137,7 @@ def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None
             raise InvalidArgument(f"{rest} is not its step {n}.", "")
         if kind == "drifts":
             _check_drifts(store, rest, oid, chain.get(int(n)), notes)
-    for commit in _commits(store, list(theirs.refs.values())):
+    for commit in reach.commits(store.read_commit, list(theirs.refs.values())):
         note = _note(store, commit, notes)
         if note is None:
             raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
@@ -280,7 +269,7 @@ def merge_drifts(store: Store, mine: ObjectId | None, theirs: ObjectId) -> tuple
         return theirs, 0
     if reaches(store, mine, theirs):
         return mine, 0
-    ours = _commits(store, [mine])
+    ours = reach.commits(store.read_commit, [mine])
     lacking: list[ObjectId] = []
     commit: ObjectId | None = theirs
     while commit is not None and commit not in ours:

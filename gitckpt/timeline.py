@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from gitckpt import limits
+from gitckpt import limits, reach
 from gitckpt.errors import (
     CHECK_STORE,
     InvalidArgument,
@@ -131,19 +131,11 @@ class Timeline:
         """Every commit of the task's timeline (steps and drifts), without reading notes.
         Every parent is followed: a drift chain merged by a fetch keeps the remote's drifts
         as second parents (`remote_fetch.merge_drifts`)."""
-        seen: set[ObjectId] = set()
         prefix = f"{REF_ROOT}{task}/"
-        for name, commit in self.store.list_refs(prefix).items():
-            rest = name[len(prefix):]
-            if rest != "head" and not rest.startswith(("steps/", "drifts/")):
-                continue  # not a ref of the timeline (e.g. a remote's card)
-            todo = [commit]
-            while todo:
-                commit = todo.pop()
-                if commit not in seen:
-                    seen.add(commit)
-                    todo.extend(self.store.read_commit(commit).parents)
-        return seen
+        tips = [commit for name, commit in self.store.list_refs(prefix).items()
+                if name[len(prefix):] == "head"
+                or name[len(prefix):].startswith(("steps/", "drifts/"))]  # not a card
+        return reach.commits(self.store.read_commit, tips)
 
     def task_ids(self) -> list[TaskId]:
         names = self.store.list_refs(REF_ROOT)

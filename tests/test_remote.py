@@ -517,6 +517,18 @@ def test_the_listing_uses_the_repositorys_own_settings(machines, hermetic):
     assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].name == "settings"
 
 
+def push_crafted_drift(a: Path, remote: Path, task: str, tree: str) -> None:
+    """Give task's step 0 a drift over `tree` with a drift note, and push it as a store
+    crafted by hand would: gitckpt pushes what the store holds."""
+    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()
+    drift = git(a, "commit-tree", "-m", "crafted", "-p", head, tree).strip()
+    note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
+                                                                      '"kind": "drift"')
+    git(a, "notes", "--ref=checkpoints", "add", "-m", note, drift)
+    git(a, "update-ref", f"refs/checkpoints/{task}/drifts/0", drift)
+    service.push(a, remote.as_uri())
+
+
 def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, tmp_path):
     remote, a, b = machines
     task = service.init(a, "to be damaged").save.task
@@ -535,13 +547,7 @@ def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, t
     hooks = git(a, "mktree", input=f"100644 blob {blob}\tpost-checkout\n").strip()
     dotgit = git(a, "mktree", input=f"040000 tree {hooks}\thooks\n").strip()
     bad = git(a, "mktree", input=f"040000 tree {dotgit}\t.git\n").strip()
-    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()
-    evil = git(a, "commit-tree", "-m", "evil", "-p", head, bad).strip()
-    note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
-                                                                      '"kind": "drift"')
-    git(a, "notes", "--ref=checkpoints", "add", "-m", note, evil)
-    git(a, "update-ref", f"refs/checkpoints/{task}/drifts/0", evil)
-    service.push(a, remote.as_uri())  # a store crafted by hand pushes what it holds
+    push_crafted_drift(a, remote, task, bad)
     with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
     assert "unsafe name" in refused.value.message and git(b, "for-each-ref") == before
@@ -557,13 +563,7 @@ def test_duplicate_entries_in_a_remote_tree_are_refused(machines):
     p = subprocess.run(["git", "-C", str(a), "hash-object", "-w", "-t", "tree", "--literally",
                         "--stdin"], input=raw, capture_output=True, check=True)
     bad = p.stdout.decode().strip()
-    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head").strip()
-    evil = git(a, "commit-tree", "-m", "evil", "-p", head, bad).strip()
-    note = git(a, "notes", "--ref=checkpoints", "show", head).replace('"kind": "init"',
-                                                                      '"kind": "drift"')
-    git(a, "notes", "--ref=checkpoints", "add", "-m", note, evil)
-    git(a, "update-ref", f"refs/checkpoints/{task}/drifts/0", evil)
-    service.push(a, remote.as_uri())  # a store crafted by hand pushes what it holds
+    push_crafted_drift(a, remote, task, bad)
     with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
     assert "twice" in refused.value.message and not git(b, "for-each-ref", "refs/checkpoints")
