@@ -13,6 +13,7 @@ import click
 
 from gitckpt import __version__
 from gitckpt.cli_base import Ctx, PathsAfterDashes, echo, pass_ctx, paths_after, service
+from gitckpt.cli_hook import hook
 from gitckpt.cli_remote import COMMANDS as REMOTE_COMMANDS
 from gitckpt.cli_revert import revert
 from gitckpt.errors import GitckptError
@@ -204,12 +205,14 @@ def watch(c: Ctx, task: str | None) -> None:
     polls every GITCKPT_POLL seconds (default 15)."""
     import signal
 
+    from gitckpt.hooks import start_relay
     from gitckpt.watch import run_until_stopped, stop_signals_waited
 
     # Signals are blocked before any thread starts, so every thread inherits the mask.
     with stop_signals_waited() as waits:
         session = service.watch(c.root, task=task,
                                 on_drift=lambda r: c.emit(r, render_capture))
+        relay = start_relay()  # hosts' hooks run here, warm
         who = f"task {task}" if task else f"the active task (now {session.task})"
         echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
              "Ctrl-C stops.\n", err=True)
@@ -221,6 +224,8 @@ def watch(c: Ctx, task: str | None) -> None:
                 session.run()
             except KeyboardInterrupt:
                 session.stop()
+    if relay is not None:
+        relay.close()
     echo("Stopped watching.\n", err=True)
     if waits:  # the watcher's work is done or abandoned: no interpreter shutdown may hang it
         import logging
@@ -414,7 +419,7 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in (*REMOTE_COMMANDS, revert):
+for _command in (*REMOTE_COMMANDS, revert, hook):
     cli.add_command(_command)
 
 

@@ -39,12 +39,51 @@ def main(argv: list[str] | None = None) -> None:
         if text:
             sys.stdout.write(text)
             sys.exit(0)
+    if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
+        return
     if args == ["--write-usage"] and argv is None and __name__ == "__main__":
         _write_usage()
         return
     from gitckpt.cli import main as cli_main
 
     cli_main(args)
+
+
+def _hook(args: list[str]) -> bool:
+    """`gitckpt hook EVENT [--host NAME]` runs without click, and is handed to a running
+    gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
+    Anything else (help, a typo) goes to click, which says what is wrong."""
+    from gitckpt.hook_relay import EVENTS, HOST_NAMES, ask, emit
+
+    kind, rest = args[0], args[1:]
+    if kind not in EVENTS:
+        return False
+    if rest[:1] == ["--host"] and len(rest) == 2 and rest[1] in HOST_NAMES:
+        host = rest[1]
+    elif len(rest) == 1 and rest[0].startswith("--host=") and rest[0][7:] in HOST_NAMES:
+        host = rest[0][7:]
+    elif not rest:
+        host = "claude"
+    else:
+        return False
+    try:
+        raw = sys.stdin.buffer.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        raw = ""
+    reply = None
+    if os.environ.get("GITCKPT_RELAY", "on") != "off":
+        try:
+            reply = ask({"host": host, "kind": kind, "raw": raw, "here": os.getcwd()})
+        except Exception:
+            reply = None  # any trouble with a relay: the hook runs here
+    if reply is not None:
+        log = str(reply.get("log") or "")
+        emit(str(reply.get("stdout") or ""), log and f"hook {host} {kind}: {log} (relayed)")
+        sys.exit(0)
+    from gitckpt.hooks import main as hook_main
+
+    hook_main(host, kind, raw)
+    return True
 
 
 def click_usage() -> str:

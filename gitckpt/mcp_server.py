@@ -297,6 +297,9 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         root = os.path.abspath(root)
     server = build_server(root)
     ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
+    from gitckpt.hooks import start_relay
+
+    relay = start_relay()
     try:
         first = (ws.configured() or [os.getcwd()])[0]
         if not too_wide(os.path.realpath(first)):
@@ -306,7 +309,10 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         else:
             anyio.run(_serve, server, wire, held or Held(b""))
     finally:
+        if relay is not None:
+            relay.close()
         ws.close()
+
 
 
 async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:

@@ -143,13 +143,16 @@ class Note:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     git: dict[str, Any] | None = None
     # Drifts and restores.
-    trigger: str | None = None  # watch | boundary | capture | pre_restore | run
+    trigger: str | None = None  # watch | boundary | capture | pre_restore | run | tool | stop
     partial: bool = False
     target: str | None = None  # restore: the commit restored, and
     safety: str | None = None  # the pre_restore drift that undoes it
     # A revert (a drift, trigger "revert"): {"first", "last"} the commits whose change it
     # undid, "conflicts" the choice for conflicting files and "files" those files.
     reverted: dict[str, Any] | None = None
+    # A drift an agent host's hook recorded after one tool call (trigger "tool"):
+    # {"name", "host", "session"?, "command"?} (the command redacted, as every free text).
+    tool: dict[str, Any] | None = None
     # Task metadata, in the step-0 note only.
     name: str | None = None
     goal: str | None = None

@@ -162,8 +162,13 @@ def drift_message(task: TaskId, note: Note, changes: Changes, shown: int = 3) ->
     what = f"{count} ({names})" if paths else "no changes"
     if note.trigger == "pre_restore":
         what = f"safety copy before a restore, {what}"
+    by = ""
+    if note.tool:  # the host's tool call that made the change; the message is redacted
+        command = note.tool.get("command")
+        by = f"\nTool: {line(note.tool.get('name', '?'))}" + (f": {line(command)}" if command
+                                                             else "")
     return (f"drift: {what}\n\nAfter step {note.step}; trigger: {note.trigger}"
-            f"{' (partial)' if note.partial else ''}\n\nTask: {task}\n")
+            f"{' (partial)' if note.partial else ''}{by}\n\nTask: {task}\n")
 
 
 def restore_message(task: TaskId, label: str, safety: ObjectId, changes: Changes) -> str:

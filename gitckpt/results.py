@@ -35,6 +35,22 @@ class InitResult:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """What a task has not saved as a step, after a capture of the workspace."""
+
+    task: str
+    step: int
+    title: str
+    changed: int  # files that differ from the newest step
+    tip: ObjectId  # the commit that holds the workspace now (the drift, or the step)
+    recorded: bool  # the capture recorded a drift
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "step": self.step, "title": self.title,
+                "changed": self.changed, "tip": self.tip, "recorded": self.recorded}
+
+
+@dataclass(frozen=True)
 class ResumeResult:
     info: TaskInfo
     steps: list[StepRecord]

@@ -19,7 +19,7 @@ from gitckpt import step_input
 from gitckpt.calls import call
 from gitckpt.errors import GitckptError, InvalidArgument, NeedsConfirmation, NoActiveTask
 from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
-from gitckpt.ids import ObjectId
+from gitckpt.ids import ObjectId, TaskId
 from gitckpt.lazy import lazy
 from gitckpt.memory import CommandRun, checks, recall, touched
 from gitckpt.notes import PlanItem
@@ -30,6 +30,7 @@ from gitckpt.results import (
     DiffResult,
     InitResult,
     LogResult,
+    Pending,
     RemoteSetting,
     RestoreResult,
     ResumeResult,
@@ -374,9 +375,32 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
 
 
 def capture(root: str | Path, *, task: str | None = None, trigger: str = "capture",
-            lock_timeout: float | None = None, clock: Clock = time.time) -> DriftResult:
-    """Record a drift now if in-scope files differ from the tip; `recorded` says if one was."""
-    return open_timeline(root, clock).capture(trigger, task, lock_timeout=lock_timeout)
+            lock_timeout: float | None = None, clock: Clock = time.time,
+            tool: dict | None = None) -> DriftResult:
+    """Record a drift now if in-scope files differ from the tip; `recorded` says if one was.
+    `tool` names the host's tool call that made the change (a hook's drift)."""
+    return open_timeline(root, clock).capture(trigger, task, lock_timeout=lock_timeout,
+                                              tool=tool)
+
+
+def active(root: str | Path) -> TaskId | None:
+    """The task a command at `root` would act on, or None: read-only, and nothing is created
+    in a folder without a store (a host's hook asks this first, in any folder)."""
+    try:
+        return open_timeline(root).active_id()
+    except GitckptError:
+        return None
+
+
+def pending(root: str | Path, *, trigger: str, lock_timeout: float | None = None) -> Pending:
+    """What is not saved as a step: the workspace is captured first (a `trigger` drift if it
+    changed), then the files that differ from the newest step are counted."""
+    tl = open_timeline(root)
+    tid = tl.resolve(None)
+    drift = tl.capture(trigger, tid, lock_timeout=lock_timeout)
+    head = tl.head(tid)
+    changed = tl.store.diff_trees(head.tree, drift.tree).paths()
+    return Pending(tid, head.n, head.note.title, len(changed), drift.commit, drift.recorded)
 
 
 def watchable(root: str | Path) -> Watchable | None:

@@ -374,16 +374,18 @@ class Timeline:
         return Scope.load(str(self.store.root), meta.exclude or [])
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
-                lock_timeout: float | None = None) -> DriftResult:
-        """Record a drift if in-scope files differ from the tip."""
+                lock_timeout: float | None = None, tool: dict | None = None) -> DriftResult:
+        """Record a drift if in-scope files differ from the tip; `tool` names the tool call
+        that made the change (a host's hook)."""
         tid = self.resolve(task)
         with self.store.lock(lock_timeout):
             head, meta = self.writable(tid)
             return self.record_drift(tid, head, self.store.snapshot(self.scope(meta)), trigger,
-                                     partial=partial)
+                                     partial=partial, tool=tool)
 
     def record_drift(self, tid: TaskId, head: StepRecord, snap: Snapshot, trigger: str, *,
-                     partial: bool = False, always: bool = False) -> DriftResult:
+                     partial: bool = False, always: bool = False,
+                     tool: dict | None = None) -> DriftResult:
         """A drift of `snap` after step `head` if it differs from the tip (`always`: even if
         not). The caller holds the lock and took `snap` under it."""
         tip = self.tip(tid, head)
@@ -394,7 +396,7 @@ class Timeline:
         now = self.clock()
         note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
                     trigger=trigger, partial=partial, changes=changes.to_dict(),
-                    skipped=_skipped(snap), git=_git(self.store))
+                    skipped=_skipped(snap), git=_git(self.store), tool=tool)
         commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note, now)
         return DriftResult(tid, True, commit, snap.tree, head.n, trigger, partial, changes,
                            note.skipped)

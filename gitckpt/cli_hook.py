@@ -1,0 +1,88 @@
+"""`gitckpt hook ...`: the agent hosts' hook commands and `hook install`. The four event
+commands are normally reached through `gitckpt.entry` without loading click (a hook runs on
+every tool call); these definitions give them their help text and the same behaviour."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gitckpt.cli_base import Ctx, echo, pass_ctx
+from gitckpt.hook_hosts import HOSTS
+
+_HOST = click.option("--host", default="claude", show_default=True,
+                     type=click.Choice(list(HOSTS)), help="The agent host whose JSON is on stdin.")
+
+
+@click.group()
+def hook() -> None:
+    """Agent hosts' hooks: handoff at session start, a drift per tool call, reminders."""
+
+
+def _event(kind: str, doc: str) -> click.Command:
+    @hook.command(kind, help=doc)
+    @_HOST
+    def command(host: str) -> None:
+        from gitckpt import hooks
+
+        try:
+            raw = sys.stdin.buffer.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            raw = ""
+        hooks.main(host, kind, raw)
+
+    return command
+
+
+_event("session-start", "Print the active task's handoff as the session's context (or "
+       "nothing).")
+_event("post-tool", "Record a drift attributed to the tool call that just ran, if files "
+       "changed.")
+_event("pre-compact", "Before a compaction: keep a one-line reminder if the step is not saved.")
+_event("stop", "When the agent stops: remind it once to save the step if files changed.")
+
+
+@hook.command("install")
+@click.option("--host", required=True, type=click.Choice(list(HOSTS)),
+              help="The agent host whose project config gets gitckpt's hooks.")
+@click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+@click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
+@pass_ctx
+def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
+    """Write gitckpt's hooks into the host's project config, after showing the diff."""
+    from gitckpt import hook_install
+
+    plan = hook_install.plan(c.root, host)
+    if not plan.changed:
+        result = plan
+    elif dry_run:
+        result = plan
+    else:
+        if not c.json:
+            echo(plan.diff())
+        if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
+                f"Write {plan.path}?", default=True, err=True):
+            raise click.Abort()
+        result = hook_install.write(plan)
+    if c.json:
+        echo(__import__("gitckpt.notes").notes.json_text(result.to_dict()) + "\n")
+        return
+    if not plan.changed:
+        echo(f"{plan.path} has gitckpt's hooks already.\n")
+    elif dry_run:
+        echo(plan.diff())
+        echo(f"(dry run: {plan.path} not written)\n", err=True)
+    else:
+        echo(f"Wrote {plan.path}.\n{_after(host)}")
+
+
+def _after(host: str) -> str:
+    notes = {
+        "codex": "Codex runs new hooks only once you trust them: open /hooks in Codex.\n",
+        "gemini": "Gemini CLI asks before it runs new project hooks; hooks are on unless "
+                  "hooksConfig.enabled is false.\n",
+        "windsurf": "Windsurf has no session or compaction hooks: only tool calls are "
+                    "attributed; resume with ckpt_resume.\n",
+    }
+    return notes.get(host, "")

@@ -1,0 +1,251 @@
+"""The agent hosts that have hooks: how each names the four moments, what its JSON input holds,
+what it reads back on stdout, and the project config file that wires gitckpt's hooks in.
+
+Formats as documented by each host (README, "Hooks", cites the pages): Claude Code
+(code.claude.com/docs/en/hooks), Codex (developers.openai.com/codex/hooks), Cursor
+(cursor.com/docs/hooks), Gemini CLI (geminicli.com/docs/hooks/reference) and Windsurf
+(docs.windsurf.com/windsurf/cascade/hooks). Nothing here imports the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Event:
+    """One host event, in gitckpt's terms."""
+
+    cwd: str | None  # the workspace the event is about
+    session: str | None = None  # the host's session (conversation, trajectory) id
+    tool: str | None = None  # post-tool: the host's tool name
+    command: str | None = None  # post-tool, a shell tool: the command line
+    source: str | None = None  # session-start: startup | resume | clear | compact | ...
+    stop_active: bool = False  # stop: the agent is already continuing because of a hook
+
+
+def _text(data: dict, *keys: str) -> str | None:
+    """The first of `keys` whose value is a non-empty string."""
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host whose hooks follow Claude Code's shape (event, matcher group, command handlers;
+    `session_id`, `cwd`, `tool_name`, `tool_input` on stdin; `hookSpecificOutput` back)."""
+
+    name: str
+    title: str
+    config: str  # the project's config file, relative to the project root
+    events: dict[str, str]  # gitckpt's moment -> the host's event name
+    changing: frozenset[str]  # the tools that change files
+    shells: frozenset[str]  # those of them whose input is a command line
+    matchers: dict[str, str] = field(default_factory=dict)  # moment -> matcher
+    docs: str = ""
+
+    # -- input ---------------------------------------------------------------------------
+
+    def event(self, kind: str, data: dict, here: str) -> Event:
+        tool_input = _dict(data.get("tool_input"))
+        tool = _text(data, "tool_name")
+        return Event(cwd=_text(data, "cwd"), session=_text(data, "session_id"), tool=tool,
+                     command=_text(tool_input, "command") if tool in self.shells else None,
+                     source=_text(data, "source"),
+                     stop_active=data.get("stop_hook_active") is True)
+
+    def changes_files(self, tool: str | None) -> bool:
+        return tool in self.changing
+
+    # -- output --------------------------------------------------------------------------
+
+    def context(self, kind: str, text: str) -> str:
+        """session-start's stdout: the handoff as the session's additional context."""
+        return _json({"hookSpecificOutput": {"hookEventName": self.events[kind],
+                                             "additionalContext": text}})
+
+    def post_tool_output(self) -> str:
+        return ""
+
+    def remind(self, kind: str, line: str) -> str:
+        """The reminder's stdout. Stop: continue once with the reminder as the reason
+        (never twice in a row: `stop_hook_active`); PreCompact cannot reach the agent, so
+        session-start says it after the compaction."""
+        if kind == "stop":
+            return _json({"decision": "block", "reason": line})
+        return ""
+
+    # -- config --------------------------------------------------------------------------
+
+    def command(self, kind: str) -> str:
+        suffix = "" if self.name == "claude" else f" --host {self.name}"
+        return f"gitckpt hook {kind}{suffix}"
+
+    def hooks(self) -> dict:
+        """The `hooks` object gitckpt adds to the host's config."""
+        out: dict[str, list] = {}
+        for kind, event in self.events.items():
+            group: dict[str, Any] = {}
+            if kind in self.matchers:
+                group["matcher"] = self.matchers[kind]
+            group["hooks"] = [self.handler(kind)]
+            out.setdefault(event, []).append(group)
+        return out
+
+    def handler(self, kind: str) -> dict:
+        return {"type": "command", "command": self.command(kind), "timeout": 30}
+
+    def merged(self, config: dict) -> dict:
+        """`config` with gitckpt's hooks in it: any earlier gitckpt handler is replaced, every
+        other key and handler is kept as it was."""
+        out = dict(config)
+        hooks = {event: _without_ours(groups)
+                 for event, groups in _dict(config.get("hooks")).items()}
+        hooks = {event: groups for event, groups in hooks.items() if groups}
+        for event, groups in self.hooks().items():
+            hooks.setdefault(event, []).extend(groups)
+        out["hooks"] = hooks
+        return out
+
+
+def _ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and str(handler.get("command", "")).startswith(
+        "gitckpt hook ")
+
+
+def _without_ours(groups: Any) -> list:
+    """A host's list for one event without gitckpt's handlers (nested groups or flat)."""
+    if not isinstance(groups, list):
+        return groups
+    out = []
+    for group in groups:
+        if _ours(group):
+            continue
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            inner = [h for h in group["hooks"] if not _ours(h)]
+            if not inner:
+                continue
+            group = {**group, "hooks": inner}
+        out.append(group)
+    return out
+
+
+def _json(value: dict) -> str:
+    return json.dumps(value, ensure_ascii=False) + "\n"
+
+
+class Gemini(Host):
+    """Gemini CLI: Claude Code's shape with its own names; `AfterAgent` retries on `deny`,
+    `PreCompress` shows a `systemMessage` to the user; timeouts in milliseconds."""
+
+    def remind(self, kind: str, line: str) -> str:
+        if kind == "stop":
+            return _json({"decision": "deny", "reason": line})
+        return _json({"systemMessage": line})
+
+    def handler(self, kind: str) -> dict:
+        return {"name": f"gitckpt-{kind}", "type": "command", "command": self.command(kind),
+                "timeout": 30_000}
+
+
+class Cursor(Host):
+    """Cursor: camelCase events with flat handlers; `workspace_roots` and `conversation_id`
+    on stdin; `additional_context`, `followup_message` and `user_message` back."""
+
+    def event(self, kind: str, data: dict, here: str) -> Event:
+        roots = data.get("workspace_roots")
+        root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) \
+            else None
+        name = _text(data, "hook_event_name")
+        tool = {"afterShellExecution": "Shell", "afterFileEdit": "Edit"}.get(name or "")
+        return Event(cwd=_text(data, "cwd") or root,
+                     session=_text(data, "conversation_id", "session_id"), tool=tool,
+                     command=_text(data, "command") if tool == "Shell" else None,
+                     source="startup" if kind == "session-start" else None,
+                     stop_active=isinstance(data.get("loop_count"), int)
+                     and data["loop_count"] > 0)
+
+    def context(self, kind: str, text: str) -> str:
+        return _json({"additional_context": text})
+
+    def remind(self, kind: str, line: str) -> str:
+        if kind == "stop":
+            return _json({"followup_message": line})
+        return _json({"user_message": line})
+
+    def hooks(self) -> dict:
+        out: dict[str, list] = {}
+        for kind, events in self.events.items():
+            for event in events.split(","):
+                out.setdefault(event, []).append({"command": self.command(kind)})
+        return out
+
+    def merged(self, config: dict) -> dict:
+        out = super().merged(config)
+        out.setdefault("version", 1)
+        return {"version": out.pop("version"), **out}
+
+
+class Windsurf(Host):
+    """Windsurf (Cascade): snake_case events, `tool_info` on stdin, no output channel and no
+    session or compaction events: only the post-tool drift."""
+
+    def event(self, kind: str, data: dict, here: str) -> Event:
+        info = _dict(data.get("tool_info"))
+        name = _text(data, "agent_action_name")
+        tool = {"post_run_command": "run_command", "post_write_code": "write_code"}.get(
+            name or "")
+        # A hook runs in the workspace root (its working_directory, by default): `here`.
+        return Event(cwd=_text(info, "cwd") or here, session=_text(data, "trajectory_id"),
+                     tool=tool, command=_text(info, "command_line") if tool == "run_command"
+                     else None)
+
+    def hooks(self) -> dict:
+        out: dict[str, list] = {}
+        for kind, events in self.events.items():
+            for event in events.split(","):
+                out.setdefault(event, []).append({"command": self.command(kind),
+                                                  "show_output": False})
+        return out
+
+
+_CLAUDE_TOOLS = frozenset({"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+HOSTS: dict[str, Host] = {h.name: h for h in (
+    Host("claude", "Claude Code", ".claude/settings.json",
+         {"session-start": "SessionStart", "post-tool": "PostToolUse",
+          "pre-compact": "PreCompact", "stop": "Stop"},
+         _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
+         {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
+         "https://code.claude.com/docs/en/hooks"),
+    Host("codex", "Codex", ".codex/hooks.json",
+         {"session-start": "SessionStart", "post-tool": "PostToolUse",
+          "pre-compact": "PreCompact", "stop": "Stop"},
+         frozenset({"Bash", "apply_patch", "Edit", "Write"}), frozenset({"Bash"}),
+         {"post-tool": "^(Bash|apply_patch|Edit|Write)$"},
+         "https://developers.openai.com/codex/hooks"),
+    Cursor("cursor", "Cursor", ".cursor/hooks.json",
+           {"session-start": "sessionStart", "post-tool": "afterShellExecution,afterFileEdit",
+            "pre-compact": "preCompact", "stop": "stop"},
+           frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
+           "https://cursor.com/docs/hooks"),
+    Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
+           {"session-start": "SessionStart", "post-tool": "AfterTool",
+            "pre-compact": "PreCompress", "stop": "AfterAgent"},
+           frozenset({"run_shell_command", "write_file", "replace"}),
+           frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
+           "https://geminicli.com/docs/hooks/reference"),
+    Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
+             {"post-tool": "post_run_command,post_write_code"},
+             frozenset({"run_command", "write_code"}), frozenset({"run_command"}), {},
+             "https://docs.windsurf.com/windsurf/cascade/hooks"),
+)}
