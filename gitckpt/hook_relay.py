@@ -130,6 +130,7 @@ class Relay:
         self.serve = serve
         self.path: str | None = None
         self._sock: socket.socket | None = None
+        self.settings = settings()  # this process's, as it started
 
     def start(self) -> bool:
         """Listen; False (and no socket) where the folder cannot be made safely or the
@@ -180,7 +181,7 @@ class Relay:
                     request = None
                 if not isinstance(request, dict):
                     reply: dict = {"refused": "not a request"}
-                elif request.get("settings") != settings():
+                elif request.get("settings") != self.settings:
                     reply = {"refused": "other settings"}
                 else:
                     reply = self.serve(request)

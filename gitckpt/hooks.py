@@ -74,14 +74,14 @@ def _session_start(host: Host, event: Event) -> Outcome:
     result = service.resume(event.cwd, voice="mcp")
     state = _state(event.cwd)
     before = state.read(AFTER_COMPACT) if state is not None else None
-    text = result.text
-    if before:
-        state.remove(AFTER_COMPACT)
-        if event.source == "compact":
-            text = before.decode("utf-8", "replace") + "\n\n" + text
     head = ("gitckpt: the task below was in progress in this workspace; its handoff (as "
             "ckpt_resume gives it) follows. Go on from it, and save each finished step.\n\n")
-    return Outcome(host.context("session-start", head + text),
+    text = head + result.text
+    if before:
+        state.remove(AFTER_COMPACT)
+        if event.source == "compact":  # PreCompact's reminder, said where the agent hears it
+            text = before.decode("utf-8", "replace") + "\n\n" + text
+    return Outcome(host.context("session-start", text),
                    f"session {event.source or 'start'}: handoff of {result.info.id}")
 
 

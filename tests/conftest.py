@@ -46,6 +46,8 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("GITCKPT_MAX_FILE_SIZE", raising=False)
     monkeypatch.delenv("GITCKPT_LOCK_TIMEOUT", raising=False)
     monkeypatch.delenv("GITCKPT_LOG_DIR", raising=False)
+    monkeypatch.delenv("GITCKPT_RUNTIME_DIR", raising=False)  # hook relays: under the fake
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # home's state folder
     for k, v in IDENTITY.items():
         monkeypatch.setenv(k, v)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n")

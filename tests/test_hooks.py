@@ -1,0 +1,391 @@
+"""Agent hosts' hooks: each host's documented JSON on stdin of the real `gitckpt hook` in a
+real repository; the handoff only with an active task, one attributed drift per changing tool
+call, reminders once, and never a failure or a stray byte on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from gitckpt import service
+from gitckpt.hook_hosts import HOSTS
+from gitckpt.hook_relay import EVENTS, HOST_NAMES
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def hook(kind: str, data: dict | str, *, host: str | None = None, cwd: Path | None = None,
+         env: dict | None = None) -> subprocess.CompletedProcess:
+    """The real hook command, as a host runs it: JSON on stdin, in the project folder."""
+    args = [sys.executable, "-m", "gitckpt", "hook", kind] + (["--host", host] if host else [])
+    raw = data if isinstance(data, str) else json.dumps(data)
+    return subprocess.run(args, input=raw, capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, **(env or {})}, timeout=60)
+
+
+def claude(event: str, cwd: Path, **fields) -> dict:
+    """Claude Code's common fields (code.claude.com/docs/en/hooks) and the event's own."""
+    return {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": event, **fields}
+
+
+def drifts(root: Path) -> list:
+    tl = service.open_timeline(root)
+    tid = tl.resolve(None)
+    return tl.drifts(tid, tl.head(tid).n)
+
+
+def quiet(p: subprocess.CompletedProcess) -> None:
+    """Exit 0, nothing on stdout, one log line on stderr."""
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    assert p.stderr.startswith("gitckpt: hook ") and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_the_names_the_entry_knows_are_the_hosts_and_events():
+    assert set(HOST_NAMES) == set(HOSTS)
+    assert EVENTS == ("session-start", "post-tool", "pre-compact", "stop")
+
+
+# -- session start -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
+def test_session_start_prints_the_handoff_as_context(ws, source):
+    service.init(ws.root, "hooked task", goal="ship the hooks")
+    service.save(ws.root, "first step", conclusion="it works", next="write the docs")
+    p = hook("session-start", claude("SessionStart", ws.root, source=source))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "hooked task" in context and "ship the hooks" in context
+    assert "write the docs" in context and "ckpt_save(" in context  # MCP voice
+    assert len(context) < 10_000  # Claude Code's cap for additional context
+
+
+def test_session_start_without_a_task_says_nothing_and_creates_nothing(tmp_path, hermetic):
+    folder = hermetic / "empty"
+    folder.mkdir()
+    (folder / "a.txt").write_text("x")
+    p = hook("session-start", claude("SessionStart", folder, source="startup"))
+    quiet(p)
+    assert "no active task" in p.stderr
+    assert sorted(os.listdir(folder)) == ["a.txt"]
+
+
+def test_session_start_in_a_repository_without_a_task(repo):
+    p = hook("session-start", claude("SessionStart", repo, source="startup"))
+    quiet(p)
+    assert subprocess.run(["git", "-C", str(repo), "for-each-ref", "refs/checkpoints"],
+                          capture_output=True, text=True).stdout == ""
+
+
+# -- post tool ---------------------------------------------------------------------------
+
+def test_post_tool_records_one_drift_naming_the_tool_call(ws):
+    service.init(ws.root, "t")
+    (ws.root / "gen.txt").write_text("made by a shell command\n")
+    command = f"make gen && export GITHUB_TOKEN={SECRET}"
+    p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                 tool_input={"command": command, "description": "gen"},
+                                 tool_response={"stdout": "", "stderr": ""}))
+    quiet(p)
+    [d] = drifts(ws.root)
+    assert d.note.trigger == "tool"
+    assert d.note.tool["name"] == "Bash" and d.note.tool["session"] == "sess-1"
+    assert d.note.tool["host"] == "claude"
+    assert d.note.tool["command"].startswith("make gen && export GITHUB_TOKEN=")
+    assert SECRET not in json.dumps(d.note.tool)
+    assert d.note.changes["added"] == ["gen.txt"]
+    # Nothing changed since: no second drift.
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                   tool_input={"command": "ls"})))
+    assert len(drifts(ws.root)) == 1
+
+
+@pytest.mark.parametrize("tool,field", [("Write", "file_path"), ("Edit", "file_path"),
+                                        ("NotebookEdit", "notebook_path"),
+                                        ("MultiEdit", "file_path")])
+def test_post_tool_for_the_file_tools(ws, tool, field):
+    service.init(ws.root, "t")
+    (ws.root / "README.md").write_text("edited by the agent\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name=tool,
+                                   tool_input={field: str(ws.root / "README.md")})))
+    [d] = drifts(ws.root)
+    assert d.note.tool["name"] == tool and "command" not in d.note.tool
+    assert d.note.changes["modified"] == ["README.md"]
+
+
+def test_a_tool_that_changes_nothing_is_not_scanned(ws):
+    service.init(ws.root, "t")
+    (ws.root / "new.txt").write_text("x")
+    p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Read",
+                                 tool_input={"file_path": str(ws.root / "new.txt")}))
+    quiet(p)
+    assert "does not change files" in p.stderr
+    assert drifts(ws.root) == []
+
+
+def test_the_drift_is_readable_in_plain_git(repo):
+    service.init(repo, "t")
+    (repo / "out.txt").write_text("x\n")
+    quiet(hook("post-tool", claude("PostToolUse", repo, tool_name="Bash",
+                                   tool_input={"command": "echo x > out.txt"})))
+    tid = service.open_timeline(repo).resolve(None)
+    msg = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%B",
+                          f"refs/checkpoints/{tid}/drifts/0"], capture_output=True,
+                         text=True).stdout
+    assert "trigger: tool" in msg and "Tool: Bash: echo x > out.txt" in msg
+
+
+# -- what must never fail the host -------------------------------------------------------
+
+@pytest.mark.parametrize("raw", ["{not json", "", "[1, 2]", '"text"', "\x00\xff"])
+def test_malformed_input(ws, raw):
+    service.init(ws.root, "t")
+    for kind in EVENTS:
+        quiet(hook(kind, raw, cwd=ws.root))
+
+
+def test_a_missing_or_wrong_cwd(ws):
+    service.init(ws.root, "t")
+    (ws.root / "x.txt").write_text("x")
+    data = claude("PostToolUse", ws.root, tool_name="Bash", tool_input={"command": "x"})
+    del data["cwd"]
+    p = hook("post-tool", data, cwd=ws.root)
+    quiet(p)
+    assert "no folder" in p.stderr
+    quiet(hook("post-tool", {**data, "cwd": str(ws.root / "nowhere")}))
+    quiet(hook("post-tool", {**data, "cwd": 42}))
+    assert drifts(ws.root) == []
+
+
+def test_a_folder_without_a_task(hermetic):
+    folder = hermetic / "nothing"
+    folder.mkdir()
+    for kind in EVENTS:
+        quiet(hook(kind, claude("PostToolUse", folder, tool_name="Bash",
+                                tool_input={"command": "x"})))
+    assert os.listdir(folder) == []
+
+
+def test_a_busy_store(ws):
+    service.init(ws.root, "t")
+    (ws.root / "x.txt").write_text("x")
+    tl = service.open_timeline(ws.root)
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with tl.store.lock():
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        held.wait(10)
+        p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                     tool_input={"command": "x"}))
+        quiet(p)
+        assert "busy" in p.stderr.lower() or "lock" in p.stderr.lower(), p.stderr
+    finally:
+        done.set()
+        t.join()
+    assert drifts(ws.root) == []
+
+
+def test_an_unknown_host_or_event_goes_to_click(ws):
+    p = hook("post-tool", "{}", host="nobody", cwd=ws.root)
+    assert p.returncode == 2 and "nobody" in p.stderr and p.stdout == ""
+    p = hook("pre-tool", "{}", cwd=ws.root)
+    assert p.returncode == 2 and p.stdout == ""
+
+
+# -- reminders ---------------------------------------------------------------------------
+
+def test_stop_reminds_once_when_files_changed_since_the_step(ws):
+    service.init(ws.root, "t")
+    service.save(ws.root, "first", conclusion="c")
+    stop = claude("Stop", ws.root, stop_hook_active=False, last_assistant_message="done")
+    quiet(hook("stop", stop))  # nothing changed since step 1
+    (ws.root / "more.txt").write_text("unsaved work\n")
+    p = hook("stop", stop)
+    assert p.returncode == 0
+    out = json.loads(p.stdout)
+    assert out["decision"] == "block" and "ckpt_save" in out["reason"]
+    assert "1 file changed since step 1" in out["reason"] and "\n" not in out["reason"]
+    quiet(hook("stop", stop))  # the same unsaved state: said once
+    quiet(hook("stop", {**stop, "stop_hook_active": True}))
+    (ws.root / "more.txt").write_text("more unsaved work\n")
+    quiet(hook("stop", {**stop, "stop_hook_active": True}))  # never while continuing
+    assert json.loads(hook("stop", stop).stdout)["decision"] == "block"  # a new state
+    service.save(ws.root, "second")
+    quiet(hook("stop", stop))
+
+
+def test_pre_compact_keeps_the_reminder_for_the_session_after_it(ws):
+    service.init(ws.root, "t")
+    (ws.root / "work.txt").write_text("unsaved\n")
+    p = hook("pre-compact", claude("PreCompact", ws.root, trigger="auto",
+                                   custom_instructions=None))
+    quiet(p)  # PreCompact has no channel to the agent
+    assert [d.note.trigger for d in drifts(ws.root)] == ["pre_compact"]
+    out = json.loads(hook("session-start", claude("SessionStart", ws.root,
+                                                  source="compact")).stdout)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("gitckpt: 1 file changed since step 0")
+    again = json.loads(hook("session-start", claude("SessionStart", ws.root,
+                                                    source="compact")).stdout)
+    assert not again["hookSpecificOutput"]["additionalContext"].startswith("gitckpt: 1 file")
+
+
+# -- the other hosts, each with its documented input -------------------------------------
+
+def test_codex(ws):
+    service.init(ws.root, "codex task")
+    base = {"session_id": "c-1", "transcript_path": None, "cwd": str(ws.root),
+            "model": "gpt-5", "turn_id": "t1"}
+    out = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
+                                            "source": "startup"}, host="codex").stdout)
+    assert "codex task" in out["hookSpecificOutput"]["additionalContext"]
+    (ws.root / "patched.txt").write_text("x\n")
+    quiet(hook("post-tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                             "tool_use_id": "u1", "tool_input": {"command": "touch patched.txt"},
+                             "tool_response": {}}, host="codex"))
+    [d] = drifts(ws.root)
+    assert d.note.tool == {"name": "Bash", "host": "codex", "session": "c-1",
+                           "command": "touch patched.txt"}
+    stop = json.loads(hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                                    "last_assistant_message": "ok"}, host="codex").stdout)
+    assert stop["decision"] == "block"
+
+
+def test_cursor(ws):
+    service.init(ws.root, "cursor task")
+    base = {"conversation_id": "conv-1", "generation_id": "g1", "model": "m",
+            "cursor_version": "2.1", "workspace_roots": [str(ws.root)], "user_email": None,
+            "transcript_path": None}
+    out = json.loads(hook("session-start", {**base, "hook_event_name": "sessionStart",
+                                            "session_id": "conv-1", "is_background_agent": False,
+                                            "composer_mode": "agent"}, host="cursor").stdout)
+    assert "cursor task" in out["additional_context"]
+    (ws.root / "shell.txt").write_text("x\n")
+    quiet(hook("post-tool", {**base, "hook_event_name": "afterShellExecution",
+                             "command": "echo x > shell.txt", "output": "", "duration": 5,
+                             "sandbox": False}, host="cursor"))
+    (ws.root / "README.md").write_text("cursor edit\n")
+    quiet(hook("post-tool", {**base, "hook_event_name": "afterFileEdit",
+                             "file_path": str(ws.root / "README.md"),
+                             "edits": [{"old_string": "a", "new_string": "b"}]}, host="cursor"))
+    tools = [(d.note.tool["name"], d.note.tool.get("command")) for d in drifts(ws.root)]
+    assert tools == [("Shell", "echo x > shell.txt"), ("Edit", None)]
+    stop = json.loads(hook("stop", {**base, "hook_event_name": "stop", "status": "completed",
+                                    "loop_count": 0}, host="cursor").stdout)
+    assert "ckpt_save" in stop["followup_message"]
+    (ws.root / "more.txt").write_text("x")
+    quiet(hook("stop", {**base, "hook_event_name": "stop", "status": "completed",
+                        "loop_count": 1}, host="cursor"))
+
+
+def test_gemini(ws):
+    service.init(ws.root, "gemini task")
+    base = {"session_id": "g-1", "transcript_path": "/tmp/x", "cwd": str(ws.root),
+            "timestamp": "2026-12-01T00:00:00Z"}
+    out = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
+                                            "source": "startup"}, host="gemini").stdout)
+    assert "gemini task" in out["hookSpecificOutput"]["additionalContext"]
+    (ws.root / "g.txt").write_text("x\n")
+    quiet(hook("post-tool", {**base, "hook_event_name": "AfterTool",
+                             "tool_name": "run_shell_command",
+                             "tool_input": {"command": "echo x > g.txt"},
+                             "tool_response": {"llmContent": "", "returnDisplay": ""}},
+               host="gemini"))
+    [d] = drifts(ws.root)
+    assert d.note.tool["name"] == "run_shell_command"
+    assert d.note.tool["command"] == "echo x > g.txt"
+    (ws.root / "g2.txt").write_text("x\n")
+    p = hook("pre-compact", {**base, "hook_event_name": "PreCompress", "trigger": "auto"},
+             host="gemini")
+    assert "ckpt_save" in json.loads(p.stdout)["systemMessage"]
+    stop = json.loads(hook("stop", {**base, "hook_event_name": "AfterAgent", "prompt": "p",
+                                    "prompt_response": "r", "stop_hook_active": False},
+                           host="gemini").stdout)
+    assert stop["decision"] == "deny" and "ckpt_save" in stop["reason"]
+
+
+def test_windsurf(ws):
+    service.init(ws.root, "windsurf task")
+    base = {"trajectory_id": "traj-1", "execution_id": "e1", "timestamp": "2026-12-01T00:00:00Z"}
+    (ws.root / "w.txt").write_text("x\n")
+    quiet(hook("post-tool", {**base, "agent_action_name": "post_run_command",
+                             "tool_info": {"command_line": "echo x > w.txt",
+                                           "cwd": str(ws.root)}}, host="windsurf"))
+    (ws.root / "README.md").write_text("windsurf edit\n")
+    # post_write_code names no folder: the hook runs in the workspace root.
+    quiet(hook("post-tool", {**base, "agent_action_name": "post_write_code",
+                             "tool_info": {"file_path": str(ws.root / "README.md"),
+                                           "edits": []}}, host="windsurf", cwd=ws.root))
+    tools = [(d.note.tool["name"], d.note.tool["session"]) for d in drifts(ws.root)]
+    assert tools == [("run_command", "traj-1"), ("write_code", "traj-1")]
+
+
+# -- the relay: a running gitckpt answers the hook ---------------------------------------
+
+def test_a_running_server_answers_the_hooks(ws):
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    service.init(ws.root, "relayed")
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "gitckpt", "mcp", "--root", str(ws.root)],
+                                   env={**os.environ})
+
+    async def body():
+        async with Client(params) as c:
+            await c.call_tool("ckpt_resume", {})
+            (ws.root / "r.txt").write_text("relayed change\n")
+            p = await anyio.to_thread.run_sync(lambda: hook("post-tool", claude(
+                "PostToolUse", ws.root, tool_name="Bash", tool_input={"command": "gen"})))
+            s = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
+                "SessionStart", ws.root, source="resume")))
+            return p, s
+
+    p, s = anyio.run(body)
+    quiet(p)
+    assert p.stderr.rstrip().endswith("(relayed)"), p.stderr
+    assert "relayed" in json.loads(s.stdout)["hookSpecificOutput"]["additionalContext"]
+    [d] = [d for d in drifts(ws.root) if d.note.trigger == "tool"]
+    assert d.note.tool["command"] == "gen"
+    # The server is gone: its socket went with it, and the hook runs on its own again.
+    (ws.root / "r2.txt").write_text("x")
+    p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                 tool_input={"command": "gen2"}))
+    quiet(p)
+    assert "(relayed)" not in p.stderr
+
+
+def test_a_relay_with_other_settings_is_not_used(ws, tmp_path):
+    from gitckpt.hook_relay import Relay, ask
+
+    seen = []
+    relay = Relay(lambda r: seen.append(r) or {"stdout": "", "log": "served"})
+    assert relay.start()
+    try:
+        assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"})["log"] \
+            == "served"
+        os.environ["GITCKPT_STORE"] = str(tmp_path / "elsewhere")
+        try:
+            assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"}) is None
+        finally:
+            del os.environ["GITCKPT_STORE"]
+    finally:
+        relay.close()
+    assert len(seen) == 1
+    assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"}) is None

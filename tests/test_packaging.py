@@ -1,0 +1,225 @@
+"""Where agents live: the Claude Code plugin and marketplace files, `hook install` for the
+other hosts, the MCP registry's server.json, and a built wheel in a fresh venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from gitckpt import __version__
+from gitckpt.hook_hosts import HOSTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The field lists of code.claude.com/docs/en/plugins/manifest-reference and
+# .../plugins/marketplace-reference (copied 2026-12-01): what each key may hold.
+PLUGIN_FIELDS = {
+    "$schema": str, "name": str, "displayName": str, "version": str, "description": str,
+    "author": dict, "homepage": str, "repository": str, "license": str, "keywords": list,
+    "metadata": dict, "icon": str, "defaultEnabled": bool, "dependencies": list,
+    "settings": dict, "userConfig": dict, "skills": (str, list), "commands": (str, list, dict),
+    "agents": (str, list), "hooks": (str, dict, list), "mcpServers": (str, dict, list),
+    "lspServers": (str, dict, list), "outputStyles": (str, list), "workflows": (str, list),
+    "experimental": dict, "channels": list,
+}
+MARKETPLACE_FIELDS = {"$schema": str, "name": str, "owner": dict, "plugins": list,
+                      "description": str, "version": str, "metadata": dict,
+                      "forceRemoveDeletedPlugins": bool, "renames": dict,
+                      "allowCrossMarketplaceDependenciesOn": list}
+ENTRY_FIELDS = {**PLUGIN_FIELDS, "source": (str, dict), "category": str, "tags": list,
+                "strict": bool, "relevance": (str, int, float)}
+HOOK_EVENTS = {"SessionStart", "PostToolUse", "PreCompact", "Stop", "PreToolUse",
+               "UserPromptSubmit", "SessionEnd", "Notification", "SubagentStop"}
+RESERVED = ("claude-", "anthropic-", "anthropics-", "cc-plugin-")
+
+
+def load(path: str) -> dict:
+    return json.loads((ROOT / path).read_text())
+
+
+def check_fields(obj: dict, fields: dict, where: str) -> None:
+    for key, value in obj.items():
+        assert key in fields, f"{where}: {key} is not a documented field"
+        assert isinstance(value, fields[key]), f"{where}: {key} has the wrong type"
+
+
+def check_path(path: str) -> None:
+    """A component path: starts with ./ (or is "."), has no .., and exists."""
+    assert path == "." or path.startswith("./"), path
+    assert ".." not in Path(path).parts, path
+    assert (ROOT / path).exists(), path
+
+
+def test_the_plugin_manifest():
+    m = load(".claude-plugin/plugin.json")
+    check_fields(m, PLUGIN_FIELDS, "plugin.json")
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", m["name"]) and not m["name"].startswith(
+        RESERVED)
+    assert m["version"] == __version__
+    assert isinstance(m["author"]["name"], str)
+    for key in ("skills", "hooks", "mcpServers", "commands", "agents"):
+        if isinstance(m.get(key), str):
+            check_path(m[key])
+    # The skill: SKILL.md at the plugin root, with the frontmatter a skill needs.
+    skill = (ROOT / "SKILL.md").read_text()
+    front = skill.split("---\n")[1]
+    assert "name: gitckpt" in front and "description: " in front
+
+
+def test_the_marketplace():
+    m = load(".claude-plugin/marketplace.json")
+    check_fields(m, MARKETPLACE_FIELDS, "marketplace.json")
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", m["name"]) and ".." not in m["name"]
+    assert isinstance(m["owner"]["name"], str)
+    [entry] = m["plugins"]
+    check_fields(entry, ENTRY_FIELDS, "marketplace plugin entry")
+    assert entry["name"] == load(".claude-plugin/plugin.json")["name"]
+    check_path(entry["source"])
+    assert (ROOT / entry["source"] / ".claude-plugin" / "plugin.json").exists()
+
+
+def test_the_plugin_hooks_and_server():
+    h = load("hooks/hooks.json")
+    assert set(h) <= {"description", "hooks"}
+    assert set(h["hooks"]) <= HOOK_EVENTS
+    assert h["hooks"] == HOSTS["claude"].hooks()  # one source: hook_hosts
+    for groups in h["hooks"].values():
+        for group in groups:
+            assert set(group) <= {"matcher", "hooks"}
+            for handler in group["hooks"]:
+                assert handler["type"] == "command" and handler["command"].startswith(
+                    "gitckpt hook ")
+    tools = set(h["hooks"]["PostToolUse"][0]["matcher"].split("|"))
+    assert {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"} <= tools
+    servers = load(".mcp.json")["mcpServers"]
+    assert servers["gitckpt"]["command"] == "gitckpt" and servers["gitckpt"]["args"] == ["mcp"]
+
+
+def test_server_json_for_the_mcp_registry():
+    s = load("server.json")
+    assert s["version"] == __version__
+    assert re.fullmatch(r"io\.github\.[A-Za-z0-9-]+/[A-Za-z0-9._-]+", s["name"])
+    assert 1 <= len(s["description"]) <= 100
+    [pkg] = s["packages"]
+    assert pkg["registryType"] == "pypi" and pkg["identifier"] == "gitckpt"
+    assert pkg["version"] == __version__ and pkg["transport"] == {"type": "stdio"}
+    assert pkg["packageArguments"] == [{"type": "positional", "value": "mcp"}]
+    # PyPI ownership: the README (the package's long description) names the server.
+    assert f"mcp-name: {s['name']}" in (ROOT / "README.md").read_text()
+
+
+def test_pyproject_metadata():
+    p = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert p["scripts"]["gitckpt"] == p["scripts"]["git-ckpt"] == "gitckpt.entry:main"
+    assert p["keywords"] and p["urls"]["Repository"]
+    assert "Programming Language :: Python :: 3.11" in p["classifiers"]
+    assert p["requires-python"] == ">=3.11"
+
+
+# -- hook install ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_hook_install_shows_the_diff_then_writes(repo, host):
+    config = repo / HOSTS[host].config
+    r = run_cli("-C", str(repo), "hook", "install", "--host", host, "--dry-run")
+    assert r.code == 0, r.err
+    assert "+++ b/" in r.out and "gitckpt hook " in r.out and not config.exists()
+    r = run_cli("-C", str(repo / "src"), "hook", "install", "--host", host)  # from a subfolder
+    assert r.code == 0, r.err
+    assert r.out.startswith("--- /dev/null") and f"Wrote {config}" in r.out
+    written = json.loads(config.read_text())
+    assert written == HOSTS[host].merged({})
+    again = run_cli("-C", str(repo), "hook", "install", "--host", host)
+    assert again.code == 0 and "already" in again.out
+    assert json.loads(config.read_text()) == written
+
+
+def test_hook_install_keeps_the_users_own_hooks(repo):
+    config = repo / ".claude" / "settings.json"
+    config.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(ls)"]},
+            "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
+                {"type": "command", "command": "prettier --write"}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "gitckpt hook stop --old"}]}]}}
+    config.write_text(json.dumps(mine))
+    r = run_cli("-C", str(repo), "--json", "hook", "install", "--host", "claude")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["written"] and out["changed"] and out["path"] == str(config)
+    now = json.loads(config.read_text())
+    assert now["permissions"] == mine["permissions"]
+    commands = [h["command"] for g in now["hooks"]["PostToolUse"] for h in g["hooks"]]
+    assert commands == ["prettier --write", "gitckpt hook post-tool"]
+    assert [h["command"] for g in now["hooks"]["Stop"] for h in g["hooks"]] == [
+        "gitckpt hook stop"]  # an older gitckpt handler is replaced, not doubled
+
+
+def test_hook_install_refuses_a_broken_config(repo):
+    config = repo / ".cursor" / "hooks.json"
+    config.parent.mkdir()
+    config.write_text("{ not json")
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "cursor")
+    assert r.code == 1 and "not valid JSON" in r.err and "hint:" in r.err
+    assert config.read_text() == "{ not json"
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "vim")
+    assert r.code == 2 and "vim" in r.err
+
+
+# -- a wheel in a fresh venv -------------------------------------------------------------
+
+def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
+    """The wheel as PyPI would serve it: built from the source tree, installed into a new
+    venv (its dependencies come from this environment's site-packages, offline), then
+    `gitckpt mcp` answers a real client and `git ckpt` works as a git subcommand."""
+    import sysconfig
+
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheels), str(ROOT)], check=True, capture_output=True)
+    [wheel] = wheels.glob("gitckpt-*.whl")
+    assert wheel.name.startswith(f"gitckpt-{__version__}-")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
+                   capture_output=True)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import gitckpt, os; print(os.path.dirname(gitckpt.__file__))"],
+                           capture_output=True, text=True, env=env, check=True,
+                           cwd=tmp_path).stdout.strip()
+    assert Path(where).parent == site  # the wheel's copy, not the source tree
+    assert (Path(where) / "SKILL.md").exists() and (Path(where) / "usage.txt").exists()
+    v = subprocess.run(["git", "ckpt", "--version"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path)
+    assert v.returncode == 0 and v.stdout == f"gitckpt, version {__version__}\n", v.stderr
+    r = subprocess.run(["git", "-C", str(repo), "ckpt", "--json", "tasks"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)["tasks"] == [], r.stderr
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=str(venv / "bin" / "gitckpt"), args=["mcp"],
+                                   env={**env, "GITCKPT_ROOT": str(repo)}, cwd=str(tmp_path))
+
+    async def body():
+        async with Client(params) as c:
+            tools = {t.name for t in (await c.list_tools()).tools}
+            r = await c.call_tool("ckpt_init", {"name": "from the wheel"})
+            return tools, r
+
+    tools, r = anyio.run(body)
+    assert {"ckpt_init", "ckpt_save", "ckpt_resume"} <= tools
+    assert not r.is_error and r.structured_content["name"] == "from the wheel"
