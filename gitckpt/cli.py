@@ -12,7 +12,16 @@ import traceback
 import click
 
 from gitckpt import __version__
-from gitckpt.cli_base import Ctx, PathsAfterDashes, echo, pass_ctx, paths_after, service
+from gitckpt import progress as progressing
+from gitckpt.cli_base import (
+    Ctx,
+    PathsAfterDashes,
+    TerminalProgress,
+    echo,
+    pass_ctx,
+    paths_after,
+    service,
+)
 from gitckpt.cli_hook import hook
 from gitckpt.cli_remote import COMMANDS as REMOTE_COMMANDS
 from gitckpt.cli_revert import revert
@@ -429,7 +438,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         args = list(argv if argv is not None else sys.argv[1:])
         with cli.make_context("gitckpt", args) as ctx:
-            rc = cli.invoke(ctx)
+            show = sys.stderr.isatty() and not ctx.params.get("as_json")
+            with progressing.reporting(TerminalProgress() if show else None):
+                rc = cli.invoke(ctx)
     except click.exceptions.Exit as e:  # --help, --version
         sys.exit(e.exit_code)
     except click.ClickException as e:

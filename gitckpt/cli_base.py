@@ -38,6 +38,40 @@ def echo(text: str, err: bool = False) -> None:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
+class TerminalProgress:
+    """Progress reports as click's bar on stderr (a count where the total is unknown); the
+    CLI installs it only when stderr is a terminal and the output is not --json."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.what = None
+
+    def __call__(self, r) -> None:
+        import sys
+
+        if r.what != self.what:
+            self._end()
+            self.what = r.what
+            if r.total:
+                self.bar = click.progressbar(length=r.total, label=r.what, file=sys.stderr,
+                                             show_pos=True, width=30)
+        if self.bar is not None:
+            self.bar.length = max(self.bar.length or 0, r.total or 0, r.done)
+            self.bar.update(r.done - self.bar.pos)
+        else:
+            click.echo(f"\r{r.message()}\x1b[K", nl=False, err=True)
+        if r.final:
+            self._end()
+
+    def _end(self) -> None:
+        if self.bar is not None:
+            self.bar.render_finish()
+            self.bar = None
+        elif self.what is not None:
+            click.echo("", err=True)
+        self.what = None
+
+
 class PathsAfterDashes(click.Command):
     """A command whose words after `--` are paths, kept apart from its positional targets."""
 

@@ -11,6 +11,7 @@ import logging
 import os
 from typing import Annotated, Literal
 
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,6 +19,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitckpt import __version__, mcp_text, service
+from gitckpt import progress as progressing
 from gitckpt.errors import GitckptError, NoActiveTask
 from gitckpt.mcp_args import check_calls, lean_schemas
 from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
@@ -69,8 +71,16 @@ def build_server(root: str | None = None) -> MCPServer:
         try:
             path = await ws.resolve(root, ctx)
 
+            def report(r: progressing.Report) -> None:
+                # a no-op unless the client sent a progress token with its request
+                try:
+                    anyio.from_thread.run(ctx.report_progress, r.done, r.total, r.message())
+                except Exception:  # progress is a courtesy: the call goes on without it
+                    log.debug("progress not sent", exc_info=True)
+
             def work() -> dict:
-                with service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT) as d:
+                with progressing.reporting(report if ctx is not None else None), \
+                        service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT) as d:
                     if d is not None and d.recorded:
                         log.info("boundary drift %s: %d paths", d.commit[:7],
                                  len(d.changes.paths()))

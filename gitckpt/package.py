@@ -28,6 +28,7 @@ from gitckpt.calls import BLANK, call
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
+from gitckpt.progress import Meter
 from gitckpt.reach import reachable
 from gitckpt.store.base import NOTES_REF, Store
 from gitckpt.store.package_store import PackageStore
@@ -102,8 +103,10 @@ def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kind
     store = tl.store
     pkg = PackageStore(to, to / REPO)
     pkg.prepare()
-    for oid in kinds:
-        pkg.write_object(*store.read_object(oid))
+    with Meter("Writing the package", "objects", len(kinds)) as meter:
+        for oid in kinds:
+            pkg.write_object(*store.read_object(oid))
+            meter.advance()
     pkg.flush()
     with pkg.lock():
         pkg.update_notes({c: t for c, t in notes.items() if t is not None},
@@ -283,10 +286,12 @@ def import_package(tl: Timeline, path: Path, as_id: str | None = None) -> Import
     store.prepare()
     with store.lock():
         new = 0
-        for oid in checked.objects:
-            if not store.has_object(oid):
-                store.write_object(*checked.pkg.read_checked(oid, _BAD_PACKAGE))
-                new += 1
+        with Meter("Importing objects", "objects", len(checked.objects)) as meter:
+            for oid in checked.objects:
+                if not store.has_object(oid):
+                    store.write_object(*checked.pkg.read_checked(oid, _BAD_PACKAGE))
+                    new += 1
+                meter.advance()
         _write_notes(store, checked)
         written: list[tuple[str, ObjectId]] = []
         try:

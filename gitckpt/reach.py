@@ -8,6 +8,7 @@ from collections.abc import Callable
 from gitckpt.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
+from gitckpt.progress import Meter
 
 ReadObject = Callable[[ObjectId], tuple[str, bytes]]
 
@@ -34,7 +35,10 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
     seen = set() if seen is None else seen
     kinds: dict[ObjectId, str] = {}
 
+    meter = Meter("Walking the checkpoints", "objects")
+
     def body(oid: ObjectId, expected: str) -> bytes | None:
+        meter.advance()
         try:
             kind, data = read_object(oid)
         except StoreCorrupt:
@@ -89,6 +93,8 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
                         raise StoreCorrupt(f"Object {e.id} is missing", hint)
     except (ValueError, IndexError, UnicodeDecodeError) as e:
         raise StoreCorrupt(f"A commit or tree is malformed ({e})", hint) from e
+    finally:
+        meter.close()
     return kinds
 
 

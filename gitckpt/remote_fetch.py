@@ -15,6 +15,7 @@ from gitckpt.errors import Diverged, GitckptError, InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.objects import Mode
+from gitckpt.progress import Meter
 from gitckpt.reach import reachable
 from gitckpt.remote import (
     NOTES_ROOT,
@@ -70,10 +71,13 @@ def fetch(tl: Timeline, remote: str | None, task: str | None = None,
     store.prepare()  # a plain folder's store is made by its first fetch
     wanted = [f"{REF_ROOT}{source}/{rest}" for rest in sorted(theirs.refs)]
     wanted += [f"{NOTES_ROOT}{source}"] if theirs.notes else []
-    for at in range(0, len(wanted), _BATCH):
-        # --refmap= : the remote's configured refspecs must not update any ref either
-        remote_git.run(git_dir(store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                       "--refmap=", remote, *wanted[at:at + _BATCH], cwd=top(store))
+    with Meter(f"Fetching {source}", "refs", len(wanted)) as meter:
+        for at in range(0, len(wanted), _BATCH):
+            # --refmap= : the remote's configured refspecs must not update any ref either
+            remote_git.run(git_dir(store), "fetch", "-q", "--no-tags",
+                           "--no-write-fetch-head", "--refmap=", remote,
+                           *wanted[at:at + _BATCH], cwd=top(store))
+            meter.advance(len(wanted[at:at + _BATCH]))
     if any(o and not store.has_object(o) for o in [*theirs.refs.values(), theirs.notes]):
         raise RemoteFailed(f"The remote's task {source} changed while it was fetched; "
                            "nothing was changed here.", "Fetch again.")
@@ -137,11 +141,14 @@ def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None
             raise InvalidArgument(f"{rest} is not its step {n}.", "")
         if kind == "drifts":
             _check_drifts(store, rest, oid, chain.get(int(n)), notes)
-    for commit in reach.commits(store.read_commit, list(theirs.refs.values())):
-        note = _note(store, commit, notes)
-        if note is None:
-            raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
-        limits.check_written(note)
+    commits = reach.commits(store.read_commit, list(theirs.refs.values()))
+    with Meter("Checking the fetched commits", "commits", len(commits)) as meter:
+        for commit in commits:
+            note = _note(store, commit, notes)
+            if note is None:
+                raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
+            limits.check_written(note)
+            meter.advance()
     reachable(store.read_object, list(theirs.refs.values()), blob_exists=store.has_object,
               check_names=True, hint=_DAMAGED)
 

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitckpt import journal as journals
+from gitckpt import progress as progressing
 from gitckpt.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.lazy import lazy
@@ -337,6 +338,9 @@ class WorkingCopy(ABC):
             hit = memo.get(scope)
             if hit is not None and (hit[1] or not update_cache):
                 return hit[0]  # a snapshot that left the cache stale cannot stand for one
+        if progress is None and progressing.active():  # a front end shows long scans
+            with progressing.Meter("Scanning files", "files", self.estimate()) as meter:
+                return self.snapshot(scope, update_cache=update_cache, progress=meter.tick)
         journal = journals.for_root(str(self.root)) if self.takes_hints else None
         if journal is None:
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
@@ -356,6 +360,10 @@ class WorkingCopy(ABC):
 
     #: True if `scan` can visit only the paths a watcher saw change (`changed`).
     takes_hints = False
+
+    def estimate(self) -> int | None:
+        """About how many files a scan visits, for progress (None: unknown)."""
+        return None
 
     @abstractmethod
     def scan(self, scope: Scope, *, update_cache: bool = True,

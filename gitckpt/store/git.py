@@ -344,6 +344,18 @@ class GitStore(Store):
 
     takes_hints = True
 
+    def estimate(self) -> int | None:
+        """The cache's entries, or for a first scan the user's index (read, never written):
+        about the files a scan visits."""
+        for path in (self._scanner.index_path, os.path.join(self.repo.path, "index")):
+            try:
+                n = len(pygit2.Index(str(path))) if os.path.exists(path) else 0
+            except (pygit2.GitError, OSError, ValueError):
+                n = 0
+            if n:
+                return n
+        return None
+
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
              skipped_before: tuple[Skipped, ...] = (), watched: bool = False) -> Snapshot:

@@ -1,0 +1,134 @@
+"""Progress on long work: MCP progress notifications for a client that sent a progress token,
+click's bar on a terminal's stderr, and nothing at all elsewhere."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from gitckpt import progress
+from gitckpt.mcp_server import build_server
+
+
+def many_files(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"d{i // 100:03d}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i:05d}.txt").write_text(f"file {i}\n")
+
+
+def test_progress_notifications_during_a_first_save_of_5000_files(ws, monkeypatch):
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")  # the 1 s threshold, made 0 for a test
+    many_files(ws.root, 5000)
+    server = build_server(str(ws.root))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done, total, message):
+        seen.append((done, total, message))
+
+    async def body(c):
+        return await c.call_tool("ckpt_init", {"name": "big"}, progress_callback=on_progress)
+
+    async def main():
+        async with Client(server) as c:
+            return await body(c)
+
+    try:
+        r = anyio.run(main)
+    finally:
+        server.workspaces.close()
+    assert not r.is_error, r.content
+    scans = [s for s in seen if s[2] and s[2].startswith("Scanning files")]
+    assert len(scans) >= 2, seen[:5]
+    counts = [s[0] for s in scans]
+    assert counts == sorted(counts) and counts[-1] >= 5000
+    assert "files" in scans[0][2]
+
+
+def test_no_notifications_without_a_token(ws, monkeypatch):
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")
+    many_files(ws.root, 300)
+    server = build_server(str(ws.root))
+
+    async def main():
+        async with Client(server) as c:
+            return await c.call_tool("ckpt_init", {"name": "quiet"})
+
+    try:
+        r = anyio.run(main)
+    finally:
+        server.workspaces.close()
+    assert not r.is_error
+
+
+def test_a_meter_is_silent_before_its_second_and_ends_once(monkeypatch):
+    heard: list[progress.Report] = []
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "3600")
+    with progress.reporting(heard.append):
+        with progress.Meter("Quick", "files", 10) as m:
+            for _ in range(10):
+                m.advance()
+    assert heard == []  # short work shows nothing, not even an end
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")
+    with progress.reporting(heard.append):
+        with progress.Meter("Slow", "bytes", 2_000_000) as m:
+            m.advance(1_000_000)
+    assert heard[0].message() == "Slow: 1.0 MB of 2.0 MB"
+    assert heard[-1].final and sum(r.final for r in heard) == 1
+    heard.clear()
+    m = progress.Meter("Nobody listens", "files")
+    m.advance(5)
+    m.close()
+    assert heard == []
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal; returns (code, stdout, terminal text)."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "GITCKPT_PROGRESS_AFTER": "0", "COLUMNS": "100"}
+    p = subprocess.Popen([sys.executable, "-m", "gitckpt", *args], cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    out = p.stdout.read().decode()
+    code = p.wait(30)
+    os.close(master)
+    return code, out, b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.parametrize("how", ["terminal", "json", "pipe"])
+def test_a_bar_on_a_terminal_and_none_with_json_or_a_pipe(ws, how):
+    many_files(ws.root, 2000)
+    args = (["--json"] if how == "json" else []) + ["init", "bar"]
+    if how == "pipe":
+        p = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=ws.root,
+                           capture_output=True, text=True,
+                           env={**os.environ, "GITCKPT_PROGRESS_AFTER": "0"})
+        code, out, term = p.returncode, p.stdout, p.stderr
+    else:
+        code, out, term = _on_a_terminal(args, ws.root)
+    assert code == 0, term
+    if how == "terminal":
+        assert "Scanning files" in term, term
+    else:
+        assert "Scanning" not in term
+    assert out.startswith("{") == (how == "json")
