@@ -6,6 +6,7 @@ the log file, one line on stderr), 130 interrupted.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -22,6 +23,8 @@ from gitckpt.cli_base import (
     paths_after,
     service,
 )
+from gitckpt.cli_complete import VAR as COMPLETE_VAR
+from gitckpt.cli_complete import complete_target, complete_task, completion
 from gitckpt.cli_hook import hook
 from gitckpt.cli_remote import COMMANDS as REMOTE_COMMANDS
 from gitckpt.cli_revert import revert
@@ -49,11 +52,15 @@ from gitckpt.render import (
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-C", "root", default=".", metavar="DIR", help="Workspace folder (default: .).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              help="Colour output: auto (a terminal, no NO_COLOR), always or never.")
+@click.option("--no-pager", is_flag=True,
+              help="Do not page long output (GITCKPT_PAGER, core.pager, PAGER, less -FRX).")
 @click.version_option(__version__, prog_name="gitckpt")
 @click.pass_context
-def cli(ctx: click.Context, root: str, as_json: bool) -> None:
+def cli(ctx: click.Context, root: str, as_json: bool, color: str, no_pager: bool) -> None:
     """Checkpoints for long agent tasks: save each step, resume anywhere, restore anything."""
-    ctx.obj = Ctx(root, as_json)
+    ctx.obj = Ctx(root, as_json, color, not no_pager)
 
 
 @cli.command()
@@ -98,7 +105,8 @@ def init(c: Ctx, name: str, goal: str, constraints: str, exclude: tuple[str, ...
               help="A file that matters, and why; repeatable.")
 @click.option("--plan", multiple=True, metavar="ITEM[=STATUS]", help="Update a plan item.")
 @click.option("--close", is_flag=True, help="This is the last step: end the task.")
-@click.option("--task", default=None, metavar="ID", help="Save into this task (default: active).")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Save into this task (default: active).")
 @pass_ctx
 def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], description: str,
          verified: tuple[str, ...], ran: tuple[str, ...], exits: tuple[int, ...],
@@ -125,7 +133,8 @@ def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], descriptio
 
 @cli.command("scope")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--task", default=None, metavar="ID", help="Use this task's excludes.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Use this task's excludes.")
 @pass_ctx
 def scope_(c: Ctx, paths: tuple[str, ...], task: str | None) -> None:
     """Say for each PATH whether snapshots take it, and the rule that decided.
@@ -151,7 +160,8 @@ def adopt(c: Ctx) -> None:
 
 
 @cli.command()
-@click.option("--task", default=None, metavar="ID", help="Resume this task (default: active).")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Resume this task (default: active).")
 @click.option("--full", is_flag=True,
               help="Every step, decision, question, command and file note (no length limit).")
 @pass_ctx
@@ -161,7 +171,8 @@ def resume(c: Ctx, task: str | None, full: bool) -> None:
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--task", default=None, metavar="ID", help="Record into this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Record into this task.")
 @click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD...")
 @pass_ctx
 def run(c: Ctx, task: str | None, argv: tuple[str, ...]) -> None:
@@ -181,7 +192,8 @@ def run(c: Ctx, task: str | None, argv: tuple[str, ...]) -> None:
 
 
 @cli.command()
-@click.option("--task", default=None, metavar="ID", help="Show this task (default: active).")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Show this task (default: active).")
 @click.option("--steps", "steps_only", is_flag=True, help="Hide the drifts between steps.")
 @click.option("--limit", type=int, default=None, metavar="N", help="Only the newest N steps.")
 @click.option("--before", type=int, default=None, metavar="N",
@@ -192,11 +204,12 @@ def log(c: Ctx, task: str | None, steps_only: bool, limit: int | None, before: i
         step: int | None) -> None:
     """Show the timeline of a task (steps and drifts), newest first."""
     c.emit(service.log(c.root, task=task, steps_only=steps_only, limit=limit, before=before,
-                       step=step), render_log)
+                       step=step), render_log, "log")
 
 
 @cli.command()
-@click.option("--task", default=None, metavar="ID", help="Capture into this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Capture into this task.")
 @pass_ctx
 def capture(c: Ctx, task: str | None) -> None:
     """Record a drift now if files changed since the last step or drift."""
@@ -204,7 +217,8 @@ def capture(c: Ctx, task: str | None) -> None:
 
 
 @cli.command()
-@click.option("--task", default=None, metavar="ID", help="Capture into this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Capture into this task.")
 @pass_ctx
 def watch(c: Ctx, task: str | None) -> None:
     """Watch the workspace in the foreground and record drifts as files change (Ctrl-C ends).
@@ -247,12 +261,13 @@ def watch(c: Ctx, task: str | None) -> None:
 
 
 @cli.command(cls=PathsAfterDashes)
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("paths", nargs=-1, metavar="[--] [PATH]...")
 @click.option("--apply", "do_apply", is_flag=True,
               help="Do it (default: only show the plan). Prints the safety copy's id.")
 @click.option("--patch", is_flag=True, help="Show the unified diff of every file to change.")
-@click.option("--task", default=None, metavar="ID", help="Restore within this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Restore within this task.")
 @click.option("--expect", default=None, metavar="PLAN",
               help="The plan id of the preview you approved (the preview's apply line shows "
                    "it): if the plan is now another, nothing is written and the new one shown.")
@@ -274,14 +289,15 @@ def restore(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: 
                              patch=patch, expect=expect, cwd=c.root, confirm=confirm)
     again = ["gitckpt", *(["-C", c.root] if c.root != "." else []), "restore", target,
              *(["--task", task] if task else [])]
-    c.emit(result, lambda r: render_restore(r, again, paths))
+    c.emit(result, lambda r: render_restore(r, again, paths), None if do_apply else "plan")
 
 
 @cli.command(cls=PathsAfterDashes)
-@click.argument("base")
-@click.argument("target", required=False, default="live")
+@click.argument("base", shell_complete=complete_target)
+@click.argument("target", required=False, default="live", shell_complete=complete_target)
 @click.option("--patch", is_flag=True, help="Print the unified patch, not only the paths.")
-@click.option("--task", default=None, metavar="ID", help="Count step numbers in this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Count step numbers in this task.")
 @pass_ctx
 def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
     """What changed from BASE to TARGET (default: the live workspace) [-- PATH...].
@@ -289,7 +305,7 @@ def diff(c: Ctx, base: str, target: str, patch: bool, task: str | None) -> None:
     Each is a step number, head, tip, a commit id prefix, a ref, or `live`."""
     result = service.diff(c.root, base, target, paths=paths_after(), patch=patch, task=task,
                           cwd=c.root)
-    c.emit(result, render_diff)
+    c.emit(result, render_diff, "patch" if patch else None)
 
 
 @cli.command()
@@ -300,7 +316,7 @@ def tasks(c: Ctx) -> None:
 
 
 @cli.command()
-@click.argument("task")
+@click.argument("task", shell_complete=complete_task)
 @pass_ctx
 def switch(c: Ctx, task: str) -> None:
     """Make TASK the active task again (the active one is suspended)."""
@@ -309,7 +325,8 @@ def switch(c: Ctx, task: str) -> None:
 
 @cli.command()
 @click.option("--to", "to", required=True, metavar="DIR", help="The package folder to create.")
-@click.option("--task", default=None, metavar="ID", help="Export this task (default: active).")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Export this task (default: active).")
 @pass_ctx
 def export(c: Ctx, to: str, task: str | None) -> None:
     """Write a handoff package of a task: HANDOFF.md, manifest.json, checkpoints.git/."""
@@ -428,13 +445,16 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in (*REMOTE_COMMANDS, revert, hook):
+for _command in (*REMOTE_COMMANDS, revert, hook, completion):
     cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with gitckpt's exit codes."""
     ctx: click.Context | None = None
+    if os.environ.get(COMPLETE_VAR):  # a shell asks for completions (cli_complete)
+        cli.main(list(argv or []), prog_name="gitckpt", complete_var=COMPLETE_VAR)
+        return
     try:
         args = list(argv if argv is not None else sys.argv[1:])
         with cli.make_context("gitckpt", args) as ctx:

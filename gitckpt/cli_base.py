@@ -15,21 +15,33 @@ service = lazy("gitckpt.service")
 
 
 class Ctx:
-    def __init__(self, root: str, as_json: bool) -> None:
+    def __init__(self, root: str, as_json: bool, color: str = "auto",
+                 paging: bool = True) -> None:
         self.root = root
         self.json = as_json
+        self.color = color  # --color: auto | always | never
+        self.paging = paging  # not --no-pager
 
-    def emit(self, result: Any, render) -> None:
-        echo(json_text(result.to_dict()) + "\n" if self.json else render(result))
+    def emit(self, result: Any, render, page: str | None = None) -> None:
+        """The result as --json, or rendered; `page` names long output (log, patch, plan)
+        that is coloured and paged as git's is (gitckpt.pager)."""
+        if self.json:
+            echo(json_text(result.to_dict()) + "\n")
+        else:
+            from gitckpt import pager
+
+            pager.show(render(result), page, color=self.color, paging=self.paging,
+                       root=self.root)
 
 
-def echo(text: str, err: bool = False) -> None:
-    """click.echo, except that file names which are not UTF-8 go out as their own bytes."""
+def echo(text: str, err: bool = False, color: bool | None = None) -> None:
+    """click.echo, except that file names which are not UTF-8 go out as their own bytes.
+    `color=True` keeps colour codes where click would strip them (not a terminal)."""
     try:
-        click.echo(text, nl=False, err=err)
+        click.echo(text, nl=False, err=err, color=color)
     except UnicodeEncodeError:
         stream = click.get_binary_stream("stderr" if err else "stdout")
-        if not stream.isatty():
+        if not stream.isatty() and not color:
             text = click.unstyle(text)
         stream.write(text.encode("utf-8", "surrogateescape"))
         stream.flush()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from gitckpt.cli_base import Ctx, pass_ctx, service
+from gitckpt.cli_complete import complete_task
 from gitckpt.render_remote import render_fetch, render_push, render_remote_setting
 
 
 @click.command()
 @click.argument("remote", required=False)
-@click.option("--task", default=None, metavar="ID", help="Push this task (default: active).")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Push this task (default: active).")
 @click.option("--all", "all_tasks", is_flag=True, help="Push every task of this workspace.")
 @click.option("--as", "as_id", default=None, metavar="NEW_ID",
               help="Push it as the remote's task NEW_ID (a line that diverged from the "

@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from gitckpt.cli_base import Ctx, PathsAfterDashes, pass_ctx, paths_after, service
+from gitckpt.cli_complete import complete_target, complete_task
 from gitckpt.render_revert import render_revert
 
 
 @click.command(cls=PathsAfterDashes)
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("paths", nargs=-1, metavar="[--] [PATH]...")
 @click.option("--apply", "do_apply", is_flag=True,
               help="Do it (default: only show the plan). Prints the safety copy's id.")
@@ -19,7 +20,8 @@ from gitckpt.render_revert import render_revert
 @click.option("--conflicts", type=click.Choice(["markers", "ours", "theirs"]), default=None,
               help="Settle conflicting files: write git-style markers into them, leave them "
                    "as they are (ours), or take the version from before the change (theirs).")
-@click.option("--task", default=None, metavar="ID", help="Count step numbers in this task.")
+@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
+              help="Count step numbers in this task.")
 @click.option("--expect", default=None, metavar="PLAN",
               help="The plan id of the preview you approved: if the plan is now another, "
                    "nothing is written and the new one shown.")
@@ -42,4 +44,4 @@ def revert(c: Ctx, target: str, paths: tuple[str, ...], do_apply: bool, patch: b
     again = ["gitckpt", *(["-C", c.root] if c.root != "." else []), "revert", target,
              *(["--task", task] if task else []),
              *([f"--conflicts={conflicts}"] if conflicts else [])]
-    c.emit(result, lambda r: render_revert(r, again, paths))
+    c.emit(result, lambda r: render_revert(r, again, paths), None if do_apply else "plan")

@@ -52,7 +52,8 @@ def render_log(r: service.LogResult) -> str:
             paths = d.changed.paths()
             shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
             what = n.title if n.kind == "restore" else (
-                f"drift ({n.trigger}{', partial' if n.partial else ''})")
+                f"drift ({n.trigger}{', partial' if n.partial else ''}"
+                f"{': ' + str(n.tool.get('name')) if n.tool else ''})")
             out.append(f"       {d.commit[:7]}  {n.created_at}  {what}: "
                        f"{len(paths)} file(s)" + (f" ({shown})" if shown else ""))
         n = s.note

@@ -12,8 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+
 from gitckpt import __version__
 from gitckpt.hook_hosts import HOSTS
 

@@ -1,0 +1,124 @@
+"""Agent hosts' hooks: how long `gitckpt hook post-tool` and `session-start` take on a synthetic
+workspace, in their own process and handed to a running `gitckpt mcp` (the plugin's server),
+against `git status` and a bare Python start; and what progress reporting costs a first save.
+
+Usage: python bench/hookbench.py [--files 10000] [--repeat 15]
+
+Every figure is the median of --repeat runs, in milliseconds, wall clock of the whole hook
+process as a host runs it (JSON on stdin). The budgets are issue 19's: post-tool 150 ms at
+10,000 files, session-start 300 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench import ENV, make_workspace  # noqa: E402
+
+
+def run(cmd: list[str], cwd: Path, stdin: str = "", env: dict | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True,
+                   env=env or ENV, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def median(samples: list[float]) -> float:
+    return round(statistics.median(samples), 1)
+
+
+def hooks(root: Path, files: list[Path], repeat: int, env: dict) -> dict[str, float]:
+    post = json.dumps({"session_id": "bench", "cwd": str(root), "hook_event_name": "PostToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": "make"}})
+    start = json.dumps({"session_id": "bench", "cwd": str(root),
+                        "hook_event_name": "SessionStart", "source": "resume"})
+    changed, same, resume = [], [], []
+    for i in range(repeat):
+        with open(files[i % len(files)], "a") as f:
+            f.write(f"hook {i}\n")
+        changed.append(run(["gitckpt", "hook", "post-tool"], root, post, env))
+        same.append(run(["gitckpt", "hook", "post-tool"], root, post, env))
+        resume.append(run(["gitckpt", "hook", "session-start"], root, start, env))
+    return {"post-tool, one file changed": median(changed),
+            "post-tool, nothing changed": median(same), "session-start": median(resume)}
+
+
+def relayed(root: Path, files: list[Path], repeat: int) -> dict[str, float]:
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command="gitckpt", args=["mcp", "--root", str(root)],
+                                   env=ENV)
+
+    async def body():
+        async with Client(params) as c:
+            await c.call_tool("ckpt_resume", {})
+            return await anyio.to_thread.run_sync(lambda: hooks(root, files, repeat, ENV))
+
+    return anyio.run(body)
+
+
+def progress_cost(base: Path, n: int) -> tuple[float, float]:
+    """A first save of `n` files without and with a progress sink listening (in process)."""
+    from gitckpt import progress, service
+
+    out = []
+    for listen in (False, True):
+        root = base / f"progress-{listen}"
+        make_workspace(root, n)
+        heard = []
+        os.environ["GITCKPT_PROGRESS_AFTER"] = "0"
+        start = time.perf_counter()
+        with progress.reporting(heard.append if listen else None):
+            service.init(root, "progress")
+        out.append((time.perf_counter() - start) * 1000)
+        assert not listen or heard
+    return round(out[0]), round(out[1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=15)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gitckpt-hookbench-") as tmp:
+        base = Path(tmp)
+        ENV["HOME"] = str(base)  # the relay's folder and the log: inside the bench's folder
+        ENV.pop("XDG_RUNTIME_DIR", None)
+        ENV.pop("XDG_STATE_HOME", None)
+        root = base / "ws"
+        files = make_workspace(root, a.files)
+        subprocess.run(["gitckpt", "init", "bench"], cwd=root, env=ENV, check=True,
+                       capture_output=True)
+        cold = hooks(root, files, a.repeat, {**ENV, "GITCKPT_RELAY": "off"})
+        warm = relayed(root, files, a.repeat)
+        status = median([run(["git", "status", "--porcelain"], root) for _ in range(a.repeat)])
+        python = median([run([sys.executable, "-c", "pass"], root) for _ in range(a.repeat)])
+        plain, listened = progress_cost(base, a.files)
+    print(f"## hooks at {a.files:,} files, medians of {a.repeat} (ms)\n")
+    print("| hook | own process | relayed to `gitckpt mcp` | budget |")
+    print("|---|---:|---:|---:|")
+    budget = {"post-tool, one file changed": 150, "post-tool, nothing changed": 150,
+              "session-start": 300}
+    for k in cold:
+        print(f"| {k} | {cold[k]:.0f} | {warm[k]:.0f} | {budget[k]} |")
+    print(f"\n`git status --porcelain`: {status:.0f} ms; `python -c pass`: {python:.0f} ms; "
+          f"relayed post-tool / git status: {warm['post-tool, one file changed'] / status:.2f}")
+    print(f"\nfirst save of {a.files:,} files: {plain} ms without a progress listener, "
+          f"{listened} ms with one ({(listened / plain - 1) * 100:+.1f}%)")
+
+
+if __name__ == "__main__":
+    main()
