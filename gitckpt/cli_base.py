@@ -57,8 +57,18 @@ class TerminalProgress:
     def __init__(self) -> None:
         self.bar = None
         self.what = None
+        self.broken = False
 
     def __call__(self, r) -> None:
+        """Draw `r`; a terminal that went away ends the bar, never the work."""
+        if self.broken:
+            return
+        try:
+            self._draw(r)
+        except Exception:
+            self.broken = True
+
+    def _draw(self, r) -> None:
         import sys
 
         if r.what != self.what:

@@ -11,8 +11,10 @@ import click
 from gitckpt.cli_base import Ctx, echo, pass_ctx
 from gitckpt.hook_hosts import HOSTS
 
-_HOST = click.option("--host", default="claude", show_default=True,
-                     type=click.Choice(list(HOSTS)), help="The agent host whose JSON is on stdin.")
+# Not a click.Choice: a wrong host must not be click's exit 2 (it blocks a host's Stop); the
+# hook says so in its log line and exits 0.
+_HOST = click.option("--host", default="claude", show_default=True, metavar="|".join(HOSTS),
+                     help="The agent host whose JSON is on stdin.")
 
 
 @click.group()
@@ -25,12 +27,12 @@ def _event(kind: str, doc: str) -> click.Command:
     @_HOST
     def command(host: str) -> None:
         from gitckpt import hooks
+        from gitckpt.hook_relay import emit
 
-        try:
-            raw = sys.stdin.buffer.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            raw = ""
-        hooks.main(host, kind, raw)
+        if host not in HOSTS:
+            emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOSTS)}")
+            sys.exit(0)
+        hooks.main(host, kind, hooks.read_stdin())
 
     return command
 

@@ -70,8 +70,9 @@ def _hook(args: list[str]) -> bool:
         emit("", f"hook: unknown hook command `{' '.join(['hook', *args])}`; events: "
                  f"{', '.join(EVENTS)}; hosts: {', '.join(HOST_NAMES)} (gitckpt hook --help)")
         sys.exit(0)
+    stream = getattr(sys.stdin, "buffer", None)  # None when the host closed stdin
     try:
-        raw = sys.stdin.buffer.read().decode("utf-8", "replace")
+        raw = stream.read().decode("utf-8", "replace") if stream is not None else ""
     except (OSError, ValueError):
         raw = ""
     reply = None

@@ -10,6 +10,7 @@ Formats as documented by each host (README, "Hooks", cites the pages): Claude Co
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,9 +118,14 @@ class Host:
         return out
 
 
+#: Exactly the commands gitckpt writes: a user's line that merely starts with one
+#: (`gitckpt hook stop && notify-send done`) is the user's, and is kept.
+_OURS = re.compile(r"gitckpt hook (session-start|post-tool|pre-compact|stop)( --host [a-z]+)?")
+
+
 def _ours(handler: Any) -> bool:
-    return isinstance(handler, dict) and str(handler.get("command", "")).startswith(
-        "gitckpt hook ")
+    return isinstance(handler, dict) and isinstance(handler.get("command"), str) \
+        and _OURS.fullmatch(handler["command"].strip()) is not None
 
 
 def _without_ours(groups: Any) -> list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ class InstallPlan:
         return self.old != self.new
 
     def diff(self) -> str:
-        name = str(self.path)
+        name = HOSTS[self.host].config  # relative to the project, as git names files
         return "".join(difflib.unified_diff(
             self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
             "/dev/null" if not self.old else f"a/{name}", f"b/{name}"))
@@ -50,11 +51,14 @@ def project_root(folder: str | Path) -> Path:
 
 
 def plan(folder: str | Path, host: str) -> InstallPlan:
-    """What `install` would write; nothing is changed."""
+    """What `install` would write; nothing is changed. A file gitckpt cannot merge without
+    losing something of the user's is refused, untouched."""
     spec = HOSTS.get(host)
     if spec is None:
         raise InvalidArgument(f"No host {host!r}.", f"Use one of: {', '.join(HOSTS)}.")
-    path = project_root(folder) / spec.config
+    root = project_root(folder)
+    path = root / spec.config
+    _no_links(root, spec.config)
     try:
         old = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -62,19 +66,73 @@ def plan(folder: str | Path, host: str) -> InstallPlan:
     except (OSError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"Cannot read {path}: {e}.",
                               "Fix the file's permissions or encoding, then run again.") from e
-    try:
-        config = json.loads(old) if old.strip() else {}
-    except ValueError as e:
-        raise InvalidArgument(f"{path} is not valid JSON ({e}).",
-                              "Fix the file by hand, or use --dry-run and merge the snippet "
-                              "yourself.") from e
-    if not isinstance(config, dict):
-        raise InvalidArgument(f"{path} does not hold a JSON object.",
-                              "Fix the file by hand, or merge the --dry-run snippet yourself.")
-    new = json.dumps(spec.merged(config), indent=2, ensure_ascii=False) + "\n"
-    if old and json.loads(old) == json.loads(new):
+    config = _parse(old, path) if old.strip() else {}
+    _check_hooks(config, path)
+    new = json.dumps(spec.merged(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if old and _parse(old, path) == json.loads(new):
         new = old  # the same hooks already: keep the user's formatting
     return InstallPlan(host, path, old, new)
+
+
+_BY_HAND = "Fix the file by hand, or merge the --dry-run snippet yourself."
+
+
+def _parse(text: str, path: Path) -> dict:
+    """The config as JSON that round-trips: no duplicate keys (one would be lost), no
+    number JSON cannot write back (1e400, NaN)."""
+    def pairs(items: list) -> dict:
+        keys = [k for k, _ in items]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise InvalidArgument(f"{path} has the key {dup!r} twice; merging would lose one.",
+                                  _BY_HAND)
+        return dict(items)
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise InvalidArgument(f"{path} holds the number {text}, which JSON cannot write "
+                                  "back.", _BY_HAND)
+        return value
+
+    def constant(text: str) -> float:
+        raise InvalidArgument(f"{path} holds {text}, which is not JSON.", _BY_HAND)
+
+    try:
+        config = json.loads(text, object_pairs_hook=pairs, parse_float=number,
+                            parse_int=lambda t: number(t) if len(t) > 300 else int(t),
+                            parse_constant=constant)
+    except (ValueError, RecursionError) as e:
+        raise InvalidArgument(f"{path} is not valid JSON ({e}).", _BY_HAND) from e
+    if not isinstance(config, dict):
+        raise InvalidArgument(f"{path} does not hold a JSON object.", _BY_HAND)
+    return config
+
+
+def _check_hooks(config: dict, path: Path) -> None:
+    """`hooks` is an object of lists, as every host documents it; anything else is refused
+    rather than replaced."""
+    hooks = config.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise InvalidArgument(f"{path}: \"hooks\" is not an object of events.", _BY_HAND)
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise InvalidArgument(f"{path}: the hooks of {event} are not a list.", _BY_HAND)
+
+
+def _no_links(root: Path, rel: str) -> None:
+    """The config file and the folders down to it are the project's own: a symbolic link
+    would have the merge read or write somewhere else."""
+    at = root
+    for part in Path(rel).parts:
+        at = at / part
+        if at.is_symlink():
+            raise InvalidArgument(f"{at} is a symbolic link; gitckpt writes only the "
+                                  "project's own file.",
+                                  "Merge the --dry-run snippet into the file it points to "
+                                  "yourself.")
 
 
 def write(p: InstallPlan) -> InstallPlan:

@@ -24,10 +24,21 @@ from collections.abc import Callable
 EVENTS = ("session-start", "post-tool", "pre-compact", "stop")
 HOST_NAMES = ("claude", "codex", "cursor", "gemini", "windsurf")
 
-#: One request per connection: a JSON line each way.
+#: One request per connection. The relay first sends a line of its own (`ACK`) from the
+#: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook
+#: gives up on it before it has sent anything, so no request is acted on twice. Only then does
+#: the hook send its request (a JSON line) and wait for the answer (a JSON line).
+ACK = b"gitckpt-relay 1\n"
 _MAX = 1 << 22
 CONNECT_WAIT = 0.2
-ANSWER_WAIT = 10.0
+ACK_WAIT = 0.5  # all relays together: a hook never waits longer for one that is not there
+ANSWER_WAIT = 20.0
+
+#: The settings that change what a hook does; a relay acts only for a hook whose values equal
+#: its own. Server-only ones (GITCKPT_ROOT, GITCKPT_WATCH, ...) do not count: the plugin's
+#: server has GITCKPT_ROOT set and the host's hooks do not.
+SETTINGS = ("HOME", "XDG_STATE_HOME", "GITCKPT_STORE", "GITCKPT_MAX_FILE_SIZE",
+            "GITCKPT_BUILTIN_IGNORE", "GITCKPT_LOCK_TIMEOUT", "GITCKPT_LOG_DIR")
 
 
 def runtime_dir() -> str:
@@ -41,9 +52,8 @@ def runtime_dir() -> str:
 
 
 def settings() -> dict[str, str]:
-    """What must be equal for a relay to act for a hook: gitckpt's settings and HOME."""
-    keys = sorted(k for k in os.environ if k.startswith("GITCKPT_"))
-    return {"HOME": os.environ.get("HOME", ""), **{k: os.environ[k] for k in keys}}
+    """What must be equal for a relay to act for a hook (see SETTINGS)."""
+    return {k: os.environ[k] for k in SETTINGS if k in os.environ}
 
 
 def _own_dir(path: str) -> bool:
@@ -57,7 +67,9 @@ def _own_dir(path: str) -> bool:
 
 
 def ask(request: dict) -> dict | None:
-    """A relay's answer to `request`, or None if no relay took it."""
+    """A relay's answer to `request`, or None if no relay took it (the hook then runs in its
+    own process). A relay that acknowledged the request but did not answer in ANSWER_WAIT
+    is an answer too: `{"log": ...}`, so the hook does not act a second time."""
     folder = runtime_dir()
     if not _own_dir(folder):
         return None
@@ -66,20 +78,31 @@ def ask(request: dict) -> dict | None:
     except OSError:
         return None
     payload = (json.dumps({**request, "settings": settings()}) + "\n").encode()
+    deadline = time.monotonic() + ACK_WAIT
     for name in sorted(names, reverse=True):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
         path = os.path.join(folder, name)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            s.settimeout(CONNECT_WAIT)
+            s.settimeout(min(CONNECT_WAIT, left))
             s.connect(path)
         except OSError:
             s.close()
             _drop_stale(path, name)
             continue
         try:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            if _read_line(s, len(ACK)) != ACK:
+                continue  # not a relay, or one that cannot answer now: try the next
             s.settimeout(ANSWER_WAIT)
             s.sendall(payload)
-            answer = _read_line(s)
+            try:
+                answer = _read_line(s)
+            except OSError:
+                return {"log": f"the relay {name} took the hook but did not answer in "
+                               f"{ANSWER_WAIT:g} s"}
         except OSError:
             continue
         finally:
@@ -88,8 +111,11 @@ def ask(request: dict) -> dict | None:
             reply = json.loads(answer) if answer else None
         except ValueError:
             reply = None
-        if isinstance(reply, dict) and not reply.get("refused"):
+        if isinstance(reply, dict) and reply.get("refused"):
+            continue
+        if isinstance(reply, dict):
             return reply
+        return {"log": f"the relay {name} took the hook but gave no answer"}
     return None
 
 
@@ -110,10 +136,10 @@ def _drop_stale(path: str, name: str) -> None:
         pass
 
 
-def _read_line(s: socket.socket) -> bytes:
+def _read_line(s: socket.socket, limit: int = _MAX) -> bytes:
     chunks, size = [], 0
-    while size < _MAX:
-        chunk = s.recv(65536)
+    while size < limit:
+        chunk = s.recv(min(65536, limit - size))
         if not chunk:
             break
         chunks.append(chunk)
@@ -175,9 +201,10 @@ class Relay:
                 conn.settimeout(5.0)
                 if not _same_user(conn):
                     return
+                conn.sendall(ACK)
                 try:
                     request = json.loads(_read_line(conn))
-                except ValueError:
+                except (ValueError, RecursionError):
                     request = None
                 if not isinstance(request, dict):
                     reply: dict = {"refused": "not a request"}
@@ -228,6 +255,9 @@ def emit(stdout: str, log: str) -> None:
             pass
     if not log:
         return
+    # One line, whatever a folder name or a host's field holds: no newline can forge a log
+    # line and no escape sequence reaches a terminal.
+    log = "".join(c if c.isprintable() else repr(c)[1:-1] for c in log)
     line = f"gitckpt: {log}\n"
     try:
         sys.stderr.write(line)
@@ -238,6 +268,9 @@ def emit(stdout: str, log: str) -> None:
         from gitckpt.logs import log_file
 
         path = log_file()
+        if not path.parent.is_dir() and not os.path.isdir(os.path.expanduser("~")) \
+                and not os.environ.get("GITCKPT_LOG_DIR"):
+            return  # no home to keep a log in (HOME unset or gone): stderr only
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:

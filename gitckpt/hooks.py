@@ -22,6 +22,8 @@ __all__ = ["EVENTS", "main", "run", "serve"]
 
 #: A hook gives up on a busy store after this long: the change is then the next boundary's.
 LOCK_WAIT = 1.0
+#: The longest shell command a drift's note keeps (redacted first, then cut).
+COMMAND_CHARS = 2000
 #: State-file names: the last tip a stop reminder named, and a reminder kept for the session
 #: that follows a compaction (PreCompact has no channel to the agent; SessionStart has).
 REMINDED = "hook-reminded"
@@ -41,10 +43,14 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
     an empty stdout and a log line."""
     try:
         host = HOSTS[host_name]
+        if kind not in host.events:
+            return Outcome(log=f"{host.title} has no {kind} hook; nothing done")
         try:
             data = json.loads(raw) if raw.strip() else None
         except ValueError as e:
             return Outcome(log=f"the host's input is not JSON ({e}); nothing done")
+        except RecursionError:
+            return Outcome(log="the host's input is nested too deep to be read; nothing done")
         if not isinstance(data, dict):
             return Outcome(log="the host's input is not a JSON object; nothing done")
         event = host.event(kind, data, here)
@@ -58,6 +64,8 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
 
         if isinstance(e, GitckptError):
             return Outcome(log=f"{e.message}{f' ({e.hint})' if e.hint else ''}")
+        if isinstance(e, OSError):  # a read-only or vanished store or workspace
+            return Outcome(log=f"cannot use the store or the workspace: {e}")
         import traceback
 
         from gitckpt.logs import write_crash
@@ -95,8 +103,10 @@ def _post_tool(host: Host, event: Event) -> Outcome:
     tool = {"name": event.tool or "?", "host": host.name}
     if event.session:
         tool["session"] = event.session
-    if event.command:
-        tool["command"] = event.command[:1000]
+    if event.command:  # redacted before it is cut: a cut can hide a secret from the rules
+        from gitckpt.redact import redact
+
+        tool["command"] = redact(event.command)[0][:COMMAND_CHARS]
     start = time.monotonic()
     d = service.capture(event.cwd, trigger="tool", tool=tool, lock_timeout=LOCK_WAIT)
     took = f"{(time.monotonic() - start) * 1000:.0f} ms"
@@ -177,6 +187,15 @@ def start_relay():
     except Exception:
         logging.getLogger("gitckpt").exception("cannot start the hook relay")
     return None
+
+
+def read_stdin() -> str:
+    """The host's input; "" when stdin is closed or unreadable (the hook then says so)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        return stream.read().decode("utf-8", "replace") if stream is not None else ""
+    except (OSError, ValueError):
+        return ""
 
 
 def main(host_name: str, kind: str, raw: str) -> None:

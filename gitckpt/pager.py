@@ -104,6 +104,11 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
     if command is None:
         echo(text, color=colored)
         return
+    if not _runnable(command):
+        echo(f"gitckpt: cannot run the pager {command!r}; showing the output unpaged\n",
+             err=True)
+        echo(text, color=colored)
+        return
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # as git sets them for its pager
     env.setdefault("LV", "-c")
@@ -111,7 +116,7 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
     try:
         p = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
     except OSError:
-        echo(text)
+        echo(text, color=colored)
         return
     try:
         p.stdin.write(text.encode("utf-8", "surrogateescape"))
@@ -122,7 +127,23 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
         pass
     while True:
         try:
-            p.wait()
-            return
+            code = p.wait()
+            break
         except KeyboardInterrupt:
             continue  # the pager owns the terminal until it exits
+    if code in (126, 127):  # the shell could not run it: nothing was shown
+        echo(text, color=colored)
+
+
+def _runnable(command: str) -> bool:
+    """The pager's program exists (a command with shell syntax is left to the shell)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True
+    if not words or any(c in command for c in "|;&$`<>()"):
+        return True
+    first = next((w for w in words if "=" not in w.split("/")[0]), "")  # past VAR=value
+    return bool(first) and shutil.which(first) is not None

@@ -92,8 +92,8 @@ class Meter:
     def close(self) -> None:
         if self.sink is not None and self.shown:
             self.shown = False
-            self.sink(Report(self.what, self.done, max(self.done, self.total or 0), self.unit,
-                             final=True))
+            # the work is done: whatever the estimate said, this is all of it
+            self.sink(Report(self.what, self.done, self.done, self.unit, final=True))
 
 
 def active() -> bool:

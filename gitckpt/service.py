@@ -208,6 +208,9 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
         since_step = tl.store.diff_trees(info.head.tree, live.tree)
     except GitckptError as e:
         problems.append(f"Cannot scan the workspace: {e.message}")
+    except OSError as e:  # a read-only store: the scan cannot write its objects
+        problems.append(f"Cannot scan the workspace: {e.strerror or e}"
+                        f"{f' ({e.filename})' if e.filename else ''}")
     runs = [CommandRun(r["command"], r["exit_code"], r["tree"], info.head.n, r.get("note", ""),
                        r.get("duration_s"), saved=False) for r in tl.runs(tid)]
     memory = recall(steps, runs)

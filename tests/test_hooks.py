@@ -395,3 +395,106 @@ def test_a_relay_with_other_settings_is_not_used(ws, tmp_path):
         relay.close()
     assert len(seen) == 1
     assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"}) is None
+
+
+# -- what an adversarial review found ----------------------------------------------------
+
+def test_a_stopped_relay_does_not_hold_the_hook(ws):
+    """A `gitckpt watch` suspended with Ctrl-Z still has its socket: the hook gives up on it
+    within half a second, before sending anything, and runs itself."""
+    import signal
+    import time
+
+    service.init(ws.root, "t")
+    watcher = subprocess.Popen([sys.executable, "-m", "gitckpt", "watch"], cwd=ws.root,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from gitckpt.hook_relay import runtime_dir
+
+        sock = Path(runtime_dir()) / f"{watcher.pid}.sock"
+        for _ in range(200):
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        assert sock.exists()
+        os.kill(watcher.pid, signal.SIGSTOP)
+        (ws.root / "x.txt").write_text("x")
+        start = time.monotonic()
+        p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                     tool_input={"command": "make"}))
+        took = time.monotonic() - start
+        quiet(p)
+        assert "(relayed)" not in p.stderr and took < 5, (took, p.stderr)
+        [d] = drifts(ws.root)
+        assert d.note.tool["command"] == "make"
+    finally:
+        os.kill(watcher.pid, signal.SIGCONT)
+        watcher.terminate()
+        watcher.wait(30)
+
+
+def test_a_relay_serves_hooks_whatever_its_server_only_settings(monkeypatch):
+    """The plugin starts `gitckpt mcp` with GITCKPT_ROOT; the host's hooks have none."""
+    from gitckpt.hook_relay import Relay, ask
+
+    monkeypatch.setenv("GITCKPT_ROOT", "/somewhere")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    relay = Relay(lambda r: {"stdout": "", "log": "served"})
+    assert relay.start()
+    try:
+        monkeypatch.delenv("GITCKPT_ROOT")
+        monkeypatch.delenv("GITCKPT_WATCH")
+        assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"})["log"] \
+            == "served"
+    finally:
+        relay.close()
+
+
+def test_a_secret_across_the_cut_is_redacted_first(ws):
+    service.init(ws.root, "t")
+    (ws.root / "x.txt").write_text("x")
+    command = "echo " + "a" * 1990 + " " + SECRET
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
+                                   tool_input={"command": command})))
+    [d] = drifts(ws.root)
+    assert SECRET[:8] not in json.dumps(d.note.tool)
+    assert len(d.note.tool["command"]) <= 2000
+
+
+def test_events_a_host_does_not_have(ws):
+    service.init(ws.root, "t")
+    (ws.root / "x.txt").write_text("x")
+    for kind in ("session-start", "stop", "pre-compact"):
+        p = hook(kind, {"agent_action_name": "x", "tool_info": {"cwd": str(ws.root)}},
+                 host="windsurf", cwd=ws.root)
+        quiet(p)
+        assert "Windsurf has no" in p.stderr
+
+
+def test_input_nested_too_deep(ws, hermetic):
+    service.init(ws.root, "t")
+    quiet(hook("post-tool", '{"a":' * 100_000, cwd=ws.root))
+    assert not (hermetic / ".state" / "gitckpt" / "gitckpt.log").exists() or "Traceback" \
+        not in (hermetic / ".state" / "gitckpt" / "gitckpt.log").read_text()
+
+
+def test_stdin_closed(ws):
+    service.init(ws.root, "t")
+    for args in (["hook", "stop"], ["-C", str(ws.root), "hook", "stop"],
+                 ["-C", str(ws.root), "hook", "stop", "--host", "bogus"]):
+        p = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=ws.root,
+                           stdin=subprocess.DEVNULL if args[0] == "-C" else None,
+                           capture_output=True, text=True, close_fds=True,
+                           preexec_fn=lambda: os.close(0))
+        assert p.returncode == 0 and p.stdout == "", (args, p.stderr)
+
+
+def test_a_log_line_cannot_be_forged(hermetic):
+    folder = hermetic / "nl\n2026-01-01T00:00:00 gitckpt: forged\x1b[31m"
+    folder.mkdir()
+    p = hook("post-tool", claude("PostToolUse", folder, tool_name="Bash",
+                                 tool_input={"command": "x"}))
+    quiet(p)
+    assert "\x1b" not in p.stderr
+    log = (hermetic / ".state" / "gitckpt" / "gitckpt.log").read_text()
+    assert log.count("\n") == 1 and "\\n2026" in log

@@ -148,7 +148,8 @@ def test_hook_install_keeps_the_users_own_hooks(repo):
     mine = {"permissions": {"allow": ["Bash(ls)"]},
             "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
                 {"type": "command", "command": "prettier --write"}]}],
-                "Stop": [{"hooks": [{"type": "command", "command": "gitckpt hook stop --old"}]}]}}
+                "Stop": [{"hooks": [{"type": "command",
+                                   "command": "gitckpt hook stop --host claude"}]}]}}
     config.write_text(json.dumps(mine))
     r = run_cli("-C", str(repo), "--json", "hook", "install", "--host", "claude")
     assert r.code == 0, r.err
@@ -223,3 +224,49 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
     tools, r = anyio.run(body)
     assert {"ckpt_init", "ckpt_save", "ckpt_resume"} <= tools
     assert not r.is_error and r.structured_content["name"] == "from the wheel"
+
+
+@pytest.mark.parametrize("text,why", [
+    ('{"hooks": [{"matcher": "Write"}], "model": "x"}', "not an object"),
+    ('{"hooks": {"Stop": []}, "hooks": {"Stop": []}}', "twice"),
+    ('{"n": 1e400}', "cannot write"),
+    ('{"hooks": {"PostToolUse": {"matcher": "Write"}}}', "not a list"),
+    ('{"hooks": {"PostToolUse": "oops"}}', "not a list"),
+    ('{"n": NaN}', "not JSON"),
+])
+def test_hook_install_refuses_what_it_cannot_merge_losslessly(repo, text, why):
+    config = repo / ".claude" / "settings.json"
+    config.parent.mkdir()
+    config.write_text(text)
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
+    assert r.code == 1 and why in r.err and "hint:" in r.err, r.err
+    assert config.read_text() == text
+
+
+def test_hook_install_keeps_a_users_command_that_starts_like_ours(repo):
+    config = repo / ".claude" / "settings.json"
+    config.parent.mkdir()
+    mine = "gitckpt hook stop && notify-send 'agent stopped'"
+    config.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": mine}]}]}}))
+    assert run_cli("-C", str(repo), "hook", "install", "--host", "claude").code == 0
+    stop = [h["command"] for g in json.loads(config.read_text())["hooks"]["Stop"]
+            for h in g["hooks"]]
+    assert stop == [mine, "gitckpt hook stop"]
+
+
+def test_hook_install_does_not_follow_links(repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".claude").symlink_to(outside, target_is_directory=True)
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
+    assert r.code == 1 and "symbolic link" in r.err
+    assert list(outside.iterdir()) == []
+    (repo / ".claude").unlink()
+    (repo / ".claude").mkdir()
+    (outside / "real.json").write_text("{}")
+    (repo / ".claude" / "settings.json").symlink_to(outside / "real.json")
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
+    assert r.code == 1 and "symbolic link" in r.err
+    assert (outside / "real.json").read_text() == "{}"
+    assert (repo / ".claude" / "settings.json").is_symlink()

@@ -130,3 +130,24 @@ def test_completion_outside_a_store_completes_nothing(hermetic):
     assert complete("gitckpt restore ", folder) == []
     assert complete("gitckpt log --task ", folder) == []
     assert os.listdir(folder) == []
+
+
+def test_a_pager_that_cannot_run_still_shows_the_output(task):
+    out = on_a_tty(["log"], task.root, GITCKPT_PAGER="no-such-pager-xyz")
+    assert "cannot run the pager" in out and "paged" in out and "one" in out
+
+
+def test_a_terminal_that_goes_away_ends_the_bar_not_the_work(monkeypatch):
+    import click
+
+    from gitckpt.cli_base import TerminalProgress
+    from gitckpt.progress import Report
+
+    def gone(*a, **k):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(click, "echo", gone)
+    bar = TerminalProgress()
+    bar(Report("Scanning files", 10, None, "files"))  # raises nothing
+    bar(Report("Scanning files", 20, None, "files", final=True))
+    assert bar.broken
