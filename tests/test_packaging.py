@@ -270,3 +270,17 @@ def test_hook_install_does_not_follow_links(repo, tmp_path):
     assert r.code == 1 and "symbolic link" in r.err
     assert (outside / "real.json").read_text() == "{}"
     assert (repo / ".claude" / "settings.json").is_symlink()
+
+
+def test_ci_runs_the_readmes_test_command_and_nothing_after_it():
+    """`.ci/run` ends with the README's test command: a stray line after it would fail CI
+    after every test passed (it once did)."""
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"^python3 -m venv \.venv && \. \.venv/bin/activate && pip install -e "
+                        r"'\.\[test\]' && python -m pytest$", readme, re.M)
+    assert command, "README's quickstart test command"
+    lines = [x for x in (ROOT / ".ci" / "run").read_text().splitlines() if x.strip()]
+    last = lines[-1]
+    assert last.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install -e "
+                           "'.[test]' && ") and last.endswith(" && python -m pytest")
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
