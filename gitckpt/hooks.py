@@ -58,7 +58,10 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
             return Outcome(log="the host's input names no folder (cwd); nothing done")
         if not os.path.isdir(event.cwd):
             return Outcome(log=f"{event.cwd} is not a folder; nothing done")
-        return _ACTIONS[kind](host, event)
+        from gitckpt import service
+
+        with service.one_call(event.cwd, boundary=False):  # the workspace opened once
+            return _ACTIONS[kind](host, event)
     except Exception as e:  # the host's session goes on whatever happened here
         from gitckpt.errors import GitckptError
 
