@@ -73,6 +73,26 @@ class CliResult:
     err: str
 
 
+def read_terminal(master: int, wait: float = 30) -> str:
+    """Everything a child writes to the pseudo-terminal whose master end is `master`, until it
+    closes its end (or `wait` seconds pass with nothing)."""
+    import select
+
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], wait)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end (Linux says EIO)
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
             timeout: float = 60) -> CliResult:
     """Run the real CLI in a subprocess (`python -m gitckpt`)."""

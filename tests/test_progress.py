@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import pty
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from conftest import read_terminal
 from mcp import Client
 
 from gitckpt import progress
@@ -97,22 +97,11 @@ def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
     p = subprocess.Popen([sys.executable, "-m", "gitckpt", *args], cwd=cwd, stdout=subprocess.PIPE,
                          stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    chunks = read_terminal(master)
     out = p.stdout.read().decode()
     code = p.wait(30)
     os.close(master)
-    return code, out, b"".join(chunks).decode(errors="replace")
+    return code, out, chunks
 
 
 @pytest.mark.parametrize("how", ["terminal", "json", "pipe"])

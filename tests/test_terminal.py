@@ -4,13 +4,12 @@ and shell completion of task ids and step numbers from the store."""
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import read_terminal, run_cli
 
 from gitckpt import pager, service
 
@@ -25,21 +24,10 @@ def on_a_tty(args: list[str], cwd: Path, **env: str) -> str:
     p = subprocess.Popen([sys.executable, "-m", "gitckpt", *args], cwd=cwd, stdout=slave,
                          stderr=slave, stdin=subprocess.DEVNULL, env={**os.environ, **env})
     os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    text = read_terminal(master)
     p.wait(30)
     os.close(master)
-    return b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    return text.replace("\r\n", "\n")
 
 
 @pytest.fixture
