@@ -175,6 +175,19 @@ class GitIndexChanged(GitckptError):
         )
 
 
+class WorkspaceChanging(GitckptError):
+    """Files kept changing while a snapshot read them, attempt after attempt."""
+
+    code = "workspace_changing"
+
+    def __init__(self, detail: str) -> None:
+        detail = detail.strip() or "a read raced a writer"
+        super().__init__(
+            f"Files kept changing while gitckpt read them ({detail}); nothing was saved.",
+            "Another program is rewriting files in the workspace; retry when it is done.",
+        )
+
+
 class RemoteFailed(GitckptError):
     """git could not reach or update a remote (its message, credentials taken out)."""
 

@@ -7,8 +7,13 @@ stopping or failing, a folder it could not watch). Before trusting it, a snapsho
 with the source as watchman does: it creates a uniquely named file (a cookie) in a folder
 gitckpt owns inside the watched tree and waits until the event for it arrives, so every change
 made before the snapshot began has been seen. A cookie that does not arrive within
-`COOKIE_WAIT`, a source without a cookie folder, and every `verify_every` seconds (default
-5 minutes) mean a full scan instead. Snapshots through one journal are serialised, and each
+`COOKIE_WAIT`, a source without a cookie folder, a snapshot that must be exact (a restore's,
+a revert's), and every `verify_every` seconds (default 60) mean a full scan instead.
+
+Some changes raise no event at all: writes through `mmap`, writes through a hard link from
+outside the watched tree. Each narrowed snapshot therefore also re-checks the stat of a
+rotating slice of the cached files (store/git_hinted.py), so such a change is found within
+`RECHECK_SAVES` snapshots or `verify_every` seconds, whichever comes first. Snapshots through one journal are serialised, and each
 starts from the cache the one before left (store/git_hinted.py).
 """
 
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 log = logging.getLogger("gitckpt.journal")
 
 COOKIE_WAIT = 0.5  # seconds a snapshot waits for its cookie's event before a full scan
-VERIFY_EVERY = 300.0  # seconds between full verification scans
+VERIFY_EVERY = 60.0  # seconds between full verification scans (what events cannot show)
 COOKIE = ".gitckpt-cookie-"
 _counter = itertools.count()
 
@@ -109,13 +114,14 @@ class Journal:
 
     # -- the snapshot's side ---------------------------------------------------------------------
 
-    def begin(self) -> Grant:
-        """Wait for the source to catch up with now, then say what to visit."""
+    def begin(self, full: bool = False) -> Grant:
+        """Wait for the source to catch up with now, then say what to visit (`full`: nothing
+        narrower than the whole workspace, for a snapshot that must be exact)."""
         self.scan_lock.acquire()
         try:
             synced = self._sync()
             with self.cond:
-                full = not (synced and self.trusted) or self.clock() >= self.full_due \
+                full = full or not (synced and self.trusted) or self.clock() >= self.full_due \
                     or "" in self.dirty  # the root itself changed (moved, replaced)
                 taken, self.dirty = self.dirty, set()
                 paths = None if full else taken

@@ -57,6 +57,12 @@ Paths = list[str]  # shared, like root and task
 Remote = Annotated[str | None, Field(description="Git remote or URL.")]
 
 
+#: Calls that send or rewrite the workspace: their boundary drift stats every file, since
+#: the watcher's events cannot show everything (see Store.snapshot).
+EXACT = frozenset({service.restore, service.revert, service.export, service.push,
+                   service.import_})
+
+
 def build_server(root: str | None = None) -> MCPServer:
     """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
     ws = Workspaces(root)
@@ -80,7 +86,8 @@ def build_server(root: str | None = None) -> MCPServer:
 
             def work() -> dict:
                 with progressing.reporting(report if ctx is not None else None), \
-                        service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT) as d:
+                        service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT,
+                                         exact=fn in EXACT) as d:
                     if d is not None and d.recorded:
                         log.info("boundary drift %s: %d paths", d.commit[:7],
                                  len(d.changes.paths()))

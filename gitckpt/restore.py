@@ -394,7 +394,7 @@ def preview(tl: Timeline, target: Target, meta, paths: tuple[str, ...] = ()) -> 
     snapshot, no lock): what `apply` would do, obstacles included."""
     store = tl.store
     scope = tl.scope(meta)
-    live = store.snapshot(scope, update_cache=False)
+    live = store.snapshot(scope, update_cache=False, exact=True)
     with Workdir(str(store.root)) as wd:
         return check_obstacles(plan_for(store, target, live, scope, paths), wd)
 
@@ -424,7 +424,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
     with store.lock():
         head, meta = tl.writable(target.task)
         scope = tl.scope(meta)
-        live = store.snapshot(scope)
+        live = store.snapshot(scope, exact=True)
         plan = plan_for(store, target, live, scope, paths)
         with Workdir(str(store.root)) as wd:
             plan = check_obstacles(plan, wd)

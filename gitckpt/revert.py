@@ -266,7 +266,7 @@ def preview(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...],
     store = tl.store
     _, meta = tl.open_task(first.task)
     scope = tl.scope(meta)
-    live = store.snapshot(scope, update_cache=False)
+    live = store.snapshot(scope, update_cache=False, exact=True)
     rp = compute(tl, first, last, live, scope, paths, choice)
     with Workdir(str(store.root)) as wd:
         return replace(rp, plan=check_obstacles(rp.plan, wd))
@@ -291,7 +291,7 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
     with store.lock():
         head, meta = tl.writable(first.task)
         scope = tl.scope(meta)
-        live = store.snapshot(scope)
+        live = store.snapshot(scope, exact=True)
         rp = compute(tl, first, last, live, scope, paths, choice)
         with Workdir(str(store.root)) as wd:
             rp = replace(rp, plan=check_obstacles(rp.plan, wd))
@@ -383,7 +383,7 @@ def patch_text(tl: Timeline, rp: RevertPlan, first: Target, last: Target,
     if rp.conflicts and rp.choice is None:
         _, meta = tl.open_task(first.task)
         scope = tl.scope(meta)
-        live = store.snapshot(scope, update_cache=False)
+        live = store.snapshot(scope, update_cache=False, exact=True)
         rp = compute(tl, first, last, live, scope, paths, "markers")
     target = rp.plan.target.tree
     changed = tuple(a.name for a in rp.plan.actions)

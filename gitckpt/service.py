@@ -116,14 +116,16 @@ _CALL: ContextVar[tuple[str, Timeline] | None] = ContextVar("gitckpt_call", defa
 
 
 @contextmanager
-def one_call(root: str | Path, *, boundary: bool = True,
-             lock_wait: float = 2.0) -> Iterator[DriftResult | None]:
+def one_call(root: str | Path, *, boundary: bool = True, lock_wait: float = 2.0,
+             exact: bool = False) -> Iterator[DriftResult | None]:
     """One front-end call on `root`: the service functions called inside open the workspace
     once, and with `boundary` the changes made since the last call are first recorded as a
     `boundary` drift, under a hold of the lock that lasts the whole call, so the call's own
     snapshot is the boundary's (one scan per call). Yields that drift, or None if none was
     taken: no active task, or the store was busy for `lock_wait` seconds (the call then
-    scans on its own). Errors in opening or in the drift are the call's to meet later."""
+    scans on its own). `exact`: the boundary is a full stat of the workspace, for calls that
+    send or rewrite it (see `Store.snapshot`). Errors in opening or in the drift are the
+    call's to meet later."""
     try:
         tl = open_timeline(root)
     except GitckptError:
@@ -132,17 +134,18 @@ def one_call(root: str | Path, *, boundary: bool = True,
     token = _CALL.set((str(root), tl))
     try:
         with ExitStack() as held:
-            yield _boundary(tl, held, lock_wait) if boundary else None
+            yield _boundary(tl, held, lock_wait, exact) if boundary else None
     finally:
         _CALL.reset(token)
 
 
-def _boundary(tl: Timeline, held: ExitStack, lock_wait: float) -> DriftResult | None:
+def _boundary(tl: Timeline, held: ExitStack, lock_wait: float,
+              exact: bool) -> DriftResult | None:
     """The boundary drift of `one_call`; the lock stays held by `held` until the call ends."""
     try:
         tid = tl.resolve(None)
         held.enter_context(tl.store.one_scan(lock_wait))
-        return tl.capture("boundary", tid)
+        return tl.capture("boundary", tid, exact=exact)
     except GitckptError:
         return None
 
@@ -188,7 +191,7 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
 
 
 def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
-           full: bool = False) -> ResumeResult:
+           full: bool = False, exact: bool = False) -> ResumeResult:
     """The handoff for a new session. Read-only: no lock, no commit, no cache write. `voice`
     says whether the text names next actions as commands (`cli`) or tool calls (`mcp`);
     `full` gives every step and the whole memory instead of one screen."""
@@ -202,7 +205,7 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     problems: list[str] = []
     unsaved = since_step = live_tree = None
     try:
-        live = tl.live(info.meta)
+        live = tl.live(info.meta, exact=exact)
         live_tree = live.tree
         unsaved = tl.store.diff_trees(tip.tree, live.tree)
         since_step = tl.store.diff_trees(info.head.tree, live.tree)
@@ -573,7 +576,7 @@ def export(root: str | Path, to: str | Path, *, task: str | None = None) -> Expo
     if dest == store or store in dest.parents:
         raise InvalidArgument(f"A package cannot be written inside the store ({store}).",
                               "Export to a folder outside it, e.g. next to the workspace.")
-    return package.export(tl, tid, Path(to), resume(root, task=tid).text)
+    return package.export(tl, tid, Path(to), resume(root, task=tid, exact=True).text)
 
 
 def import_(root: str | Path, pkg: str | Path, *, as_id: str | None = None,

@@ -374,14 +374,15 @@ class Timeline:
         return Scope.load(str(self.store.root), meta.exclude or [])
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
-                lock_timeout: float | None = None, tool: dict | None = None) -> DriftResult:
+                lock_timeout: float | None = None, tool: dict | None = None,
+                exact: bool = False) -> DriftResult:
         """Record a drift if in-scope files differ from the tip; `tool` names the tool call
-        that made the change (a host's hook)."""
+        that made the change (a host's hook); `exact` as for `Store.snapshot`."""
         tid = self.resolve(task)
         with self.store.lock(lock_timeout):
             head, meta = self.writable(tid)
-            return self.record_drift(tid, head, self.store.snapshot(self.scope(meta)), trigger,
-                                     partial=partial, tool=tool)
+            snap = self.store.snapshot(self.scope(meta), exact=exact)
+            return self.record_drift(tid, head, snap, trigger, partial=partial, tool=tool)
 
     def record_drift(self, tid: TaskId, head: StepRecord, snap: Snapshot, trigger: str, *,
                      partial: bool = False, always: bool = False,
@@ -438,9 +439,9 @@ class Timeline:
         self.store.cas_ref(drift_ref(tid, note.step), commit, old)
         return commit
 
-    def live(self, meta: Note) -> Snapshot:
+    def live(self, meta: Note, exact: bool = False) -> Snapshot:
         """A snapshot of the workspace now, without touching the stat cache or taking the lock."""
-        return self.store.snapshot(self.scope(meta), update_cache=False)
+        return self.store.snapshot(self.scope(meta), update_cache=False, exact=exact)
 
 
 def _runs_file(tid: TaskId) -> str:

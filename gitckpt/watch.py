@@ -364,9 +364,12 @@ class WatchdogSource(Source):
         observer = Observer()
         observer.daemon = True
         # Changes only: no open/close-without-write events (a snapshot reads every changed
-        # file), and no close-after-write or folder events, which repeat what these say.
+        # file), and no close-after-write or folder-modified events, which repeat what these
+        # say. Attribute events are changes: a chmod changes the executable bit a tree
+        # records, and a new hard link (its link count) may be written through unseen.
         wanted = [ev.FileModifiedEvent, ev.FileCreatedEvent, ev.FileDeletedEvent,
-                  ev.FileMovedEvent, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
+                  ev.FileMovedEvent, ev.FileAttribEvent, ev.DirCreatedEvent,
+                  ev.DirDeletedEvent, ev.DirMovedEvent, ev.DirAttribEvent]
         observer.schedule(Handler(), self.root, recursive=True, event_filter=wanted)
         _overflow_hints(hint)
         observer.start()  # OSError when inotify limits are reached

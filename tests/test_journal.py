@@ -215,3 +215,90 @@ def test_a_save_from_another_process_in_between_keeps_the_trees_exact(watched):
     assert run_cli("-C", str(root), "save", "from another process").code == 0
     (root / "pkg" / "m4.py").write_text("after the other save\n")
     assert service.save(root, "here again").tree == git_tree(root)
+
+
+def aged(root) -> None:
+    """Every file old enough that only a stat change (not the racy window) says it moved."""
+    for f in (root / "pkg").iterdir():
+        os.utime(f, (time.time() - 3600, time.time() - 3600))
+
+
+def test_a_mode_change_alone_is_seen_at_once(watched):
+    root, journal = watched
+    aged(root)
+    live_tree(root)
+    os.chmod(root / "pkg" / "m2.py", 0o755)  # an attribute event, nothing else
+    hinted = journal.counts["hinted"]
+    assert service.save(root, "chmod").tree == git_tree(root)
+    assert journal.counts["hinted"] == hinted + 1
+    assert "100755" in git(root, "ls-tree", "-r", git_tree(root), "pkg/m2.py")
+
+
+def _unseen_edit(root, how: str, outside) -> None:
+    """A change inotify does not report: a write through mmap, or through a hard link made
+    from outside the workspace before the watcher started."""
+    if how == "mmap":
+        import mmap
+
+        with open(root / "pkg" / "m3.py", "r+b") as f, mmap.mmap(f.fileno(), 0) as m:
+            m[:1] = b"#"
+            m.flush()
+    else:
+        with open(outside, "r+b") as f:
+            f.write(b"#")
+
+
+@pytest.fixture
+def linked(watched, tmp_path):
+    root, journal = watched
+    outside = tmp_path / "outside-link"
+    os.link(root / "pkg" / "m3.py", outside)
+    aged(root)
+    live_tree(root)
+    return root, journal, outside
+
+
+@pytest.mark.parametrize("how", ["mmap", "hard_link"])
+def test_what_no_event_shows_is_in_a_tree_within_the_bound(linked, how):
+    from gitckpt.store.git_hinted import RECHECK_SAVES
+
+    root, journal, outside = linked
+    _unseen_edit(root, how, outside)
+    want = git_tree(root)
+    for n in range(1, RECHECK_SAVES + 1):
+        if service.save(root, f"save {n}").tree == want:
+            break
+    else:
+        pytest.fail(f"not found in {RECHECK_SAVES} saves")
+    assert journal.counts["full"] == 1  # found by the slices, not by a full scan
+
+
+@pytest.mark.parametrize("how", ["mmap", "hard_link"])
+def test_a_restore_plans_against_the_files_as_they_are(linked, how):
+    """The restore sees the unseen change: it rewrites the file, and its safety copy holds
+    the changed bytes, which its undo brings back."""
+    root, journal, outside = linked
+    service.save(root, "before")  # the step the restore goes back to
+    _unseen_edit(root, how, outside)
+    changed = (root / "pkg" / "m3.py").read_bytes()
+    assert changed.startswith(b"#")
+    out = service.restore(root, "head", apply=True)
+    assert out.plan.names("modify") == ["pkg/m3.py"] and out.safety is not None
+    assert (root / "pkg" / "m3.py").read_bytes() == b"x = 3\n"
+    service.restore(root, out.safety[:12], apply=True)
+    assert (root / "pkg" / "m3.py").read_bytes() == changed
+
+
+@pytest.mark.parametrize("how", ["mmap", "hard_link"])
+def test_a_save_elsewhere_is_never_undone_by_the_journal(linked, how):
+    """Another process's save records the change; the next save here must not record the
+    bytes from before it (the journal's cache yields to the newer scan)."""
+    from conftest import run_cli
+
+    root, journal, outside = linked
+    _unseen_edit(root, how, outside)
+    want = git_tree(root)
+    assert run_cli("-C", str(root), "save", "from another process").code == 0
+    assert service.open_timeline(root).head(service.open_timeline(root).resolve(None)
+                                            ).tree == want
+    assert service.save(root, "here again").tree == want

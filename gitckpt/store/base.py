@@ -324,7 +324,7 @@ class WorkingCopy(ABC):
     private: tuple[str, ...] = ()
 
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
-                 progress: Progress | None = None) -> Snapshot:
+                 progress: Progress | None = None, exact: bool = False) -> Snapshot:
         """Write the tree of the in-scope workspace now and return it.
 
         Left-out files are never read; those that exist and are sensitive, too large,
@@ -332,20 +332,26 @@ class WorkingCopy(ABC):
         `update_cache=False` the stat cache is left as it is (for read-only callers, who hold no
         lock); objects may still be written. The caller holds the lock when `update_cache`.
         Inside `Store.one_scan()` a scope already scanned is not scanned again.
+
+        `exact`: the snapshot a restore, revert or checkout plans against, or a push or export
+        sends: a stat of every file, never narrowed to what a watcher saw (events miss writes
+        through mmap or a hard link from outside), so its tree is the files as they are.
         """
         memo: dict | None = self.__dict__.get("_scans")
         if memo is not None:
             hit = memo.get(scope)
-            if hit is not None and (hit[1] or not update_cache):
+            if hit is not None and (hit[1] or not update_cache) and (hit[2] or not exact):
                 return hit[0]  # a snapshot that left the cache stale cannot stand for one
         if progress is None and progressing.active():  # a front end shows long scans
             with progressing.Meter("Scanning files", "files", self.estimate()) as meter:
-                return self.snapshot(scope, update_cache=update_cache, progress=meter.tick)
+                return self.snapshot(scope, update_cache=update_cache, progress=meter.tick,
+                                     exact=exact)
         journal = journals.for_root(str(self.root)) if self.takes_hints else None
         if journal is None:
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
+            exact = True
         else:  # a watcher runs in this process: visit what it saw, if it can be trusted
-            grant = journal.begin()
+            grant = journal.begin(full=exact)
             try:
                 snap = self.scan(scope, update_cache=update_cache, progress=progress,
                                  changed=grant.paths, skipped_before=grant.skipped,
@@ -354,8 +360,9 @@ class WorkingCopy(ABC):
                 journal.done(grant, False)
                 raise
             journal.done(grant, True, snap.skipped)
+            exact = grant.paths is None
         if memo is not None:
-            memo[scope] = (snap, update_cache)
+            memo[scope] = (snap, update_cache, exact)
         return snap
 
     #: True if `scan` can visit only the paths a watcher saw change (`changed`).

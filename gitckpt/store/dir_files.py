@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -100,11 +102,37 @@ def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
     return kind, body
 
 
+class FileChanging(OSError):
+    """A file kept changing while it was read: no moment's content could be taken."""
+
+
+#: Reads of a file that changes under them before it is left out as `changing`.
+READ_TRIES = 3
+
+
 def read_regular(path: str) -> bytes:
-    """A regular file's bytes, never through a link or into a fifo swapped in since the stat
-    (OSError otherwise)."""
+    """A regular file's bytes as they were at one moment, never through a link or into a fifo
+    swapped in since the stat (OSError otherwise).
+
+    A read that races a writer (the file grown, truncated or rewritten while it is read: its
+    size, mtime or ctime moved, or fewer bytes came than its size) is retried; FileChanging
+    after READ_TRIES such reads, so that no torn mix of two versions is ever stored."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
             raise FileNotFoundError(path)
-        return f.read()
+        for attempt in range(READ_TRIES):
+            if attempt:
+                f.seek(0)
+                time.sleep(0.01 * attempt)
+            data = f.read()
+            after = os.fstat(fd)
+            if len(data) == after.st_size and _same_moment(before, after):
+                return data
+            before = after
+        raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
+
+
+def _same_moment(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_size, b.st_mtime_ns, b.st_ctime_ns)

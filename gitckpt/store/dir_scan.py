@@ -29,7 +29,7 @@ from gitckpt.objects import EMPTY_TREE, Mode, hash_object
 from gitckpt.rules import decide
 from gitckpt.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.sensitive import content_sensitive
-from gitckpt.store.dir_files import read_regular
+from gitckpt.store.dir_files import FileChanging, read_regular
 from gitckpt.store.state import StateDir
 from gitckpt.values import POINTER, Progress, Skipped
 
@@ -385,8 +385,9 @@ class DirScanner:
                     else read_regular(path))
         except FileNotFoundError:
             return None
-        except OSError:
-            w.skipped.append(Skipped(rel, "unreadable", st.st_size, round(st.st_mtime, 3)))
+        except OSError as e:
+            reason = "changing" if isinstance(e, FileChanging) else "unreadable"
+            w.skipped.append(Skipped(rel, reason, st.st_size, round(st.st_mtime, 3)))
             return None
         if not stat.S_ISLNK(st.st_mode):
             verdict = w.scope.content_verdict(rel)

@@ -20,27 +20,33 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from gitckpt.store.git_pass import ScanPass, lstat
-from gitckpt.store.libgit2 import index_diff
+from gitckpt.store.libgit2 import path_at
 from gitckpt.values import Progress
 
 if TYPE_CHECKING:
     from gitckpt.store.git_scan import Scanner
 
 _WHOLE = (".gitignore", ".gitattributes")  # changes that the whole diff must follow
+#: Every cached file is re-checked (its stat) within this many narrowed scans.
+RECHECK_SAVES = 10
 
 
 @dataclass
 class Memo:
     """The cache a scan ended with: `index` (in memory, maybe ahead of the file) is `tree`.
-    Valid while the index file keeps `stamp` and the side state names `state_index` and
-    `state_tree`."""
+    Valid while the index file keeps `stamp` and the side state names `state_index`,
+    `state_tree` and `state_scanned` (a scan in another process that found another tree
+    writes its own: the cache here may then hold what that scan saw was no longer so).
+    `cursor` is where the next slice of `recheck` starts."""
 
     stamp: tuple | None
     state_index: list | None
     state_tree: str | None
+    state_scanned: str | None
     index: pygit2.Index
     tree: str
     racy: set[str]
+    cursor: int = 0
 
 
 _memos: dict[str, Memo] = {}
@@ -52,7 +58,8 @@ def recall(index_path: Path, opened: tuple | None, state: dict) -> Memo | None:
     with _lock:
         memo = _memos.get(str(index_path))
     if memo is None or memo.stamp != opened or memo.state_index != state.get("index") \
-            or memo.state_tree != state.get("tree"):
+            or memo.state_tree != state.get("tree") \
+            or memo.state_scanned != state.get("scanned"):
         return None
     return memo
 
@@ -98,6 +105,25 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
         if any(folder.startswith(d + "/") for d in done):
             continue  # already under one diffed
         done.append(folder)
-        for delta in index_diff(repo, index, flags, folder).deltas:
+        for delta in scanner.differ.under(p, folder):
             scanner._visit(p, delta, progress)
     return True
+
+
+def recheck(scanner: Scanner, p: ScanPass, cursor: int, progress: Progress | None) -> int:
+    """Re-check the stat of the cached entries from position `cursor` on, one in
+    RECHECK_SAVES of them, wrapping around; the position the next scan starts from.
+
+    Events are not complete (a write through mmap or through a hard link from outside the
+    workspace raises none), so each narrowed scan also asks libgit2 about a slice of the
+    rest: a change no event named is found within RECHECK_SAVES scans."""
+    n = len(p.index)
+    if n == 0:
+        return 0
+    size = -(-n // RECHECK_SAVES)
+    start = cursor % n
+    positions = [(start + i) % n for i in range(min(size, n))]
+    paths = sorted({path_at(p.index, i) for i in positions})
+    for delta in scanner.differ.under(p, paths):
+        scanner._visit(p, delta, progress)
+    return (start + size) % n

@@ -8,9 +8,11 @@ as single entries); only the paths it reports are looked at again.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pygit2
@@ -29,11 +31,12 @@ from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, apply_changes, decode_t
 from gitckpt.scope import Scope
 from gitckpt.sensitive import content_sensitive
 from gitckpt.store import git_hinted as hinted
+from gitckpt.store.dir_files import READ_TRIES, FileChanging
 from gitckpt.store.git_config import filter_key, filters_possible, ignore_key, stamp, trust_exec
-from gitckpt.store.git_deep import cover, too_deep
+from gitckpt.store.git_diff import Differ, read_race
 from gitckpt.store.git_pass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git_split import objects_dir, read_checked, scan_deltas
-from gitckpt.store.libgit2 import bind, index_diff, nested_head, open_index
+from gitckpt.store.libgit2 import bind, nested_head, open_index
 from gitckpt.store.pack_write import PackWriter, object_id
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import Progress, Skipped, Snapshot
@@ -53,6 +56,7 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
 
 _KINDS = {"blob": ObjectType.BLOB, "tree": ObjectType.TREE}
 SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
+CHANGING = pygit2.Oid(hex="0" * 39 + "1")  # `_blob`'s answer for a file that kept changing
 SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
 
 
@@ -71,6 +75,7 @@ class Scanner:
                 self.index_path.resolve() == user_index.resolve()):
             raise InternalError(f"private index {self.index_path} is the user's index")
         self.user_index = user_index
+        self.differ = Differ(repo, workdir, prefix, _FLAGS, self._rel)
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
@@ -146,8 +151,12 @@ class Scanner:
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes)
         seen = changed is not None and memo is not None and not (p.refilter or p.renormalize) \
             and hinted.visit(self, p, self._repo_paths(changed), _FLAGS, progress)
+        cursor = 0
         if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
             recheck -= set(self._repo_paths(changed))
+            # and what events cannot show (mmap writes, hard links from outside) is found by a
+            # stat of a rotating slice of the rest
+            cursor = hinted.recheck(self, p, memo.cursor, progress)
             # what earlier scans left out stays left out, unless it was looked at again
             p.skipped = [*(s for s in skipped_before if not _under(s.path, changed)),
                          *p.skipped]
@@ -179,8 +188,8 @@ class Scanner:
         if watched:  # the side state as `_finish` left it on disk: no second read
             now = self._state_after
             hinted.remember(self.index_path, hinted.Memo(
-                stamp(self.index_path), now.get("index"), now.get("tree"), index, tree,
-                set(p.racy)))
+                stamp(self.index_path), now.get("index"), now.get("tree"), now.get("scanned"),
+                index, tree, set(p.racy), cursor))
         return snap
 
     def _repo_paths(self, changed: set[str]) -> list[str]:
@@ -190,19 +199,9 @@ class Scanner:
                     base: str | None, parallel: bool = True) -> list[pygit2.DiffDelta]:
         """Everything libgit2 finds changed between the cache and the work tree (`parallel`:
         the second half may be diffed from the index file, which holds `index`)."""
-        try:
-            return scan_deltas(self.repo, index, self.index_path, opened, base, self.workdir,
-                               self.prefix, _FLAGS, self.parallel and parallel)
-        except pygit2.GitError as e:
-            if "nesting too deep" not in str(e):
-                raise
-            # libgit2 refuses folders deeper than MAX_DEPTH: leave those out by diffing the
-            # literal paths that cover everything else.
-            deep = too_deep(self.workdir, self.prefix, self.repo.path_is_ignored)
-            for path in deep:
-                p.skip(self._rel(path), "too_deep")
-            paths = cover(self.workdir, self.prefix, deep, [e.path for e in index])
-            return list(index_diff(self.repo, index, _FLAGS, paths).deltas) if paths else []
+        return self.differ.whole(p, lambda first: scan_deltas(
+            self.repo, index, self.index_path, opened, base, self.workdir, self.prefix,
+            _FLAGS, self.parallel and parallel and first))
 
     def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
                 state: dict, update_cache: bool, ignores: str, filters: str,
@@ -213,7 +212,10 @@ class Scanner:
                      # smudged entries stay listed until the index holding them is rewritten
                      "racy": sorted(p.racy | set(state.get("racy", []))),
                      "index": state.get("index"), "tree": state.get("tree"),
-                     "dirs": state.get("dirs", [])}
+                     "dirs": state.get("dirs", []),
+                     # the tree the newest scan of any process found: a watcher's cache in
+                     # memory (git_hinted) yields to a scan elsewhere that saw otherwise
+                     "scanned": tree}
         # Writing a large index costs more than re-reading a few changed files next time, so
         # small changes stay pending. Rule changes, nested repositories and unknown bases are
         # written at once: the side state above must describe the index file.
@@ -351,9 +353,9 @@ class Scanner:
         else:
             verdict = None if stat.S_ISLNK(st.st_mode) else p.scope.content_verdict(rel)
             oid = self._blob(path, full, st, p.filters, verdict)
-            if oid is SENSITIVE:
+            if oid is SENSITIVE or oid is CHANGING:
                 p.remove(path)
-                p.skip(rel, "sensitive", st)
+                p.skip(rel, "sensitive" if oid is SENSITIVE else "changing", st)
                 return
             if oid is None:
                 p.remove(path)
@@ -386,9 +388,11 @@ class Scanner:
                 if verdict is not None and content_sensitive(data, verdict):
                     return SENSITIVE
                 if filters:
-                    data, oid = None, self.repo.hashfile(path)
+                    data, oid = None, self._hashfile(path)
                 else:
                     oid = pygit2.hash(data)
+        except FileChanging:
+            return CHANGING
         except (pygit2.GitError, OSError):
             return None
         if oid in self._pack or oid in odb:
@@ -403,6 +407,18 @@ class Scanner:
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check free space and the permissions of the .git folder."
                                    ) from e
+
+    def _hashfile(self, path: str) -> pygit2.Oid:
+        """The id of work-tree file `path` through its content filters, as libgit2 reads it;
+        a read that races a writer is retried, then FileChanging."""
+        for attempt in range(READ_TRIES):
+            try:
+                return self.repo.hashfile(path)
+            except pygit2.GitError as e:
+                if not read_race(e):
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
 
     def _take_nested(self, p: ScanPass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
@@ -433,9 +449,7 @@ class Scanner:
 
     def _take_all(self, p: ScanPass, under: str) -> None:
         """Take every file git would add under work-tree folder `under`."""
-        empty = bind(pygit2.Index(), self.repo)
-        for delta in index_diff(self.repo, empty, _FLAGS, under).deltas:
-            path = os.fsdecode(delta.new_file.raw_path).rstrip("/")
+        for path in self.differ.new_files(p, under):
             self._take(p, path, self._rel(path))
 
     def _find_new_repos(self, p: ScanPass, dirs: list[str]) -> None:
@@ -466,9 +480,7 @@ class Scanner:
         """
         everything = any(d == self.prefix or not d for d in p.refilter)
         for d in [self.prefix] if everything else sorted(p.refilter):
-            empty = bind(pygit2.Index(), self.repo)
-            listed = {os.fsdecode(delta.new_file.raw_path).rstrip("/")
-                      for delta in index_diff(self.repo, empty, _FLAGS, d).deltas}
+            listed = set(self.differ.new_files(p, d))
             under = d + "/" if d else ""
             for entry in list(p.index):
                 path = entry.path
@@ -569,4 +581,5 @@ def _looks_sensitive(full: str, verdict: str | None) -> bool:
         return content_sensitive(read_regular(full), verdict) is not None
     except OSError:
         return False
+
 
