@@ -13,8 +13,8 @@ a revert's), and every `verify_every` seconds (default 60) mean a full scan inst
 Some changes raise no event at all: writes through `mmap`, writes through a hard link from
 outside the watched tree. Each narrowed snapshot therefore also re-checks the stat of a
 rotating slice of the cached files (store/git_hinted.py), so such a change is found within
-`RECHECK_SAVES` snapshots or `verify_every` seconds, whichever comes first. Snapshots through one journal are serialised, and each
-starts from the cache the one before left (store/git_hinted.py).
+`RECHECK_SAVES` snapshots or `verify_every` seconds, whichever comes first. Snapshots through
+one journal are serialised, and each starts from the cache the one before left.
 """
 
 from __future__ import annotations

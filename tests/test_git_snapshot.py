@@ -299,3 +299,37 @@ def test_too_new_files_are_rechecked_then_trusted(repo, monkeypatch):
         seen.clear()
         store.snapshot(Scope(), update_cache=True, progress=seen.append)
     assert seen == []  # trusted now: nothing is looked at again
+
+
+def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
+    """The rotating re-check of the watcher's fast path stats one slice per save: together
+    the slices hold every cached file and every name on disk, each about a tenth."""
+    import pygit2
+
+    from gitckpt.store.git_split import slices
+
+    root = tmp_path / "w"
+    for d in range(3):  # heavy folders cut inside, a flat folder cut by count, loose files
+        for s in range(30):
+            (root / f"big{d}" / f"s{s}").mkdir(parents=True)
+            for f in range(10):
+                (root / f"big{d}" / f"s{s}" / f"f{f}").write_text("x")
+    (root / "flat").mkdir()
+    for f in range(300):
+        (root / "flat" / f"n{f}").write_text("y")
+    for f in range(5):
+        (root / f"top{f}.txt").write_text("z")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    tree = str(index.write_tree())
+    (root / "new-on-disk").mkdir()  # not cached yet: still in a slice
+    parts = slices(repo, index, tree, root, "", 10)
+    paths = [p.decode() for group in parts for p in group]
+    for e in [*index, "new-on-disk"]:
+        name = e if isinstance(e, str) else e.path
+        assert any(name == p or name.startswith(p + "/") for p in paths), name
+    sizes = [sum(1 for e in index if any(e.path == p.decode() or e.path.startswith(
+        p.decode() + "/") for p in group)) for group in parts]
+    assert 9 <= len(parts) <= 12 and max(sizes) <= 2 * len(index) // 10, sizes

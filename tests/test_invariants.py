@@ -375,7 +375,8 @@ _EXAMPLE = itertools.count()
 
 
 @pytest.mark.parametrize("kind", ["git", "dir"])
-@settings(max_examples=int(os.environ.get("GITCKPT_INVARIANT_EXAMPLES", "12")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("GITCKPT_INVARIANT_EXAMPLES", "12")),
+          deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=ops)
 # each way a fast path was once wrong, always tried, before the random ones
 @example(steps=[([("chmod", 1, b"x")], "save", False)])

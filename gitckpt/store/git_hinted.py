@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
 
 from gitckpt.store.git_pass import ScanPass, lstat
-from gitckpt.store.libgit2 import path_at
+from gitckpt.store.git_split import slices
 from gitckpt.values import Progress
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class Memo:
     Valid while the index file keeps `stamp` and the side state names `state_index`,
     `state_tree` and `state_scanned` (a scan in another process that found another tree
     writes its own: the cache here may then hold what that scan saw was no longer so).
-    `cursor` is where the next slice of `recheck` starts."""
+    `slices` and `cursor` are the rotation of `recheck`."""
 
     stamp: tuple | None
     state_index: list | None
@@ -46,6 +46,7 @@ class Memo:
     index: pygit2.Index
     tree: str
     racy: set[str]
+    slices: list[list[bytes]] = field(default_factory=list)  # see `recheck`
     cursor: int = 0
 
 
@@ -110,20 +111,22 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
     return True
 
 
-def recheck(scanner: Scanner, p: ScanPass, cursor: int, progress: Progress | None) -> int:
-    """Re-check the stat of the cached entries from position `cursor` on, one in
-    RECHECK_SAVES of them, wrapping around; the position the next scan starts from.
+def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
+            ) -> tuple[list[list[bytes]], int]:
+    """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; the slices and
+    the position the next scan goes on from.
 
     Events are not complete (a write through mmap or through a hard link from outside the
-    workspace raises none), so each narrowed scan also asks libgit2 about a slice of the
-    rest: a change no event named is found within RECHECK_SAVES scans."""
-    n = len(p.index)
-    if n == 0:
-        return 0
-    size = -(-n // RECHECK_SAVES)
-    start = cursor % n
-    positions = [(start + i) % n for i in range(min(size, n))]
-    paths = sorted({path_at(p.index, i) for i in positions})
-    for delta in scanner.differ.under(p, paths):
+    workspace raises none), so each narrowed scan also asks libgit2 about one slice of the
+    rest, in turn: a change no event named is found within RECHECK_SAVES scans (two rounds
+    for a file in a folder made after the round began, when the slices are cut again)."""
+    parts, cursor = memo.slices, memo.cursor
+    if not parts or cursor >= len(parts):
+        parts = slices(scanner.repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
+                       RECHECK_SAVES) if len(p.index) else []
+        cursor = 0
+    if not parts:
+        return [], 0
+    for delta in scanner.differ.under(p, parts[cursor]):
         scanner._visit(p, delta, progress)
-    return (start + size) % n
+    return parts, cursor + 1
