@@ -40,7 +40,7 @@ def redact(text: str) -> tuple[str, int]:
 
 def spans(text: str) -> list[tuple[int, int]]:
     """The secrets in `text` as sorted, non-overlapping (start, end) offsets."""
-    found = sorted(_candidates(text))
+    found = sorted((start, end) for start, end, _ in _candidates(text))
     merged: list[tuple[int, int]] = []
     for start, end in found:
         if merged and start <= merged[-1][1]:
@@ -58,12 +58,21 @@ def has_secret(text: str) -> bool:
     return any(True for _ in _candidates(text, files=True))
 
 
+def first_secret(text: str, rule_ids: frozenset[str]) -> tuple[str, str] | None:
+    """(rule id, value) of the first value in `text` that one of the rules `rule_ids` accepts,
+    or None: the same patterns and value checks as redaction (placeholders are not secrets)."""
+    for start, end, rule in _candidates(text, only=rule_ids):
+        return rule, text[start:end]
+    return None
+
+
 # --- finding candidates ----------------------------------------------------------------------
 
 
-def _candidates(text: str, *, files: bool = False):
-    """(start, end) of every value some rule accepts; with `files`, formats public by design
-    are skipped (one hit is enough there, so this is a generator)."""
+def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None = None):
+    """(start, end, rule id) of every value some rule accepts; with `files`, formats public by
+    design are skipped; with `only`, only those rules run (one hit is enough there, so this is
+    a generator)."""
     if not text:
         return
     from gitckpt.secret_rules import RULES  # on first use: importing redact stays cheap
@@ -74,6 +83,8 @@ def _candidates(text: str, *, files: bool = False):
     starts: list[int] = []  # accepted spans, sorted by start: a value inside one needs no check
     ends: list[int] = []
     for rule in RULES:
+        if only is not None and rule.id not in only:
+            continue
         if rule.keywords:
             for kw in rule.keywords:
                 hit = seen.get(kw)
@@ -111,7 +122,7 @@ def _candidates(text: str, *, files: bool = False):
                 continue
             starts.insert(i + 1, start)
             ends.insert(i + 1, end)
-            yield start, end
+            yield start, end, rule.id
 
 
 _TRAIL = ".,:;!?)]}"

@@ -483,3 +483,52 @@ RULES: tuple[Rule, ...] = (
          source="hand-written: 'the token is <value>' and the like; the value must look random",
          check="prose", keywords=("pass", "secret", "token", "key", "cred", "pat")),
 )
+
+
+# --- formats that make a file a credential file ----------------------------------------------
+# A file whose text holds one of these is left out of snapshots whatever its name (source code
+# and test fixtures excepted: gitckpt.sensitive). Only formats with a fixed prefix that ordinary
+# text never begins a long token with: a false alarm costs the user a file in every checkpoint.
+# Each prefix begins a run of at least 20 token characters ([A-Za-z0-9_-]); a prefix that ends
+# in "." is followed by that run. That run is what the pre-filter in gitckpt.file_secrets looks
+# for, before the rule named here (its regex and value check) decides.
+FILE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "github-fine-grained-pat": ("github_pat_",),
+    "gitlab-token": ("glpat-", "glptt-", "glrt-", "gldt-", "glft-", "glcbt-", "glimt-",
+                     "gloas-", "glagent-", "glsoat-", "glffct-", "glwt-"),
+    "slack-token": ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"),
+    "slack-app-token": ("xapp-",),
+    "stripe-secret-key": ("sk_live_", "rk_live_", "sk_prod_", "rk_prod_"),
+    "stripe-webhook-secret": ("whsec_",),
+    "aws-access-key-id": ("AKIA", "ASIA"),  # only with its secret nearby: an AWS key pair
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-Ag",),
+    "anthropic-api-key": ("sk-ant-",),
+    "openai-api-key": ("sk-proj-", "sk-svcacct-", "sk-admin-"),
+    "huggingface-token": ("hf_", "api_org_"),
+    "digitalocean-token": ("dop_v1_", "doo_v1_", "dor_v1_"),
+    "google-oauth-client-secret": ("GOCSPX-",),
+    "google-oauth-access-token": ("ya29.",),
+    "hashicorp-vault-token": ("hvs.", "hvb.", "hvr."),
+    "dockerhub-token": ("dckr_pat_",),
+    "shopify-token": ("shpat_", "shpss_", "shpca_", "shppa_"),
+    "linear-api-key": ("lin_api_", "lin_oauth_"),
+    "notion-token": ("ntn_",),
+    "postman-api-key": ("PMAK-",),
+    "sentry-token": ("sntrys_", "sntryu_", "sntrya_"),
+    "new-relic-key": ("NRAK-", "NRII-", "NRAA-", "NRJS-"),
+    "grafana-token": ("glsa_", "glc_"),
+    "supabase-token": ("sbp_", "sb_secret_"),
+    "rubygems-token": ("rubygems_",),
+    "pulumi-token": ("pul-",),
+    "heroku-api-key-v2": ("HRKU-",),
+    "age-secret-key": ("AGE-SECRET-KEY-1",),
+    "figma-token": ("figd_",),
+    "planetscale-token": ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+    "atlassian-api-token": ("ATATT3", "ATCTT3"),
+    "brevo-api-key": ("xkeysib-",),
+    "databricks-token": ("dapi",),
+    "doppler-token": ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
+    "sendgrid-api-key": ("SG.",),
+}

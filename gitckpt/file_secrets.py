@@ -1,0 +1,123 @@
+"""Whether the text of a file holds a high-confidence credential (a provider token with a fixed
+prefix, an AWS key pair), found by a cheap pre-filter and confirmed by the redaction rules.
+
+Cost: only the first HEAD_BYTES are looked at, with C-speed byte operations until a candidate
+turns up. A token is a run of at least 20 token characters ([A-Za-z0-9_-]) that begins with a
+prefix of `secret_rules.FILE_PREFIXES`: text without such a run (most prose) costs one
+`bytes.translate` and one search; other text a second translate and a few substring searches
+for the prefixes. A rule's regex runs only on a small window around a candidate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from gitckpt.redact import first_secret
+
+HEAD_BYTES = 1024 * 1024  # how much of a file the credential check reads
+# Token characters become "a", anything else " ": a file without a run of 20 holds no token.
+_TOKENS = bytes(ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-")
+                else ord(" ") for i in range(256))
+_RUN = b"a" * 20
+# Letters and digits become "a", the separators of prefixes (_ - .) "_", anything else " ".
+# A separator followed by 12 letters or digits: every token whose prefix ends in a separator
+# has one (its prefix's own, or one inside a long URL-safe body).
+_CLASSES = bytes(ord("a") if chr(i).isascii() and chr(i).isalnum()
+                 else ord("_") if chr(i) in "_-." else ord(" ") for i in range(256))
+_NEEDLE = b"_" + b"a" * 12
+# Prefixes that need not be followed by such a stretch, found by a plain search ("IA" finds
+# AKIA and ASIA; a short URL-safe body may have a separator every few characters).
+_BARE = {b"IA": (b"AKIA", b"ASIA"), b"dapi": (b"dapi",), b"glpat-": (b"glpat-",),
+         b"GOCSPX-": (b"GOCSPX-",), b"dckr_pat_": (b"dckr_pat_",)}
+_WINDOW = 600  # bytes either side of an AWS key id in which its secret must be
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+_tables: tuple | None = None
+
+
+def _prefix_tables() -> tuple:
+    """(every prefix, prefix -> rule id), built on first use from
+    `secret_rules.FILE_PREFIXES`."""
+    global _tables
+    if _tables is None:
+        from gitckpt.secret_rules import FILE_PREFIXES
+        owner = {p.encode(): rule for rule, ps in FILE_PREFIXES.items() for p in ps}
+        _tables = tuple(owner), owner
+    return _tables
+
+
+def credential_in(data: bytes) -> str | None:
+    """What high-confidence credential the first HEAD_BYTES of `data` hold ("a ghp_ token",
+    "an AWS key pair"), or None. Binary data (a NUL in the first 8 KiB) holds none."""
+    head = data[:HEAD_BYTES]
+    if not head or b"\0" in head[:8192] or _RUN not in head.translate(_TOKENS):
+        return None
+    prefixes, owner = _prefix_tables()
+    return _search(head, prefixes, owner)
+
+
+def _search(head: bytes, prefixes: tuple, owner: dict) -> str | None:
+    """The first candidate token in `head` that its rule confirms."""
+    classes = head.translate(_CLASSES)
+    done: set[int] = set()
+    pos = 0
+    while (p := classes.find(_NEEDLE, pos)) >= 0:
+        s = classes.rfind(b" ", 0, p) + 1  # the run of token characters around it
+        e = classes.find(b" ", p)
+        pos = e = len(head) if e < 0 else e
+        if head.startswith(prefixes, s):
+            done.add(s)
+            prefix = next(p for p in prefixes if head.startswith(p, s))
+            found = _confirm(head, s, e, owner[prefix])
+            if found:
+                return found
+    for literal, starts in _BARE.items():
+        pos = 0
+        while (p := head.find(literal, pos)) >= 0:
+            pos = p + len(literal)
+            s = p - 2 if literal == b"IA" else p
+            if s < 0 or s in done or s and classes[s - 1] != 0x20 \
+                    or not head.startswith(starts, s):
+                continue
+            done.add(s)
+            e = classes.find(b" ", s)
+            prefix = next(p for p in starts if head.startswith(p, s))
+            found = _confirm(head, s, len(head) if e < 0 else e, owner[prefix])
+            if found:
+                return found
+    return None
+
+
+def _confirm(head: bytes, s: int, e: int, rule: str) -> str | None:
+    """The description of the credential of `rule` in the run head[s:e], if its rule accepts
+    it (and, for an AWS key id, a secret key stands near it)."""
+    lo = max(0, s - 32)
+    text = head[lo:e + 96].decode("utf-8", "replace")  # SG.<22>.<43> goes on after a dot
+    hit = first_secret(text, frozenset((rule,)))
+    if hit is None:
+        return None
+    _, value = hit
+    if rule != "aws-access-key-id":
+        from gitckpt.secret_rules import FILE_PREFIXES
+        prefix = next((p for p in FILE_PREFIXES[rule] if value.startswith(p)), None)
+        return f"a {prefix} token" if prefix else f"a {rule} token"
+    around = head[max(0, s - _WINDOW):e + _WINDOW].decode("utf-8", "replace")
+    for m in _AWS_SECRET.finditer(around):
+        if _random_key(m[0]):
+            return "an AWS key pair"
+    return None
+
+
+def _random_key(v: str) -> bool:
+    """A 40-character AWS secret key: mixed case and digits, random (not a commit id, not a
+    path of words)."""
+    if not (any(c.isupper() for c in v) and any(c.islower() for c in v)
+            and any(c.isdigit() for c in v)):
+        return False
+    if "example" in v.lower():
+        return False
+    n = len(v)
+    entropy = math.log2(n) - sum(c * math.log2(c) for c in Counter(v).values()) / n
+    return entropy >= 4.2
