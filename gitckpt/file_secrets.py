@@ -31,6 +31,10 @@ _NEEDLE = b"_" + b"a" * 12
 # AKIA and ASIA; a short URL-safe body may have a separator every few characters).
 _BARE = {b"IA": (b"AKIA", b"ASIA"), b"dapi": (b"dapi",), b"glpat-": (b"glpat-",),
          b"GOCSPX-": (b"GOCSPX-",), b"dckr_pat_": (b"dckr_pat_",)}
+# At most this many candidates are looked at per file: a page documenting token formats with
+# placeholders, or a table of key ids, has many, and each costs a small regex run. A real token
+# after that many candidates is missed (the cost bound wins).
+_MAX_CANDIDATES = 64
 _WINDOW = 600  # bytes either side of an AWS key id in which its secret must be
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
@@ -61,30 +65,37 @@ def credential_in(data: bytes) -> str | None:
 def _search(head: bytes, prefixes: tuple, owner: dict) -> str | None:
     """The first candidate token in `head` that its rule confirms."""
     classes = head.translate(_CLASSES)
-    done: set[int] = set()
+    done: set[int] = set()  # candidates by where they start
+    tried: set[bytes] = set()  # ... and by what they are (a placeholder repeated is one)
+
+    def confirm(s: int, e: int, starts: tuple) -> str | None:
+        done.add(s)
+        run = head[s:e]
+        if run in tried:
+            return None
+        tried.add(run)
+        prefix = next(p for p in starts if run.startswith(p))
+        return _confirm(head, s, e, owner[prefix])
+
     pos = 0
-    while (p := classes.find(_NEEDLE, pos)) >= 0:
+    while (p := classes.find(_NEEDLE, pos)) >= 0 and len(done) < _MAX_CANDIDATES:
         s = classes.rfind(b" ", 0, p) + 1  # the run of token characters around it
         e = classes.find(b" ", p)
         pos = e = len(head) if e < 0 else e
         if head.startswith(prefixes, s):
-            done.add(s)
-            prefix = next(p for p in prefixes if head.startswith(p, s))
-            found = _confirm(head, s, e, owner[prefix])
+            found = confirm(s, e, prefixes)
             if found:
                 return found
     for literal, starts in _BARE.items():
         pos = 0
-        while (p := head.find(literal, pos)) >= 0:
+        while (p := head.find(literal, pos)) >= 0 and len(done) < _MAX_CANDIDATES:
             pos = p + len(literal)
             s = p - 2 if literal == b"IA" else p
             if s < 0 or s in done or s and classes[s - 1] != 0x20 \
                     or not head.startswith(starts, s):
                 continue
-            done.add(s)
             e = classes.find(b" ", s)
-            prefix = next(p for p in starts if head.startswith(p, s))
-            found = _confirm(head, s, len(head) if e < 0 else e, owner[prefix])
+            found = confirm(s, len(head) if e < 0 else e, starts)
             if found:
                 return found
     return None
