@@ -17,8 +17,8 @@ regex, the group that holds the secret, a value check and the source of the form
 #   of the match (a key name, a scheme, a user name) is kept.
 # - `check`: the name of the value check in gitckpt.redact that the secret must pass
 #   (`token`, `token_mixed`, `loose`, `header`, `password`, `credential`, `prose`, `pem`,
-#   `b64_pem`, `b64_userpass`); `entropy`: the least Shannon entropy (bits per character) of the
-#   value, None for the check's own default.
+#   `b64_pem`, `b64_userpass`, `aws_secret`); `entropy`: the least Shannon entropy (bits per
+#   character) of the value, None for the check's own default.
 # - `keywords`: lower-case strings, one of which must occur in the lower-cased text for the rule
 #   to run at all (a cheap prefilter, as gitleaks does); empty runs always.
 # - `public`: the format is public by design (Google API keys, Stripe publishable keys): still
