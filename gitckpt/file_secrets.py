@@ -17,15 +17,13 @@ from collections import Counter
 from gitckpt.redact import first_secret
 
 HEAD_BYTES = 1024 * 1024  # how much of a file the credential check reads
-# Token characters become "a", anything else " ": a file without a run of 20 holds no token.
-_TOKENS = bytes(ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-")
-                else ord(" ") for i in range(256))
+# Built on first use (`_prefix_tables`), so importing this module costs nothing:
+# _TOKENS: token characters become "a", anything else " ": a file without a run of 20 "a"
+#   (_RUN) holds no token.
+# _CLASSES: letters and digits become "a", the separators of prefixes (_ - .) "_", anything
+#   else " ". A separator followed by 12 letters or digits (_NEEDLE): every token whose prefix
+#   ends in a separator has one (its prefix's own, or one inside a long URL-safe body).
 _RUN = b"a" * 20
-# Letters and digits become "a", the separators of prefixes (_ - .) "_", anything else " ".
-# A separator followed by 12 letters or digits: every token whose prefix ends in a separator
-# has one (its prefix's own, or one inside a long URL-safe body).
-_CLASSES = bytes(ord("a") if chr(i).isascii() and chr(i).isalnum()
-                 else ord("_") if chr(i) in "_-." else ord(" ") for i in range(256))
 _NEEDLE = b"_" + b"a" * 12
 # Prefixes that need not be followed by such a stretch, found by a plain search ("IA" finds
 # AKIA and ASIA; a short URL-safe body may have a separator every few characters).
@@ -36,19 +34,24 @@ _BARE = {b"IA": (b"AKIA", b"ASIA"), b"dapi": (b"dapi",), b"glpat-": (b"glpat-",)
 # after that many candidates is missed (the cost bound wins).
 _MAX_CANDIDATES = 64
 _WINDOW = 600  # bytes either side of an AWS key id in which its secret must be
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 
 _tables: tuple | None = None
 
 
 def _prefix_tables() -> tuple:
-    """(every prefix, prefix -> rule id), built on first use from
-    `secret_rules.FILE_PREFIXES`."""
+    """(_TOKENS, _CLASSES, every prefix, prefix -> rule id, the AWS secret key regex), built
+    on first use from `secret_rules.FILE_PREFIXES`."""
     global _tables
     if _tables is None:
         from gitckpt.secret_rules import FILE_PREFIXES
         owner = {p.encode(): rule for rule, ps in FILE_PREFIXES.items() for p in ps}
-        _tables = tuple(owner), owner
+        chars = [chr(i) for i in range(256)]
+        tokens = bytes(ord("a") if c.isascii() and (c.isalnum() or c in "_-") else ord(" ")
+                       for c in chars)
+        classes = bytes(ord("a") if c.isascii() and c.isalnum()
+                        else ord("_") if c in "_-." else ord(" ") for c in chars)
+        _tables = tokens, classes, tuple(owner), owner, re.compile(_AWS_SECRET)
     return _tables
 
 
@@ -56,15 +59,17 @@ def credential_in(data: bytes) -> str | None:
     """What high-confidence credential the first HEAD_BYTES of `data` hold ("a ghp_ token",
     "an AWS key pair"), or None. Binary data (a NUL in the first 8 KiB) holds none."""
     head = data[:HEAD_BYTES]
-    if not head or b"\0" in head[:8192] or _RUN not in head.translate(_TOKENS):
+    if not head or b"\0" in head[:8192]:
         return None
-    prefixes, owner = _prefix_tables()
-    return _search(head, prefixes, owner)
+    tokens, classes, prefixes, owner, _ = _prefix_tables()
+    if _RUN not in head.translate(tokens):
+        return None  # most text: no run of 20 token characters, so no token
+    return _search(head, head.translate(classes), prefixes, owner)
 
 
-def _search(head: bytes, prefixes: tuple, owner: dict) -> str | None:
-    """The first candidate token in `head` that its rule confirms."""
-    classes = head.translate(_CLASSES)
+def _search(head: bytes, classes: bytes, prefixes: tuple, owner: dict) -> str | None:
+    """The first candidate token in `head` (`classes` its translation) that its rule
+    confirms."""
     done: set[int] = set()  # candidates by where they start
     tried: set[bytes] = set()  # ... and by what they are (a placeholder repeated is one)
 
@@ -115,7 +120,7 @@ def _confirm(head: bytes, s: int, e: int, rule: str) -> str | None:
         prefix = next((p for p in FILE_PREFIXES[rule] if value.startswith(p)), None)
         return f"a {prefix} token" if prefix else f"a {rule} token"
     around = head[max(0, s - _WINDOW):e + _WINDOW].decode("utf-8", "replace")
-    for m in _AWS_SECRET.finditer(around):
+    for m in _prefix_tables()[4].finditer(around):
         if _random_key(m[0]):
             return "an AWS key pair"
     return None
