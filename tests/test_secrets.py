@@ -285,8 +285,8 @@ def test_odd_content_never_fails_a_save(tmp_path, kind):
 
 # -- free text -------------------------------------------------------------------------------
 
-SECRET_TARGET = 0.95  # of secret strings kept out of every stored object and printed text
-CHANGED_TARGET = 0.05  # of innocent strings changed, at most
+SECRET_TARGET = 0.98  # of secret strings kept out of every stored object and printed text
+CHANGED_TARGET = 0.02  # of innocent strings changed, at most
 
 
 def secret_lines() -> list[tuple[str, str]]:
@@ -311,7 +311,9 @@ def everything_stored(root: Path, kind: str) -> bytes:
 
 
 def _chunks(items: list, n: int) -> list[list]:
-    return [items[i:i + n] for i in range(0, len(items), n)]
+    """`items` in groups of at most `n`, as even as can be (no short last group)."""
+    k = -(-len(items) // n)
+    return [items[i::k] for i in range(k)]
 
 
 def _leaks(secrets: list[str], *texts: bytes | str) -> list[str]:
@@ -405,12 +407,16 @@ def test_innocent_strings_are_stored_unchanged(tmp_path, capsys):
     root = make_repo(tmp_path / "r")
     texts = lines("innocent_strings.txt")
     service.init(root, "innocent")
-    r = service.save(root, "innocent text", verified=texts[:50], decisions=texts[50:100])
-    stored_note = service.log(root).steps[-1].note
-    kept = stored_note.verified + stored_note.decisions
+    kept, redacted = [], 0
+    for n, i in enumerate(range(0, len(texts), 100)):  # 50 entries per list at most
+        part = texts[i:i + 100]
+        r = service.save(root, f"innocent text {n}", verified=part[:50], decisions=part[50:])
+        note = service.log(root).steps[-1].note
+        kept += note.verified + note.decisions
+        redacted += r.redacted
     changed = [t for t, k in zip(texts, kept, strict=True) if t != k]
     with capsys.disabled():
         print(f"\n[redact] innocent strings changed: {len(changed)}/{len(texts)} "
               f"({len(changed) / len(texts):.1%})")
     assert len(changed) <= len(texts) * CHANGED_TARGET, changed
-    assert r.redacted == len(changed)
+    assert redacted == len(changed)
