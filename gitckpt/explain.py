@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gitckpt.gitnames import refused_path
 from gitckpt.scope import Scope, classify
-from gitckpt.sensitive import CONTENT_BYTES, content_sensitive
+from gitckpt.sensitive import TRUSTED, content_sensitive, credential_pattern
 from gitckpt.store.base import Store
 
 OURS = (".git", ".gitckpt")
@@ -58,11 +58,15 @@ def explain(store: Store, scope: Scope, rel: str) -> Decision:
             return Decision(rel, False, "too_large", f"{st.st_size} bytes, over the limit of "
                             f"{scope.max_file_size}")
         try:
-            with open(full, "rb") as f:
-                data = f.read(CONTENT_BYTES if verdict == "content" else scope.max_file_size)
+            with open(full, "rb") as f:  # as much as a snapshot reads: the same decision
+                data = f.read(scope.max_file_size)
         except OSError as e:
             return Decision(rel, False, "unreadable", e.strerror or str(e))
         found = content_sensitive(data, verdict)
         if found:
             return Decision(rel, False, "sensitive", f"{rule}: {found}" if rule else found)
+        pattern = credential_pattern(data) if verdict in TRUSTED else None
+        if pattern:
+            return Decision(rel, True, "in", f"{rule}; holds a credential pattern ({pattern})"
+                            " — stored, as test fixtures and source code are")
     return Decision(rel, True, "in", rule or "no rule leaves it out")

@@ -40,7 +40,7 @@ def redact(text: str) -> tuple[str, int]:
 
 def spans(text: str) -> list[tuple[int, int]]:
     """The secrets in `text` as sorted, non-overlapping (start, end) offsets."""
-    found = sorted(_candidates(text))
+    found = sorted((start, end) for start, end, _ in _candidates(text))
     merged: list[tuple[int, int]] = []
     for start, end in found:
         if merged and start <= merged[-1][1]:
@@ -58,12 +58,21 @@ def has_secret(text: str) -> bool:
     return any(True for _ in _candidates(text, files=True))
 
 
+def first_secret(text: str, rule_ids: frozenset[str]) -> tuple[str, str] | None:
+    """(rule id, value) of the first value in `text` that one of the rules `rule_ids` accepts,
+    or None: the same patterns and value checks as redaction (placeholders are not secrets)."""
+    for start, end, rule in _candidates(text, only=rule_ids):
+        return rule, text[start:end]
+    return None
+
+
 # --- finding candidates ----------------------------------------------------------------------
 
 
-def _candidates(text: str, *, files: bool = False):
-    """(start, end) of every value some rule accepts; with `files`, formats public by design
-    are skipped (one hit is enough there, so this is a generator)."""
+def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None = None):
+    """(start, end, rule id) of every value some rule accepts; with `files`, formats public by
+    design are skipped; with `only`, only those rules run (one hit is enough there, so this is
+    a generator)."""
     if not text:
         return
     from gitckpt.secret_rules import RULES  # on first use: importing redact stays cheap
@@ -74,6 +83,8 @@ def _candidates(text: str, *, files: bool = False):
     starts: list[int] = []  # accepted spans, sorted by start: a value inside one needs no check
     ends: list[int] = []
     for rule in RULES:
+        if only is not None and rule.id not in only:
+            continue
         if rule.keywords:
             for kw in rule.keywords:
                 hit = seen.get(kw)
@@ -111,7 +122,7 @@ def _candidates(text: str, *, files: bool = False):
                 continue
             starts.insert(i + 1, start)
             ends.insert(i + 1, end)
-            yield start, end
+            yield start, end, rule.id
 
 
 _TRAIL = ".,:;!?)]}"
@@ -155,6 +166,8 @@ _PATTERNS = {
     "placeholder": r"\$\{|\$\(|\{\{|\{%|<%|#\{|@\{|%\{|\$[A-Za-z_][A-Za-z0-9_]*$"
                    r"|%[A-Za-z_][A-Za-z0-9_]*%$|%(?:\([A-Za-z_]\w*\))?[sdr]$|<[^<>]*>$"
                    r"|\[[^\[\]]*\]$|\{[^{}]*\}$|!{1,2}[A-Za-z][\w:-]*$|ENC\[|arn:|vault:"
+                   # a remark in parentheses: (hidden), (masked), (prompted at login
+                   r"|\([A-Za-z][A-Za-z .,'-]*\)?$"
                    r"|(?:ref\+)?[a-z][a-z0-9+.-]*://|\.{3}|…|(?i:x{3,}|\*{2,}|#{3,}|_{3,}"
                    r"|-{3,}|\?{3,})",
     "repeat": r"(.)\1{3,}",
@@ -170,8 +183,19 @@ _PATTERNS = {
             r"|x509|pkcs#?\d+|ed25519|rsa\d*|p-?\d{3}|ssh-\w+|ecdsa-[\w-]+|http2?|tls1\w*",
     "email": r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
     "ext": r"\.[A-Za-z0-9]{1,5}$",
-    "regex": r"\\[dDsSwWbB]|\.\*|\.\+|\[\^|\{[A-Za-z_][\w.]*\}|%(?:\([A-Za-z_]\w*\))?[sd]",
+    # A path to a file, from home, the current folder or a variable: ~/.ssh/id_ed25519,
+    # $HOME/.config/gh, ./certs/dev.pem; or absolute with lower-case names (/etc/ssl/x.key).
+    "path": r"(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|\.{1,2})[/\\](?:[A-Za-z0-9_.@+-]{1,64}[/\\]?)+"
+            r"|/(?:[a-z0-9_.@+-]{1,64}/?)+",
+    "regex": r"\\[dDsSwWbB]|\.\*|\.\+|\[\^|\{[A-Za-z_][\w.]*\}"
+             r"|%(?:\([A-Za-z_]\w*\))?[sd](?![A-Za-z0-9])",
     "hex": r"[0-9a-f]+",
+    "pw_word": r"(?i)p(?:ass|w)",
+    # An identifier made of a name and a UUID or a digest: checkout-<uuid>, deps-<sha256>.
+    "name_id": r"[A-Za-z][A-Za-z0-9_.]*[-:#/_](?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+               r"-[0-9a-f]{12}|[0-9a-f]{40}|[0-9a-f]{64})",
+    # A relative path with a file name: uploads/2024/06/<uuid>.jpg, backups/db/x.sql.gz
+    "rel_path": r"(?:[A-Za-z0-9_.@+-]{1,64}/){1,16}[A-Za-z0-9_.@+-]{0,120}\.[A-Za-z0-9]{1,8}",
     # The rest of a URL after a token in its userinfo: @github.com/acme/site.git
     "at_host": r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d{1,5})?(?:[/?#]\S*)?$",
     "pem_strip": r"-----[A-Z ]+-----|\\n|\s",
@@ -226,6 +250,8 @@ def _not_secret(v: str) -> bool:
         return True
     if _name_like(v) or "/" in v and _name_like(_re("ext").sub("", v)):
         return True  # created_at, pageToken, keys/jwt.pub, /run/secrets/db_password
+    if _re("path").fullmatch(v) or _re("rel_path").fullmatch(v) or _re("name_id").fullmatch(v):
+        return True  # ~/.ssh/id_ed25519, uploads/2024/x.jpg, deps-<sha256>
     return _re("regex").search(v) is not None  # PASSWORD=\S+, key: users:{id}
 
 
@@ -287,7 +313,7 @@ def _check_credential(v: str, entropy: float | None, m: re.Match[str]) -> bool:
 
 def _check_prose(v: str, entropy: float | None, m: re.Match[str]) -> bool:
     """A value named only in a sentence: letters and digits, and random-looking."""
-    password = "pass" in m.group(0)[:12].lower()
+    password = _re("pw_word").match(m.group(0)) is not None
     if not _random(v, 8 if password else 12, 2.8 if password else 3.0):
         return False
     if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
@@ -310,6 +336,16 @@ def _b64(v: str) -> bytes:
         return b""
 
 
+def _check_aws_secret(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """An AWS secret access key (the last 40 characters of `v`): random characters of mixed
+    case and digits (not a commit id, not a path of words)."""
+    v = v[-40:]
+    if not (any(c.isupper() for c in v) and any(c.islower() for c in v)
+            and any(c.isdigit() for c in v)):
+        return False
+    return not _re("filler").search(v) and _entropy(v) >= 4.2
+
+
 def _check_b64_pem(v: str, entropy: float | None, m: re.Match[str]) -> bool:
     return b"PRIVATE KEY" in _b64(v[:120])
 
@@ -324,5 +360,6 @@ _CHECKS = {
     "token": _check_token, "token_mixed": _check_token_mixed, "loose": _check_loose,
     "header": _check_header, "password": _check_password, "credential": _check_credential,
     "prose": _check_prose, "pem": _check_pem, "b64_pem": _check_b64_pem,
+    "aws_secret": _check_aws_secret,
     "b64_userpass": _check_b64_userpass,
 }

@@ -68,8 +68,9 @@ class Scope:
         return spec.match(rel.rstrip("/"), rel.endswith("/")) is False
 
     def content_verdict(self, rel: str) -> str | None:
-        """How a file's content decides whether it is sensitive (see `sensitive.classify`), or
-        None when `.ckptignore` keeps it whatever it holds."""
+        """How a file's content decides whether it is sensitive (the verdict of
+        `sensitive.classify`: `in`, `content` and `key` are checked, source code and test
+        fixtures are not), or None when `.ckptignore` keeps it whatever it holds."""
         return None if self.kept(rel) else classify(rel)[0]
 
     @classmethod

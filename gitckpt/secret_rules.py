@@ -17,8 +17,8 @@ regex, the group that holds the secret, a value check and the source of the form
 #   of the match (a key name, a scheme, a user name) is kept.
 # - `check`: the name of the value check in gitckpt.redact that the secret must pass
 #   (`token`, `token_mixed`, `loose`, `header`, `password`, `credential`, `prose`, `pem`,
-#   `b64_pem`, `b64_userpass`); `entropy`: the least Shannon entropy (bits per character) of the
-#   value, None for the check's own default.
+#   `b64_pem`, `b64_userpass`, `aws_secret`); `entropy`: the least Shannon entropy (bits per
+#   character) of the value, None for the check's own default.
 # - `keywords`: lower-case strings, one of which must occur in the lower-cased text for the rule
 #   to run at all (a cheap prefilter, as gitleaks does); empty runs always.
 # - `public`: the format is public by design (Google API keys, Stripe publishable keys): still
@@ -96,7 +96,12 @@ _KEY_COMPOUNDS = ("api", "app", "access", "secret", "private", "signing", "maste
                   "subscription", "webhook", "deploy", "admin", "root", "bot", "user", "ingest",
                   "write", "read", "storage")
 # After "key": not a public key (PUBLIC_KEY, publicKey, "public key:").
-_NOT_PUBLIC = "(?<!(?i:public)...)(?<!(?i:public)[ _.-]...)"
+# ... nor a key that names a record, an object or a cache entry (primary key, sort key,
+# idempotency key, S3 key, host key, GPG key): its value is an identifier.
+_ID_KEYS = ("public", "primary", "foreign", "sort", "partition", "range", "hash", "idempotency",
+            "cache", "object", "row", "unique", "composite", "lookup", "index", "routing",
+            "shard", "dedup", "dedupe", "translation", "s3", "host", "gpg", "pgp")
+_NOT_PUBLIC = "".join(f"(?<!(?i:{w})...)(?<!(?i:{w})[ _.-]...)" for w in _ID_KEYS)
 _KEY = ("[Kk](?i:ey)" + _NOT_PUBLIC + "(?:(?<![A-Za-z0-9]...)|(?<=[a-z]K..)|"
         + "|".join(f"(?<=(?i:{c})...)" for c in _KEY_COMPOUNDS) + ")")
 
@@ -111,9 +116,14 @@ _PEM_BEGIN = r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 
 # The words that name a secret in a sentence: password, secret, token, key, credential, PAT.
-_PROSE_WORDS = (("P", "assword", 8), ("P", "asswd", 6), ("P", "assphrase", 10),
+_PROSE_WORDS = (("P", "assword", 8), ("P", "asswd", 6), ("P", "assphrase", 10), ("P", "wd", 3),
+                ("P", "w", 2),
                 ("S", "ecret", 6), ("T", "oken", 5), ("K", "ey", 3), ("C", "redential", 10),
                 ("P", "at", 3))
+
+# The words between a secret's name and its value in a sentence: "the token is now <value>".
+_LINK = ("(?i:is|was|are|now|to|set|becomes|became|reads|changed|updated|reset|rotated|still"
+         "|=|:|->|=>)")
 
 _XML_NAMES = ("password", "passwd", "passphrase", "secret", "token", "apikey", "api_key",
               "api-key", "accesskey", "access_key", "secretkey", "secret_key", "privatekey",
@@ -144,6 +154,13 @@ RULES: tuple[Rule, ...] = (
             r"((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)" + _lb(4) + r"[A-Z0-9]{16})" + _E,
             "gitleaks:aws-access-token (alphabet widened to [A-Z0-9])",
             ("akia", "asia", "abia", "acca", "a3t")),
+    Rule("aws-key-pair",  # the pair is one secret: one «redacted» from the id to the key
+         r"((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+         r"(?:[ \t,;:|/=]{1,8}[A-Za-z]{1,20}){0,3}?[ \t,;:|/=]{1,8}"
+         r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+         source="hand-written: an AWS secret access key just after its access key id, with "
+         "no key name (a CSV row, 'id / secret')", check="aws_secret",
+         keywords=("akia", "asia", "abia", "acca", "a3t")),
     Rule("aws-secret-access-key",
          _ci("S", "ecret") + r"(?i:[ _-]?access)?(?i:[ _-]?key)?"
          r"""["'\]]{0,2}[ \t]*(?:=>|:=|[:=]|(?i:is))?[ \t]*["']?"""
@@ -189,6 +206,11 @@ RULES: tuple[Rule, ...] = (
     _prefix("terraform-cloud-token",
             r"([a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{40,200})" + _ED,
             "gitleaks:hashicorp-tf-api-token (length relaxed)", ("atlasv1",)),
+    Rule("okta-api-token", r"SSWS[ \t]+(00[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])",
+         source="vendor: Okta API token after its SSWS scheme", keywords=("ssws",)),
+    _prefix("mapbox-secret-token",
+            r"(sk\.eyJ1Ijoi" + _lb(11) + r"[A-Za-z0-9_-]{10,300}\.[A-Za-z0-9_-]{20,100})" + _ED,
+            "vendor: Mapbox secret access token (sk. + base64url JSON)", ("sk.eyj1ijoi",)),
     # --- source hosting, CI, package registries ---------------------------------------------
     _prefix("github-token", r"(gh[pousr]_" + _lb(4) + r"[A-Za-z0-9]{20,251})" + _E,
             "gitleaks:github-pat/github-oauth/github-app-token/github-refresh-token (from 20)",
@@ -273,6 +295,12 @@ RULES: tuple[Rule, ...] = (
             "gitleaks:openai-api-key (project keys of any length)", ("sk-",)),
     _prefix("sk-api-key", r"(sk-(?<![A-Za-z0-9_-]...)[A-Za-z0-9_-]{16,300})" + _ED,
             "hand-written: the sk- keys of OpenAI-compatible providers and proxies", ("sk-",),
+            check="token_mixed"),
+    _prefix("ai-provider-key",
+            r"((?:gsk_" + _lb(4) + r"|xai-" + _lb(4) + r"|pplx-" + _lb(5) + r"|r8_" + _lb(3)
+            + r"|fw_" + _lb(3) + r"|csk-" + _lb(4) + r")[A-Za-z0-9]{24,128})" + _E,
+            "vendor: Groq gsk_, xAI xai-, Perplexity pplx-, Replicate r8_, Fireworks fw_, "
+            "Cerebras csk- API keys", ("gsk_", "xai-", "pplx-", "r8_", "fw_", "csk-"),
             check="token_mixed"),
     _prefix("huggingface-token",
             r"((?:hf_" + _lb(3) + r"|api_org_" + _lb(8) + r")[A-Za-z0-9]{30,40})" + _E,
@@ -446,11 +474,25 @@ RULES: tuple[Rule, ...] = (
          check="password", keywords=("mysql", "mariadb")),
     Rule("cli-login-password",
          r"(?:(?:docker|podman|nerdctl|buildah|skopeo|crane|oras)(?:[ \t]+[a-z-]{1,20})?"
-         r"[ \t]+login|helm[ \t]+registry[ \t]+login|mongo(?:sh|dump|restore|export|import)?"
-         r"|sshpass)" + _WORDS + r"[ \t]+-p[ \t]*[\"']?"
-         r"([^\s\"'`;&|<>-][^\s\"'`;&|<>]{0,255})",
-         source="vendor: docker login -p, mongosh -p, sshpass -p", check="password",
-         keywords=("login", "mongo", "sshpass")),
+         r"[ \t]+login|helm[ \t]+registry[ \t]+login|az[ \t]+login"
+         r"|mongo(?:sh|dump|restore|export|import)?"
+         r"|sshpass)" + _WORDS + r"[ \t]+-p[ \t]*"
+         r"(?:'([^'\n]{1,256})'|\"([^\"\n]{1,256})\"|([^\s\"'`;&|<>-][^\s\"'`;&|<>]{0,255}))",
+         groups=(1, 2, 3), source="vendor: docker login -p, az login -p, mongosh -p, sshpass -p",
+         check="password", keywords=("login", "mongo", "sshpass")),
+    Rule("cli-sql-ldap-password",
+         r"(?:(?:sqlcmd|bcp|osql|isql)" + _WORDS + r"[ \t]+-P|(?:ldap(?:search|modify|add|delete"
+         r"|whoami|passwd)|ldapmodrdn)" + _WORDS + r"[ \t]+-w)[ \t]*" + _VALUE, groups=_VG,
+         source="vendor: sqlcmd -P <password>, ldapsearch -w <password>", check="password",
+         keywords=("sqlcmd", "bcp", "osql", "isql", "ldap")),
+    Rule("cli-htpasswd-password",
+         r"htpasswd[ \t]+-[A-Za-z]{0,6}b[A-Za-z]{0,6}(?:[ \t]+\S{1,256}){2}[ \t]+" + _VALUE,
+         groups=_VG, source="vendor: htpasswd -b <file> <user> <password>", check="password",
+         keywords=("htpasswd",)),
+    Rule("cli-gh-secret-set",
+         r"gh[ \t]+secret[ \t]+set" + _WORDS + r"[ \t]+(?:-b|--body)(?:=|[ \t]+)" + _VALUE,
+         groups=_VG, source="vendor: gh secret set NAME --body <value>", check="loose",
+         keywords=("secret set",)),
     Rule("cli-archive-password",
          r"(?:7z|7za|7zr|rar|unrar)" + _WORDS + r"[ \t]+-p" + _ATTACHED,
          source="vendor: 7-Zip and RAR -p<password>", check="password",
@@ -476,10 +518,68 @@ RULES: tuple[Rule, ...] = (
     Rule("prose-secret",
          r"(?:" + "|".join(_word(*w) + (_NOT_PUBLIC if w[0] == "K" else "")
                            for w in _PROSE_WORDS) + r")(?i:s)?(?![A-Za-z0-9_-])"
-         r"(?:[ \t]+(?i:for|of|on|in|at)[ \t]+(?:(?i:the|a|an|this|our)[ \t]+)?"
-         r"[A-Za-z0-9_.-]{1,30}){0,2}"
-         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?i:is|was|are|now|to|set|becomes|became|reads|=|:)"
-         r"[ \t]+){0,3})[\"'`]?([A-Za-z0-9+/=_.@~!#$%^*?-]{8,512})",
+         r"(?:[ \t]*\([^()\n]{1,30}\))?"  # password (prod): ...
+         # after a qualifier ("for the staging database") only with a link word or a colon
+         r"(?:(?:[ \t]+(?i:for|of|on|in|at|to)(?:[ \t]+[A-Za-z0-9_.@-]{1,30}){1,5}?){1,2}"
+         r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:" + _LINK + r"[ \t]*:?[ \t]+){1,3})"
+         r"|[ \t]*[:=][ \t]*|[ \t]+(?:" + _LINK + r"[ \t]*:?[ \t]+){0,3})"
+         r"[\"'`]?([A-Za-z0-9+/=_.@~!#$%^&*?-]{8,512})",
          source="hand-written: 'the token is <value>' and the like; the value must look random",
-         check="prose", keywords=("pass", "secret", "token", "key", "cred", "pat")),
+         check="prose", keywords=("pass", "pw", "secret", "token", "key", "cred", "pat")),
+    Rule("prose-user-password",
+         r"(?:" + _word("L", "ogin", 5) + "|" + _word("C", "redential", 10) + "s?|"
+         + _word("C", "reds", 5) + "|" + _word("A", "ccount", 7) + r")(?![A-Za-z0-9_-])"
+         r"[^\n:=]{0,40}?[ \t]*[:=][ \t]*[A-Za-z0-9_.@+-]{1,64}[ \t]*/[ \t]*"
+         r"([^\s/]{6,256})",
+         source="hand-written: 'login: <user> / <password>' in a sentence", check="password",
+         keywords=("login", "cred", "account")),
 )
+
+
+# --- formats that make a file a credential file ----------------------------------------------
+# A file whose text holds one of these is left out of snapshots whatever its name (source code
+# and test fixtures excepted: gitckpt.sensitive). Only formats with a fixed prefix that ordinary
+# text never begins a long token with: a false alarm costs the user a file in every checkpoint.
+# Each prefix begins a run of at least 20 token characters ([A-Za-z0-9_-]); a prefix that ends
+# in "." is followed by that run. That run is what the pre-filter in gitckpt.file_secrets looks
+# for, before the rule named here (its regex and value check) decides.
+FILE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "github-fine-grained-pat": ("github_pat_",),
+    "gitlab-token": ("glpat-", "glptt-", "glrt-", "gldt-", "glft-", "glcbt-", "glimt-",
+                     "gloas-", "glagent-", "glsoat-", "glffct-", "glwt-"),
+    "slack-token": ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"),
+    "slack-app-token": ("xapp-",),
+    "stripe-secret-key": ("sk_live_", "rk_live_", "sk_prod_", "rk_prod_"),
+    "stripe-webhook-secret": ("whsec_",),
+    "aws-access-key-id": ("AKIA", "ASIA"),  # only with its secret nearby: an AWS key pair
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-Ag",),
+    "anthropic-api-key": ("sk-ant-",),
+    "openai-api-key": ("sk-proj-", "sk-svcacct-", "sk-admin-"),
+    "huggingface-token": ("hf_", "api_org_"),
+    "digitalocean-token": ("dop_v1_", "doo_v1_", "dor_v1_"),
+    "google-oauth-client-secret": ("GOCSPX-",),
+    "google-oauth-access-token": ("ya29.",),
+    "hashicorp-vault-token": ("hvs.", "hvb.", "hvr."),
+    "dockerhub-token": ("dckr_pat_",),
+    "shopify-token": ("shpat_", "shpss_", "shpca_", "shppa_"),
+    "linear-api-key": ("lin_api_", "lin_oauth_"),
+    "notion-token": ("ntn_",),
+    "postman-api-key": ("PMAK-",),
+    "sentry-token": ("sntrys_", "sntryu_", "sntrya_"),
+    "new-relic-key": ("NRAK-", "NRII-", "NRAA-", "NRJS-"),
+    "grafana-token": ("glsa_", "glc_"),
+    "supabase-token": ("sbp_", "sb_secret_"),
+    "rubygems-token": ("rubygems_",),
+    "pulumi-token": ("pul-",),
+    "heroku-api-key-v2": ("HRKU-",),
+    "age-secret-key": ("AGE-SECRET-KEY-1",),
+    "figma-token": ("figd_",),
+    "planetscale-token": ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+    "atlassian-api-token": ("ATATT3", "ATCTT3"),
+    "brevo-api-key": ("xkeysib-",),
+    "databricks-token": ("dapi",),
+    "doppler-token": ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct."),
+    "sendgrid-api-key": ("SG.",),
+}

@@ -1,18 +1,24 @@
-"""Which files hold credentials: by folder and name, and for generic names by a cheap look at
-their first bytes. Each rule has an id, so `gitckpt scope` can say which one decided.
+"""Which files hold credentials: by folder and name, and by a cheap look at the content of the
+files that are read anyway. Each rule has an id, so `gitckpt scope` can say which one decided.
 
 Order (the first that applies decides):
 1. a folder whose whole content is credentials (`.ssh/`, `.aws/`, `.config/gh/`, ...): out;
 2. examples, samples, templates, public keys and tokenizer files: in;
 3. a credential name or path (`.npmrc`, `*.tfstate`, `service-account.json`, ...): out;
-4. source code (`*.py`, ...), and documents (`*.md`, ...) outside folders named for secrets:
-   in, whatever their name says;
+4. source code (`*.py`, ...): in whatever it holds; documents (`*.md`, ...) outside folders
+   named for secrets: in;
 5. a name that is nothing but the secret (`secret.txt`, `db_password`, `credentials.csv`), or
    any other file in a folder named for secrets (`secrets/`, `credentials/`, `keys/`): out;
-6. a generic config name (`*.json`, `*.yml`, `*.properties`, `config`, ...): in unless its
+6. a name that says it holds a secret (`github_token.txt`, `vault_pass.txt`, `rootkey.csv`):
+   out, except in a test or fixture folder;
+7. a generic config name (`*.json`, `*.yml`, `*.properties`, `config`, ...): in unless its
    first bytes hold a credential marker (`content_sensitive`);
-7. anything else: in.
-Every file that is read (steps 2, 4, 6, 7) is also dropped if it holds a private key block.
+8. any other file in a test or fixture folder (`tests/`, `fixtures/`, `testdata/`, ...): in
+   whatever it holds, as source code is: fake credentials are what fixtures are for;
+9. anything else: in.
+Every file that is read in steps 2, 4 (documents), 7 and 9 is also left out if its text holds a
+high-confidence credential: a private key block, an AWS key pair, a provider token with a fixed
+prefix (`file_secrets.credential_in`).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import fnmatch
 import functools
 import re
 
+from gitckpt.file_secrets import HEAD_BYTES, credential_in
 from gitckpt.redact import has_secret
 
 
@@ -117,7 +124,25 @@ _DOCS = frozenset("md markdown rst adoc asciidoc html htm tex ipynb".split())
 _SECRET_DIRS = _later(lambda: re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|creds|keys|private|"
                           r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"))
 
-# 6. Generic config names, decided by content.
+# 6. Names that say they hold a secret (lowercase): any format, a text or backup file, a table.
+_QUALIFIERS = (r"(?:[-_. ]?(?:prod|production|stage|staging|dev|test|local|old|new|backup|bak"
+               r"|copy|\d+))*")
+_SAYS_SECRET = _later(lambda: re.compile(
+    r".*passwd.*|.*vault[-_.]?pass.*|rootkey\.csv"
+    # a text, list or backup file: *token*.txt, *_pass.txt, db_password_prod.txt, api_keys.txt
+    r"|(?:.*token(?!iz).*|.*(?:secret|password|passwd|passphrase|credential|api[-_]?key"
+    r"|access[-_]?key|private[-_]?key)s?" + _QUALIFIERS + r"|(?:.*[^a-z])?(?:pass|pwd|creds?)s?"
+    + _QUALIFIERS + r")\.(?:txt|text|dat|bak|old|orig|backup|save|lst|list)"
+    # a table: AWS's rootkey.csv and <user>_credentials.csv, a browser's passwords.csv
+    r"|.*(?:credential|password|passwd|secret|access[-_]?key|api[-_]?key).*\.(?:csv|tsv)"
+    # no suffix: vault_pass, db_pwd, app_secret, deploy_creds, stripe_api_key
+    r"|.+[-_](?:pass|pwd|secret|creds|credentials|api[-_]?key|apikey)"))
+# Test and fixture folders (any depth): their files are stored whatever they hold.
+_TEST_DIRS = _later(lambda: re.compile(
+    r"(?:^|/)(?:tests?|testing|testdata|test[-_]data|test[-_]?fixtures|fixtures?|__fixtures__"
+    r"|__tests__|__mocks__|mocks?|specs?|e2e)(?:/|$)"))
+
+# 7. Generic config names, decided by content.
 _CONFIG = frozenset("""
 json yml yaml toml ini cfg conf config cnf properties xml env plist php inc
 """.split())
@@ -140,8 +165,10 @@ _MARKERS = _later(lambda: re.compile(
 _PRIVATE_KEY = _later(lambda: re.compile(
     rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key"))
 _ZIP = b"PK\x03\x04"
-RULES_VERSION = 2  # bump when a rule changes: cached scope decisions are made again
-CONTENT_BYTES = 8192  # how much of a generic config file the content check reads
+RULES_VERSION = 3  # bump when a rule changes: cached scope decisions are made again
+CONTENT_BYTES = 8192  # how much of a generic config file the marker check reads
+#: Verdicts of files stored whatever they hold (the content check only explains them).
+TRUSTED = ("source", "fixture")
 
 
 def _compile(patterns: list[str]) -> _later:
@@ -172,33 +199,48 @@ def _folder(path: str) -> str | None:
 def _by_name(folders: str, name: str) -> tuple[str, str]:
     """(verdict, rule) for file `name` in folder `folders` ("" at the root), after step 1."""
     low = name.lower()
+    test_dir = _test_folder(folders)
     if _SHARED_RE.match(low):
-        return "in", "shared by design (example, template, public key, tokenizer)"
+        return ("fixture" if test_dir else "in",
+                "shared by design (example, template, public key, tokenizer)")
     if _NAMES_RE.match(low):
         return "out", f"credential name {name}"
     if _PATHS.search(f"{folders}/{low}".lower()):
         return "out", f"credential path {folders}/{name}".lstrip("/")
     suffix = _suffix(low)
     if suffix in _CODE:
-        return "in", f"source code (.{suffix})"
+        return "source", f"source code (.{suffix})"
     secret_dir = bool(folders) and _SECRET_DIRS.search(folders.lower()) is not None
     if suffix in _DOCS and not secret_dir:
-        return "in", f"a document (.{suffix})"
+        return "fixture" if test_dir else "in", f"a document (.{suffix})"
     if _WORDS_RE.match(low):
         return "out", f"credential name {name}"
     if secret_dir:
         return "out", "a file in a folder named for secrets"
+    if _SAYS_SECRET.fullmatch(low):
+        if test_dir:
+            return "fixture", f"named for a secret, in a test or fixture folder ({test_dir}/)"
+        return "out", f"named for a secret: {name}"
     if suffix == "key":  # a key file, unless it is an archive (Keynote)
         return "key", f"key file ({name}): out unless its content is an archive"
     if suffix in _CONFIG or low in _CONFIG_NAMES or not suffix and low.startswith("."):
         return "content", f"generic config name ({name}): decided by its content"
+    if test_dir:
+        return "fixture", f"in a test or fixture folder ({test_dir}/)"
     return "in", ""
 
 
+def _test_folder(folders: str) -> str | None:
+    """The test or fixture folder (`tests`, `fixtures`, ...) that `folders` is in, or None."""
+    m = _TEST_DIRS.search(folders.lower()) if folders else None
+    return m[0].strip("/") if m else None
+
+
 def classify(rel: str) -> tuple[str, str]:
-    """(`out` | `in` | `content` | `key`, the rule) for workspace path `rel` (a folder if it
-    ends in "/"): `out` is sensitive by path; the others are read and `content_sensitive`
-    decides on their bytes."""
+    """(verdict, the rule) for workspace path `rel` (a folder if it ends in "/"). Verdicts:
+    `out` (sensitive by path, never read); `in`, `content` and `key` (read, and
+    `content_sensitive` decides on their bytes); `source` and `fixture` (TRUSTED: stored
+    whatever they hold)."""
     is_dir = rel.endswith("/")
     parts = rel.rstrip("/").split("/")
     for i in range(1, len(parts) + (1 if is_dir else 0)):
@@ -217,10 +259,13 @@ def is_sensitive(rel: str) -> bool:
 
 def content_sensitive(data: bytes, verdict: str) -> str | None:
     """The rule by which file content `data` (of a file `classify` called `verdict`) holds a
-    credential, or None. Only the first CONTENT_BYTES of a generic config file are looked at;
-    every file is checked for a private key block."""
+    credential, or None. The markers of a generic config name are looked for in its first
+    CONTENT_BYTES, high-confidence credentials in the first HEAD_BYTES of any file that is not
+    TRUSTED, and a private key block (a fast check) in the whole file."""
     if verdict == "key":
         return None if data.startswith(_ZIP) else "a key file"
+    if verdict in TRUSTED:
+        return None
     if verdict == "content":
         head = data[:CONTENT_BYTES]
         if head.startswith(_ZIP):
@@ -230,9 +275,17 @@ def content_sensitive(data: bytes, verdict: str) -> str | None:
             return f"credential marker {m[0][:24].decode('ascii', 'replace')!r}"
         if b"\0" not in head and has_secret(head.decode("utf-8", "replace")):
             return "a secret in its text"
-        return None
     if b"PRIVATE KEY" in data or b"PuTTY-User-Key" in data:  # fast pre-check, then exact
         m = _PRIVATE_KEY.search(data)
         if m:
             return "a private key block"
-    return None
+    found = credential_in(data)
+    return f"holds {found}" if found else None
+
+
+def credential_pattern(data: bytes) -> str | None:
+    """What credential pattern a TRUSTED file (source, fixture) holds, for `gitckpt scope`:
+    stored all the same."""
+    if b"PRIVATE KEY" in data[:HEAD_BYTES] and _PRIVATE_KEY.search(data[:HEAD_BYTES]):
+        return "a private key block"
+    return credential_in(data)

@@ -31,29 +31,56 @@ def _lines(name: str) -> list[str]:
             if line.strip() and not line.startswith("#")]
 
 
-def _secrets() -> list[tuple[str, str]]:
-    """(input text, the marked secret) for each line of secret_strings.txt."""
+def _secrets(name: str = "secret_strings.txt") -> list[tuple[str, str]]:
+    """(input text, the marked secret) for each line of a secret strings file."""
     out = []
-    for line in _lines("secret_strings.txt"):
+    for line in _lines(name):
         found = re.findall("⟦(.*?)⟧", line, re.S)
         assert len(found) == 1, f"one marked secret per line: {line!r}"
         out.append((line.replace("⟦", "").replace("⟧", ""), found[0]))
     return out
 
 
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, CORPUS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GENERATED = _module("make_secrets")
+# The tuning part: written lines and generated ones; the rules may be tuned on these.
 SECRETS = _secrets()
 INNOCENT = _lines("innocent_strings.txt")
+GENERATED_SECRETS = GENERATED.secret_lines()
+GENERATED_INNOCENT = GENERATED.innocent_lines()
+# The held-out part: never used for tuning (tests/corpus/README.md), only measured.
+HELDOUT_SECRETS = _secrets("heldout/secret_strings.txt")
+HELDOUT_INNOCENT = _lines("heldout/innocent_strings.txt")
+BAR = 2.0  # percent of secrets kept, and of innocent lines changed, at most
+
+
+def _kept(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(text, secret) for text, secret in pairs if secret in redact(text)[0]]
+
+
+def _changed(texts: list[str]) -> list[tuple[str, str]]:
+    return [(text, redact(text)[0]) for text in texts if redact(text) != (text, 0)]
 
 
 def _contents() -> list[tuple[str, str, bool, str]]:
-    """(path, kind, expected out, the first 8 KiB as text) for content_checked.tsv."""
-    spec = importlib.util.spec_from_file_location("make_contents", CORPUS / "make_contents.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """(path, kind, expected out, the first 8 KiB as text) for the rows of content_checked.tsv
+    that `has_secret` decides: generic config names (the other rows are decided by the file
+    check of gitckpt.file_secrets, or are source code and test fixtures)."""
+    from gitckpt.sensitive import classify
+
+    module = _module("make_contents")
     rows = []
     for line in (CORPUS / "content_checked.tsv").read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             path, kind, expected = line.split("\t")
+            if classify(path)[0] not in ("content", "key"):
+                continue
             text = module.content_for(kind).decode(errors="replace")[:8192]
             rows.append((path, kind, expected == "out", text))
     return rows
@@ -66,24 +93,51 @@ def _pct(n: int, total: int) -> float:
 # --- the corpus figures ----------------------------------------------------------------------
 
 
-def test_secret_strings_are_redacted():
-    kept = [(text, secret) for text, secret in SECRETS if secret in redact(text)[0]]
-    n, total = len(SECRETS) - len(kept), len(SECRETS)
-    figures = f"secrets redacted: {n}/{total} ({_pct(n, total):.1f}%)"
+@pytest.mark.parametrize("part", ["written", "generated"])
+def test_the_tuning_part_keeps_at_most_2_percent_and_changes_at_most_2_percent(part):
+    secrets, innocent = ((SECRETS, INNOCENT) if part == "written"
+                         else (GENERATED_SECRETS, GENERATED_INNOCENT))
+    kept, changed = _kept(secrets), _changed(innocent)
+    figures = (f"tuning part ({part}): secrets kept {len(kept)}/{len(secrets)} "
+               f"({_pct(len(kept), len(secrets)):.1f}%), innocent lines changed "
+               f"{len(changed)}/{len(innocent)} ({_pct(len(changed), len(innocent)):.1f}%)")
     print(figures)
     for text, secret in kept:
         print(f"  kept: {secret[:40]!r} in {text[:100]!r}")
-    assert _pct(n, total) >= 95.0, f"{figures}; kept: {[t[:80] for t, _ in kept]}"
-
-
-def test_innocent_strings_are_unchanged():
-    changed = [(text, redact(text)[0]) for text in INNOCENT if redact(text) != (text, 0)]
-    n, total = len(changed), len(INNOCENT)
-    figures = f"innocent strings changed: {n}/{total} ({_pct(n, total):.1f}%)"
-    print(figures)
     for text, out in changed:
         print(f"  changed: {text!r} -> {out!r}")
-    assert _pct(n, total) <= 5.0, f"{figures}; changed: {changed}"
+    assert _pct(len(kept), len(secrets)) <= BAR and _pct(len(changed), len(innocent)) <= BAR, (
+        f"{figures}; kept {[t[:80] for t, _ in kept]}; changed {changed}")
+
+
+def test_the_held_out_part_keeps_at_most_2_percent_and_changes_at_most_2_percent():
+    """The held-out lines were written before the rules and are never used to tune them: when
+    one fails, write a different line of its family into the tuning part and work from that."""
+    # Only the counts are shown, never the lines: a failure must not invite tuning on them.
+    k, c = len(_kept(HELDOUT_SECRETS)), len(_changed(HELDOUT_INNOCENT))
+    n, m = len(HELDOUT_SECRETS), len(HELDOUT_INNOCENT)
+    figures = (f"held-out part: secrets kept {k}/{n} ({_pct(k, n):.1f}%), "
+               f"innocent lines changed {c}/{m} ({_pct(c, m):.1f}%)")
+    print(figures)
+    within = _pct(k, n) <= BAR and _pct(c, m) <= BAR
+    assert within, figures
+
+
+def test_every_rule_has_generated_values_that_it_finds_itself():
+    from gitckpt.redact import first_secret
+
+    assert set(GENERATED.FORMATS) | set(GENERATED.CONTEXTS) == {rule.id for rule in RULES}
+    assert GENERATED.secret_lines() == GENERATED_SECRETS  # seeded: the same lines every run
+    assert GENERATED.innocent_lines() == GENERATED_INNOCENT
+    r = GENERATED._R("every rule")
+    missed = []
+    for rule, (make, _) in GENERATED.FORMATS.items():
+        for _ in range(5):
+            value = make(r).replace("\\n", "\n")
+            hit = first_secret(f"value: {value} (end)", frozenset((rule,)))
+            if hit is None or hit[1] not in value and value not in hit[1]:
+                missed.append((rule, value[:40]))
+    assert not missed, missed
 
 
 def test_each_secret_line_counts_one_secret():
@@ -91,7 +145,8 @@ def test_each_secret_line_counts_one_secret():
     assert not wrong, f"each corpus line holds exactly one secret: {wrong}"
 
 
-@pytest.mark.parametrize("text", [t for t, _ in SECRETS] + INNOCENT)
+@pytest.mark.parametrize("text", [t for t, _ in SECRETS] + INNOCENT
+                         + [t for t, _ in GENERATED_SECRETS] + GENERATED_INNOCENT)
 def test_redaction_is_idempotent(text):
     out, n = redact(text)
     assert redact(out) == (out, 0)
@@ -99,7 +154,7 @@ def test_redaction_is_idempotent(text):
 
 
 def test_spans_are_sorted_disjoint_and_what_redact_removes():
-    for text, secret in SECRETS:
+    for text, secret in SECRETS + GENERATED_SECRETS:
         found = spans(text)
         assert found == sorted(found)
         assert all(a < b < c < d for (a, b), (c, d) in pairwise(found))
@@ -109,7 +164,7 @@ def test_spans_are_sorted_disjoint_and_what_redact_removes():
         for a, b in found:
             rebuilt, last = rebuilt + text[last:a] + MARK, b
         assert rebuilt + text[last:] == redact(text)[0]
-    assert all(spans(text) == [] for text in INNOCENT)
+    assert all(spans(text) == [] for text in INNOCENT + GENERATED_INNOCENT)
 
 
 def test_has_secret_tells_credential_files_from_ordinary_ones():

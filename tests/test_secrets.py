@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,124 @@ def test_generic_names_are_decided_by_their_content(tmp_path, kind, capsys):
             assert at[path] not in paths or files[path] not in blobs
 
 
+def _step0_tree(root: Path, kind: str) -> str:
+    gd = ["--git-dir", str(root / (".git" if kind == "git" else ".gitckpt"))]
+    ref = next(r for r in git(root, *gd, "for-each-ref", "--format=%(refname)",
+                              "refs/checkpoints").split() if r.endswith("/steps/0"))
+    return git(root, *gd, "rev-parse", ref + "^{tree}").strip()
+
+
+def _corpus_files() -> dict[str, bytes]:
+    """Every path and content of the corpus: credential and ordinary paths, content rows."""
+    files = {p: f"FAKE-CREDENTIAL {p} 7f3a9c1e2b\n".encode() for p in lines(
+        "credential_paths.txt")}
+    files.update({p: f"ordinary content of {p}\n".encode() for p in lines("innocent_paths.txt")})
+    files.update({f"content/{path}": content_for(what) for path, what, _ in
+                  (ln.split("\t") for ln in lines("content_checked.tsv"))})
+    return files
+
+
+def test_both_stores_take_the_same_tree_from_the_whole_corpus(tmp_path, capsys):
+    files = _corpus_files()
+    trees, counts = {}, {}
+    for kind in ("git", "dir"):
+        root = workspace(tmp_path, kind)
+        place(root, files)
+        service.init(root, "same")
+        trees[kind] = _step0_tree(root, kind)
+        counts[kind] = len(stored(root, kind)[0])
+    with capsys.disabled():
+        print(f"\n[git, dir] step 0 of {len(files)} corpus files: trees {trees['git'][:12]} "
+              f"{trees['dir'][:12]}, {counts['git']} and {counts['dir']} files stored")
+    assert trees["git"] == trees["dir"]
+
+
+# The finding: files named for their secret, holding an AWS key pair, a password assignment
+# and a GitHub token, were stored. The same bytes under any name are left out, except in
+# source code and test fixtures.
+LEFT_OUT = ["github_token.txt", "rootkey.csv", "vault_pass.txt", "notes.txt",
+            "exports/2024-06.dat", "docs/setup.md", "config/.env.example"]
+STORED = ["src/settings_dev.py", "tests/fixtures/credentials_dump.txt",
+          "testdata/aws/rootkey.csv"]
+
+
+@pytest.mark.parametrize("kind", ["git", "dir"])
+def test_a_file_holding_a_credential_is_left_out_whatever_its_name(tmp_path, kind):
+    root = workspace(tmp_path, kind)
+    dump = content_for("credentials-dump-text")
+    for rel in LEFT_OUT:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(dump)
+    fixture = b"".join(b"# " + line for line in dump.splitlines(True))  # its own blob
+    for rel in STORED:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(fixture)
+    r = service.init(root, "findings")
+    paths, blobs = stored(root, kind)
+    reasons = {s["path"]: s["reason"] for s in r.save.skipped}
+    assert dump not in blobs
+    assert {rel: reasons.get(rel) for rel in LEFT_OUT} == dict.fromkeys(LEFT_OUT, "sensitive")
+    assert not paths & set(LEFT_OUT)
+    assert set(STORED) <= paths and not set(STORED) & set(reasons)
+    # a changed file is read again: the credential that appears in it is noticed
+    (root / "README.md").write_text("# Project\n")
+    service.save(root, "readme")
+    (root / "README.md").write_bytes(b"# Project\n\n" + dump)
+    r = service.save(root, "readme leaks a key")
+    assert {s["path"]: s["reason"] for s in r.skipped}.get("README.md") == "sensitive"
+    assert dump not in stored(root, kind)[1]
+
+
+def test_scope_says_a_credential_in_source_or_a_fixture_is_stored_and_why(tmp_path):
+    root = make_repo(tmp_path / "r")
+    rows = {"src/settings_dev.py": "source-with-token",
+            "tests/fixtures/api_response.txt": "fixture-with-token",
+            "notes.txt": "aws-pair-in-notes", "docs/aws-setup.md": "aws-docs-example",
+            "scripts/release.sh": "stripe-key-in-script"}
+    for rel, what in rows.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(content_for(what))
+    r = run_cli("-C", str(root), "scope", *rows)
+    assert r.code == 0, r.err
+    out = r.out.splitlines()
+    assert out[0].startswith("in ") and out[0].endswith(
+        "(source code (.py); holds a credential pattern (a ghp_ token) — stored, as test "
+        "fixtures and source code are)")
+    assert out[1].startswith("in ") and out[1].endswith(
+        "(in a test or fixture folder (tests/); holds a credential pattern (a xoxb- token) — "
+        "stored, as test fixtures and source code are)")
+    assert out[2].startswith("out") and out[2].endswith("(holds an AWS key pair)")
+    assert out[3].startswith("in ") and out[3].endswith("(a document (.md))")
+    assert out[4].startswith("out") and out[4].endswith("(holds a sk_live_ token)")
+
+
+def _fake36() -> bytes:
+    import random
+    import string
+    r = random.Random("ghp")
+    return "".join(r.choice(string.ascii_letters + string.digits) for _ in range(36)).encode()
+
+
+def test_the_file_check_reads_a_bounded_prefix_and_stays_fast():
+    from gitckpt.file_secrets import HEAD_BYTES, credential_in
+
+    token = b"ghp_" + _fake36()
+    pad = b"an ordinary line of notes, nothing secret in it\n" * (HEAD_BYTES // 48 + 1)
+    assert credential_in(token + b"\n" + pad) == "a ghp_ token"
+    assert credential_in(pad + token) is None  # past the first MiB: not looked at
+    assert credential_in(b"\0" + token) is None  # binary
+    worst = 0.0
+    for text in (("ghp_" + "x" * 36 + "\n") * 30000,  # placeholders everywhere
+                 "".join(f"AKIA{i:016d} x\n" for i in range(50000)),  # key ids, no secret
+                 ("_" + "a" * 12 + " ") * 80000,  # the pre-filter's needle everywhere
+                 "".join(f"{i:040x}\n" for i in range(30000))):  # hashes
+        data = text.encode()[:HEAD_BYTES]
+        start = time.perf_counter()
+        assert credential_in(data) is None
+        worst = max(worst, time.perf_counter() - start)
+    assert worst < 0.5, f"{worst:.2f} s for 1 MiB"
+
+
 def test_scope_says_which_rule_decided_and_a_bang_line_brings_a_file_back(tmp_path):
     root = make_repo(tmp_path / "r")
     (root / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abc\n")
@@ -166,8 +285,8 @@ def test_odd_content_never_fails_a_save(tmp_path, kind):
 
 # -- free text -------------------------------------------------------------------------------
 
-SECRET_TARGET = 0.95  # of secret strings kept out of every stored object and printed text
-CHANGED_TARGET = 0.05  # of innocent strings changed, at most
+SECRET_TARGET = 0.98  # of secret strings kept out of every stored object and printed text
+CHANGED_TARGET = 0.02  # of innocent strings changed, at most
 
 
 def secret_lines() -> list[tuple[str, str]]:
@@ -192,7 +311,9 @@ def everything_stored(root: Path, kind: str) -> bytes:
 
 
 def _chunks(items: list, n: int) -> list[list]:
-    return [items[i:i + n] for i in range(0, len(items), n)]
+    """`items` in groups of at most `n`, as even as can be (no short last group)."""
+    k = -(-len(items) // n)
+    return [items[i::k] for i in range(k)]
 
 
 def _leaks(secrets: list[str], *texts: bytes | str) -> list[str]:
@@ -286,12 +407,16 @@ def test_innocent_strings_are_stored_unchanged(tmp_path, capsys):
     root = make_repo(tmp_path / "r")
     texts = lines("innocent_strings.txt")
     service.init(root, "innocent")
-    r = service.save(root, "innocent text", verified=texts[:50], decisions=texts[50:100])
-    stored_note = service.log(root).steps[-1].note
-    kept = stored_note.verified + stored_note.decisions
+    kept, redacted = [], 0
+    for n, i in enumerate(range(0, len(texts), 100)):  # 50 entries per list at most
+        part = texts[i:i + 100]
+        r = service.save(root, f"innocent text {n}", verified=part[:50], decisions=part[50:])
+        note = service.log(root).steps[-1].note
+        kept += note.verified + note.decisions
+        redacted += r.redacted
     changed = [t for t, k in zip(texts, kept, strict=True) if t != k]
     with capsys.disabled():
         print(f"\n[redact] innocent strings changed: {len(changed)}/{len(texts)} "
               f"({len(changed) / len(texts):.1%})")
     assert len(changed) <= len(texts) * CHANGED_TARGET, changed
-    assert r.redacted == len(changed)
+    assert redacted == len(changed)

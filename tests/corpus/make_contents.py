@@ -604,6 +604,171 @@ def _keynote_zip(f: _Fake) -> bytes:
     return buf.getvalue()
 
 
+# --- text files named for nothing, holding a high-confidence credential or none --------------
+
+
+def _aws_key_id(f: _Fake) -> str:
+    return "AKIA" + f.chars(string.ascii_uppercase + "234567", 16)
+
+
+def _aws_secret(f: _Fake) -> str:
+    return f.chars(_B64, 40)
+
+
+def _aws_iam_user_csv(f: _Fake) -> bytes:
+    return _text(f"""
+User name,Password,Access key ID,Secret access key,Console login link
+ci-deployer,,{_aws_key_id(f)},{_aws_secret(f)},https://123456789012.signin.aws.amazon.com/console
+""")
+
+
+def _aws_pair_in_notes(f: _Fake) -> bytes:
+    return _text(f"""
+Deploy notes, 11 June
+
+- bucket: acme-prod-assets (eu-west-1)
+- the CI user's keys, until we move them to the vault:
+    access key id  {_aws_key_id(f)}
+    secret key     {_aws_secret(f)}
+- rotate after the release
+""")
+
+
+def _github_token_text(f: _Fake) -> bytes:
+    return _text(f"ghp_{f.alnum(36)}\n")
+
+
+def _credentials_dump_text(f: _Fake) -> bytes:
+    return _text(f"""
+AWSAccessKeyId={_aws_key_id(f)}
+AWSSecretKey={_aws_secret(f)}
+password = {f.password(20)}
+github: ghp_{f.alnum(36)}
+""")
+
+
+def _slack_token_in_doc(f: _Fake) -> bytes:
+    return _text(f"""
+# Deploying the alert bot
+
+Set the token in the service's environment:
+
+```sh
+export SLACK_BOT_TOKEN=xoxb-{f.digits(12)}-{f.digits(13)}-{f.alnum(24)}
+systemctl restart alert-bot
+```
+""")
+
+
+def _stripe_key_in_script(f: _Fake) -> bytes:
+    return _text(f"""
+#!/bin/sh
+set -eu
+export STRIPE_SECRET_KEY=sk_live_{f.alnum(99)}
+exec node dist/billing.js "$@"
+""")
+
+
+def _gitlab_token_in_log(f: _Fake) -> bytes:
+    return _text(f"""
+$ git clone https://oauth2:glpat-{f.chars(_URLSAFE, 20)}@gitlab.example.com/acme/site.git
+Cloning into 'site'...
+$ make deploy
+deploy: done in 41 s
+""")
+
+
+def _anthropic_key_in_example(f: _Fake) -> bytes:
+    return _text(f"""
+# Copy to .env and fill in
+ANTHROPIC_API_KEY=sk-ant-api03-{f.chars(_URLSAFE, 93)}AA
+LOG_LEVEL=info
+""")
+
+
+def _pem_in_markdown(f: _Fake) -> bytes:
+    return ("# Bastion access\n\nThe deploy key:\n\n```\n"
+            + f.pem("OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", 6)
+            + "```\n").encode()
+
+
+def _aws_docs_example(f: _Fake) -> bytes:
+    return _text("""
+# AWS credentials
+
+Put your keys in `~/.aws/credentials`, never in the repository:
+
+    [default]
+    aws_access_key_id = AKIAIOSFODNN7EXAMPLE
+    aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+""")
+
+
+def _aws_key_id_only(f: _Fake) -> bytes:
+    rows = "\n".join(f"{user},{_aws_key_id(f)},Active,2024-0{m}-1{m}"
+                     for m, user in enumerate(["ci", "backup", "analytics"], 1))
+    return _text(f"user,access_key_id,status,last_rotated\n{rows}\n")
+
+
+def _token_placeholders_doc(f: _Fake) -> bytes:
+    return _text("""
+# Tokens
+
+| service | variable | looks like |
+|---|---|---|
+| GitHub | `GITHUB_TOKEN` | `ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` |
+| Slack | `SLACK_BOT_TOKEN` | `xoxb-0000000000-0000000000000-xxxxxxxxxxxxxxxxxxxxxxxx` |
+| Stripe | `STRIPE_SECRET_KEY` | `sk_live_...` |
+| GitLab | `GITLAB_TOKEN` | `glpat-<20 characters>` |
+""")
+
+
+def _hash_list(f: _Fake) -> bytes:
+    return "".join(f"{f.hex(64)}  dist/pkg-{i}.tar.gz\n" for i in range(40)).encode()
+
+
+def _base64_blob_text(f: _Fake) -> bytes:
+    raw = base64.b64encode(f.r.randbytes(3000)).decode()
+    return ("\n".join(raw[i:i + 76] for i in range(0, len(raw), 76)) + "\n").encode()
+
+
+def _lockfile_integrity(f: _Fake) -> bytes:
+    out = ["# yarn lockfile v1", ""]
+    for i in range(30):
+        digest = base64.b64encode(f.r.randbytes(64)).decode()
+        out += [f"pkg-{i}@^1.{i}.0:", f"  version \"1.{i}.3\"",
+                f"  resolved \"https://registry.yarnpkg.com/pkg-{i}/-/pkg-{i}-1.{i}.3.tgz\"",
+                f"  integrity sha512-{digest}", ""]
+    return "\n".join(out).encode()
+
+
+def _source_with_token(f: _Fake) -> bytes:
+    return _text(f"""
+# Local development settings. Do not use in production.
+GITHUB_TOKEN = "ghp_{f.alnum(36)}"
+DEBUG = True
+""")
+
+
+def _fixture_with_token(f: _Fake) -> bytes:
+    return _text(f"""
+HTTP/1.1 200 OK
+Content-Type: application/json
+
+{{"token": "xoxb-{f.digits(12)}-{f.digits(13)}-{f.alnum(24)}", "ok": true}}
+""")
+
+
+def _fixture_with_pem(f: _Fake) -> bytes:
+    return f.pem("PRIVATE KEY", _PKCS8_RSA_PREFIX, 10).encode()
+
+
+def _csv_user_export(f: _Fake) -> bytes:
+    rows = "".join(f"{f.uuid()},user{i}@example.com,{f.hex(40)},2024-05-{i + 1:02d}\n"
+                   for i in range(25))
+    return ("id,email,avatar_sha1,created\n" + rows).encode()
+
+
 KINDS: dict[str, tuple[str, Callable[[_Fake], bytes]]] = {
     # kind: (one-line description, maker); the sensitive ones first
     "gcp-service-account": ("GCP service-account key JSON with a private key",
@@ -643,6 +808,21 @@ KINDS: dict[str, tuple[str, Callable[[_Fake], bytes]]] = {
                                  _compose_literal_password),
     "env-style-config": ("KEY=value lines with live API keys", _env_style_config),
     "pem-private-key": ("PEM RSA private key", _pem_private_key),
+    "aws-iam-user-csv": ("AWS console download of an IAM user's access key (CSV)",
+                         _aws_iam_user_csv),
+    "aws-pair-in-notes": ("notes holding an AWS access key id and its secret key",
+                          _aws_pair_in_notes),
+    "github-token-text": ("a GitHub token alone in a text file", _github_token_text),
+    "credentials-dump-text": ("an AWS key pair, a password and a GitHub token",
+                              _credentials_dump_text),
+    "slack-token-in-doc": ("a Markdown page with a Slack bot token in a code block",
+                           _slack_token_in_doc),
+    "stripe-key-in-script": ("a shell script exporting a live Stripe key",
+                             _stripe_key_in_script),
+    "gitlab-token-in-log": ("a job log with a GitLab token in a clone URL", _gitlab_token_in_log),
+    "anthropic-key-in-example": ("an example env file holding a real-looking Anthropic key",
+                                 _anthropic_key_in_example),
+    "pem-in-markdown": ("a Markdown page with an OpenSSH private key", _pem_in_markdown),
     # ordinary kinds
     "package-json": ("ordinary package.json", _package_json),
     "ci-yaml": ("ordinary CI pipeline YAML", _ci_yaml),
@@ -674,6 +854,20 @@ KINDS: dict[str, tuple[str, Callable[[_Fake], bytes]]] = {
     "firebase-google-services": ("Firebase google-services.json (client API key, public by design)",
                                  _firebase_google_services),
     "keynote-zip": ("Keynote document: a zip archive", _keynote_zip),
+    "aws-docs-example": ("documentation with AWS's published example key pair",
+                         _aws_docs_example),
+    "aws-key-id-only": ("a table of AWS access key ids without their secrets", _aws_key_id_only),
+    "token-placeholders-doc": ("documentation of token formats with placeholders",
+                               _token_placeholders_doc),
+    "hash-list": ("SHA-256 checksums", _hash_list),
+    "base64-blob-text": ("base64 of random bytes, 76 columns", _base64_blob_text),
+    "lockfile-integrity": ("a yarn.lock with sha512 integrity hashes", _lockfile_integrity),
+    "source-with-token": ("Python settings holding a GitHub token (stored: source code)",
+                          _source_with_token),
+    "fixture-with-token": ("a recorded HTTP response holding a Slack token (a test fixture)",
+                           _fixture_with_token),
+    "fixture-with-pem": ("a PEM private key made for tests (a test fixture)", _fixture_with_pem),
+    "csv-user-export": ("a CSV export with UUIDs, e-mails and SHA-1 hashes", _csv_user_export),
 }
 
 
