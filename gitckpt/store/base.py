@@ -19,7 +19,7 @@ from gitckpt.ids import ObjectId
 from gitckpt.lazy import lazy
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
-from gitckpt.store.state import StateDir, unsafe
+from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 from gitckpt.values import Changes, GitState, Progress, Skipped, Snapshot
 
 filelock = lazy("filelock")  # only writers load it: a resume takes no lock
@@ -90,6 +90,9 @@ class Backend(ABC):
         except filelock.Timeout as e:
             raise StoreBusy(str(self.lock_path), timeout) from e
         except OSError as e:
+            what = not_a_file(self.lock_path)
+            if what is not None:
+                raise lock_unusable(self.lock_path, what) from e
             raise StoreNotWritable(
                 f"Cannot take the store lock {self.lock_path}: {e.strerror}.",
                 "gitckpt needs write access to the store; check its permissions.",
