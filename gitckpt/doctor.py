@@ -15,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitckpt.calls import CLI
 from gitckpt.errors import GitckptError
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.reach import reachable
-from gitckpt.restore import interrupted
+from gitckpt.restore import interrupted, undo_calls
 from gitckpt.store.base import STALE_LOCK_SECONDS
 from gitckpt.store.state import not_a_file
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
@@ -230,13 +231,10 @@ def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged:
     _check_caches(store, add)
     stuck = interrupted(tl)
     if stuck is not None:
-        what, finish = (("revert of", f"gitckpt revert {stuck.revert} --apply")
-                        if stuck.revert else
-                        ("restore to", f"gitckpt restore {stuck.target[:12]} --apply"))
+        undo, finish = (c.spell(CLI) for c in undo_calls(stuck, tl.active_id()))
+        what = "revert of" if stuck.revert else "restore to"
         add(Finding("restore", f"A {what} {stuck.label} was interrupted; files may be "
-                    "half-written.",
-                    f"Undo it: gitckpt restore {stuck.safety[:12]} --apply (or finish it: "
-                    f"{finish})."))
+                    "half-written.", f"Undo it: {undo} (or finish it: {finish})."))
     for path in store.stale_locks(STALE_LOCK_SECONDS):
         add(Finding("locks", f"A lock file was left behind: {path}.",
                     "gitckpt doctor --fix removes it (no writer holds it).",
