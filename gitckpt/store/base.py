@@ -102,6 +102,50 @@ class Backend(ABC):
         finally:
             lock.release()
 
+    @contextmanager
+    def staging(self) -> Iterator[Callable[[], None]]:
+        """Hold every object written inside in memory, readable through this store, its
+        scans and its merges (`repository()`), and write no stat cache; the `publish()` it
+        yields writes the held objects to the store (before any ref may name them). Leaving
+        without `publish()` writes nothing: an apply refused once its plan is computed leaves
+        the store as it was. The caller holds the lock; not re-entrant."""
+        from gitckpt.store.staging import Held
+
+        held = self._held = Held()
+        self._hold(held)
+        done = False
+
+        def publish() -> None:
+            nonlocal done
+            self._held = None
+            self._release(held, publish=True)
+            done = True
+
+        try:
+            yield publish
+        finally:
+            if not done:
+                self._held = None
+                self._release(held, publish=False)
+                self.forget_scans()  # a snapshot of the held objects is gone with them
+
+    #: The objects held while staging (see `staging`), else None.
+    _held = None
+
+    def _hold(self, held) -> None:  # noqa: B027 (optional hook, not abstract)
+        """Start sending object writes to `held`, beyond what `_held` does (a store whose
+        writes all pass a method that looks at `_held` needs nothing more)."""
+
+    def _release(self, held, publish: bool) -> None:
+        """Stop holding; with `publish`, write what `held` holds to the store."""
+        for _, (kind, body) in held.objects.items() if publish else ():
+            self.write_object(kind, body)
+
+    def repository(self):
+        """A libgit2 repository over the store's objects (for merges): its writes go where
+        this store's go, held while staging. Raises NotImplementedError where none exists."""
+        raise NotImplementedError
+
     def own_folders(self) -> list[Path]:
         """The folders that hold only gitckpt's files (no symlink belongs in them)."""
         return [self.shared.path, self.state.path]
@@ -344,7 +388,10 @@ class WorkingCopy(ABC):
         if progress is None and progressing.active():  # a front end shows long scans
             with progressing.Meter("Scanning files", "files", self.estimate()) as meter:
                 return self.snapshot(scope, update_cache=update_cache, progress=meter.tick)
-        journal = journals.for_root(str(self.root)) if self.takes_hints else None
+        if self._held is not None:
+            update_cache = False  # staging writes nothing, the stat cache included
+        journal = journals.for_root(str(self.root)) \
+            if self.takes_hints and self._held is None else None  # a held scan takes no hints
         if journal is None:
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
         else:  # a watcher runs in this process: visit what it saw, if it can be trusted

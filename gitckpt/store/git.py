@@ -40,6 +40,7 @@ from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Scanner
 from gitckpt.store.loose import loose_problem
+from gitckpt.store.pack_write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import GitState, Progress, Skipped, Snapshot
 
@@ -145,6 +146,28 @@ class GitStore(Store):
         except pygit2.GitError as e:
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check the permissions of the .git folder.") from e
+
+    def _hold(self, held) -> None:
+        from gitckpt.store.staging import staging_odb
+
+        self._odb = self.repo.odb
+        self.repo.set_odb(staging_odb(held, self.objects_dir))
+        self._scanner.hold = True
+
+    def _release(self, held, publish: bool) -> None:
+        self.repo.set_odb(self._odb)
+        self._scanner.hold = False
+        if publish:  # many objects as one pack, as a scan writes them
+            pack = PackWriter(self.objects_dir, lambda kind, body: str(self._write(
+                {"blob": ObjectType.BLOB, "tree": ObjectType.TREE,
+                 "commit": ObjectType.COMMIT}[kind], body)))
+            for oid, (kind, body) in held.objects.items():
+                if oid not in self.repo.odb:
+                    pack.add(kind, body, oid)
+            pack.close()
+
+    def repository(self) -> pygit2.Repository:
+        return self.repo
 
     def _check(self, oid: ObjectId) -> None:
         """StoreCorrupt if the loose file of `oid` would make libgit2 hang or overallocate;
