@@ -97,6 +97,6 @@ def run_demo(where: str | None = None) -> DemoResult:
     restore = (f"The preview listed: modify {', '.join(preview.plan.names('modify'))}; "
                f"README.md was left as it is.\nRestored greet.py from step 2. Safety copy "
                f"{(done.safety or '')[:12]}: `gitckpt restore {(done.safety or '')[:12]} "
-               "--apply` undoes it.\n")
+               "--apply --yes` undoes it.\n")
     log = git(root, "log", "--notes=checkpoints", f"refs/checkpoints/{init.save.task}/head")
     return DemoResult(str(root), init.save.task, handoff, restore, log)

@@ -10,16 +10,19 @@ heads of tasks (the chain of steps starts there), then everything else.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitckpt.calls import CLI
 from gitckpt.errors import GitckptError
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.reach import reachable
-from gitckpt.restore import interrupted
+from gitckpt.restore import interrupted, undo_calls
 from gitckpt.store.base import STALE_LOCK_SECONDS
+from gitckpt.store.state import not_a_file
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.watch import watch_enabled
 
@@ -83,6 +86,61 @@ def _check_links(store, add) -> None:
                         repair=lambda link=link: os.unlink(link)))
 
 
+def _check_lock(store, add) -> None:
+    """The store's lock path must be a file (or not exist yet): a folder, a socket or a
+    device there fails every write, and a fifo is no lock file on every system. A symlink
+    there is the links check's. The repair loses nothing: an empty folder, a fifo, a socket or
+    a device node holds no data and is removed (a fifo only while no writer holds it); a
+    folder with something in it is moved aside, next to it."""
+    path = store.lock_path
+    what = not_a_file(path)
+    if what is None:
+        return
+    problem = f"The store's lock {path} is {what}, not a file: " + (
+        "a lock on one is not reliable everywhere (POSIX leaves opening a fifo for writing "
+        "undefined)." if "fifo" in what else "every save fails.")
+    if what != "a folder":
+        if store.lock_held_elsewhere():
+            add(Finding("locks", f"The store's lock {path} is {what}, not a file, and a "
+                        "writer holds it now.",
+                        "Run `gitckpt doctor --fix` again once that writer is done."))
+            return
+        add(Finding("locks", problem, "gitckpt doctor --fix removes it (it holds no data); "
+                    "the next write makes a lock file there.",
+                    repair=lambda: path.unlink(missing_ok=True)))
+        return
+    aside = _aside(path)
+    try:
+        empty = not any(os.scandir(path))
+    except OSError:
+        empty = False
+    if empty:
+        add(Finding("locks", problem, "gitckpt doctor --fix removes the empty folder.",
+                    repair=lambda: _remove_or_move(path, aside)))
+        return
+    add(Finding("locks", problem, f"gitckpt doctor --fix moves it aside to {aside} (nothing in "
+                f"it is deleted); by hand: mv {shlex.quote(str(path))} "
+                f"{shlex.quote(str(aside))}",
+                repair=lambda: _remove_or_move(path, aside)))
+
+
+def _aside(path: Path) -> Path:
+    """A free name next to `path` for what stood there."""
+    n = 1
+    while True:
+        aside = path.with_name(f"{path.name}.aside" + (f"-{n}" if n > 1 else ""))
+        if not os.path.lexists(aside):
+            return aside
+        n += 1
+
+
+def _remove_or_move(path: Path, aside: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # not empty (or no longer): keep what it holds
+        os.rename(path, aside)
+
+
 def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     store = tl.store
     result = DoctorResult(str(store.location), store.kind, 0,
@@ -90,8 +148,9 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                            "locks"],
                           watch="on" if watch_enabled() else "off")
     _run(result, fix, lambda add: _check_links(store, add))
+    _run(result, fix, lambda add: _check_lock(store, add))
     if any(not f.fixed for f in result.findings):
-        return result  # nothing else is read through a planted link
+        return result  # nothing is read through a planted link; repairs take the lock
     damaged: list[str] = []
     tasks = _task_refs(tl, damaged)
     result.tasks = len(tasks)
@@ -172,13 +231,10 @@ def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged:
     _check_caches(store, add)
     stuck = interrupted(tl)
     if stuck is not None:
-        what, finish = (("revert of", f"gitckpt revert {stuck.revert} --apply")
-                        if stuck.revert else
-                        ("restore to", f"gitckpt restore {stuck.target[:12]} --apply"))
+        undo, finish = (c.spell(CLI) for c in undo_calls(stuck, tl.active_id()))
+        what = "revert of" if stuck.revert else "restore to"
         add(Finding("restore", f"A {what} {stuck.label} was interrupted; files may be "
-                    "half-written.",
-                    f"Undo it: gitckpt restore {stuck.safety[:12]} --apply (or finish it: "
-                    f"{finish})."))
+                    "half-written.", f"Undo it: {undo} (or finish it: {finish})."))
     for path in store.stale_locks(STALE_LOCK_SECONDS):
         add(Finding("locks", f"A lock file was left behind: {path}.",
                     "gitckpt doctor --fix removes it (no writer holds it).",

@@ -27,12 +27,16 @@ def _clip(text: str, limit: int) -> str:
 VOICES = {
     "cli": {"more": "`gitckpt resume --json`", "log": "`gitckpt log`",
             "full": "`gitckpt resume --full`",
-            "undo": "`gitckpt restore {id} --apply`", "capture": "`gitckpt capture`",
+            # an undo runs as printed: confirmed (it rewrites as many files as the restore
+            # did), and in the task of the safety copy ({task}: "task" below, or nothing)
+            "undo": "`gitckpt restore {id}{task} --apply --yes`", "task": " --task {task}",
+            "capture": "`gitckpt capture`",
             "init": "`gitckpt init`",
             "save": 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...'},
     "mcp": {"more": "the structured content", "log": "ckpt_log(limit=...)",
             "full": 'ckpt_resume(format="full")',
-            "undo": 'ckpt_restore(target="{id}", apply=true)', "capture": "ckpt_capture()",
+            "undo": 'ckpt_restore(target="{id}"{task}, apply=true, confirm=true)',
+            "task": ', task="{task}"', "capture": "ckpt_capture()",
             "init": "ckpt_init(name=..., goal=...)",
             "save": "Save each finished step: ckpt_save(title=..., conclusion=..., next=...)"},
 }
@@ -99,8 +103,17 @@ def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, widt
     return out
 
 
+def undo(voice: dict[str, str], safety: str, task: str | None = None) -> str:
+    """The call that restores `safety` (a restore's safety copy), in `voice`; `task` when
+    the safety copy is not in the active task."""
+    return voice["undo"].format(id=safety[:12],
+                                task=voice["task"].format(task=task) if task else "")
+
+
 def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
-           since_step: Changes | None, voice: dict[str, str]) -> list[str]:
+           since_step: Changes | None, voice: dict[str, str],
+           task: str | None = None) -> list[str]:
+    """What changed since step n; `task` is the task's id when it is not the active one."""
     if unsaved is None or since_step is None:
         return ["", "Changes since the last step: unknown (see problems)."]
     if not since_step and not drifts:
@@ -114,8 +127,8 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
         restores = [d for d in drifts if d.note.kind == "restore"]
         if restores:
             last = restores[-1].note
-            undo = voice["undo"].format(id=(last.safety or "")[:12])
-            out.append(f"  Last restore: {_clip(last.title, 80)}; undo with {undo}.")
+            out.append(f"  Last restore: {_clip(last.title, 80)}; undo with "
+                       f"{undo(voice, last.safety or '', task)}.")
     if since_step:
         out.append(f"Changed after step {n}, re-read before editing: {_counts(since_step)}")
         out += _paths(since_step, voice)
@@ -198,6 +211,11 @@ def _files(files: list[FileNote], shown: int) -> list[str]:
     return out
 
 
+def _elsewhere(info: TaskInfo) -> str | None:
+    """The task's id where a call must name it (it is not the active task), else None."""
+    return None if info.status == "active" else str(info.id)
+
+
 def handoff_text(h: Handoff, voice: str = "cli") -> str:
     """The resume text: task, goal, plan, latest steps, next, what the task remembers
     (decisions, gotchas, open questions, checks bound to the files, the files that matter),
@@ -227,7 +245,7 @@ def handoff_text(h: Handoff, voice: str = "cli") -> str:
         if h.checks:
             out += ["", "Checks:"] + [_check(c) for c in h.checks]
         out += _files(h.files, lv.files)
-        out += _since(head.n, h.drifts, h.unsaved, h.since_step, say)
+        out += _since(head.n, h.drifts, h.unsaved, h.since_step, say, _elsewhere(info))
         out += _git(head.n, h.git)
         if h.watch == "off":
             out.append("Watcher: off (GITCKPT_WATCH=off); changes are captured at saves, "
@@ -278,7 +296,7 @@ def full_text(h: Handoff, voice: str = "cli") -> str:
             f"  `{c.command}` exit {c.exit_code} at "
             f"{'step' if c.saved else 'a run after step'} {c.step}" for c in m.commands]
     out += _files(h.files, 10_000)
-    out += _since(info.head.n, h.drifts, h.unsaved, h.since_step, say)
+    out += _since(info.head.n, h.drifts, h.unsaved, h.since_step, say, _elsewhere(info))
     out += _git(info.head.n, h.git)
     if h.problems:
         out += ["", "Problems:"] + [f"  ! {p}" for p in h.problems]

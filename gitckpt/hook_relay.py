@@ -1,7 +1,8 @@
-"""Hooks handed to a running gitckpt: a long-lived process (`gitckpt mcp`, `gitckpt watch`)
-listens on a Unix socket in the user's runtime folder, and a hook that finds one sends it the
-host's event instead of loading the engine itself (a cold start costs more than a hook's
-budget; a warm process answers in a few milliseconds).
+"""Hooks handed to a running gitckpt, the hook's side: a long-lived process (`gitckpt mcp`,
+`gitckpt watch`) listens on a Unix socket in the user's runtime folder (its side is
+gitckpt.hook_relay_server), and a hook that finds one sends it the host's event instead of
+loading the engine itself (a cold start costs more than a hook's budget; a warm process
+answers in a few milliseconds).
 
 Contract: the client side imports only the standard library. A relay serves only its own user
 (the folder is 0700 and the peer's uid is checked) and only a hook whose GITCKPT_* settings
@@ -13,11 +14,8 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import sys
-import threading
 import time
-from collections.abc import Callable
 
 #: The hook commands and the hosts (gitckpt.hook_hosts has one entry per name), known here so a
 #: hook is parsed before anything else loads.
@@ -26,13 +24,53 @@ HOST_NAMES = ("claude", "codex", "cursor", "gemini", "windsurf")
 
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the
 #: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook
-#: gives up on it before it has sent anything, so no request is acted on twice. Only then does
-#: the hook send its request (a JSON line) and wait for the answer (a JSON line).
-ACK = b"gitckpt-relay 1\n"
+#: gives up on it before it has sent anything. Only then does the hook send its request (a JSON
+#: line) and wait for the answer (a JSON line).
+#:
+#: A relay that goes silent after the request (stopped, wedged, or only slow) is settled by a
+#: claim: the request names a token, and whoever first creates `<pid>.claims/<token>` next to
+#: the relay's socket (O_EXCL, one atomic step) does the work. The relay claims before it acts;
+#: a hook whose answer did not come in time claims too: if it wins, the relay never acts and the
+#: hook runs in its own process; if it loses, the relay has it and finishes it. So no event is
+#: lost and none is acted on twice. The version in ACK changes with the protocol: a hook and a
+#: relay of different versions never work together (the hook then runs itself).
+ACK = b"gitckpt-relay 2\n"
 _MAX = 1 << 22
 CONNECT_WAIT = 0.2
 ACK_WAIT = 0.5  # all relays together: a hook never waits longer for one that is not there
-ANSWER_WAIT = 20.0
+ANSWER_WAIT = 1.5  # after the request is sent; GITCKPT_RELAY_WAIT sets it (seconds)
+SEND_WAIT = 5.0  # the relay's side: reading a request, writing an answer
+
+
+def answer_wait() -> float:
+    """How long a hook waits for a relay's answer once its request is sent (GITCKPT_RELAY_WAIT
+    seconds, default ANSWER_WAIT) before it claims the request back."""
+    try:
+        wait = float(os.environ.get("GITCKPT_RELAY_WAIT", ANSWER_WAIT))
+    except ValueError:
+        return ANSWER_WAIT
+    return wait if 0 < wait < 3600 else ANSWER_WAIT
+
+
+def claims_dir(sock_path: str) -> str:
+    """The claims folder of the relay listening at `sock_path` (`<pid>.sock`)."""
+    return sock_path[:-5] + ".claims" if sock_path.endswith(".sock") else sock_path + ".claims"
+
+
+def claim(folder: str, token: str) -> bool:
+    """Take request `token` for this side: True for whoever comes first, False for the other.
+    Raises OSError when the folder cannot be written (gone, full): then neither side can
+    claim, and the relay does not act."""
+    if len(token) != 32 or token.strip("0123456789abcdef"):
+        raise OSError(f"not a claim token: {token[:40]!r}")
+    try:
+        fd = os.open(os.path.join(folder, token), os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                     | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
 
 #: The settings that change what a hook does; a relay acts only for a hook whose values equal
 #: its own. Server-only ones (GITCKPT_ROOT, GITCKPT_WATCH, ...) do not count: the plugin's
@@ -56,7 +94,7 @@ def settings() -> dict[str, str]:
     return {k: os.environ[k] for k in SETTINGS if k in os.environ}
 
 
-def _own_dir(path: str) -> bool:
+def own_dir(path: str) -> bool:
     try:
         st = os.lstat(path)
     except OSError:
@@ -67,17 +105,17 @@ def _own_dir(path: str) -> bool:
 
 
 def ask(request: dict) -> dict | None:
-    """A relay's answer to `request`, or None if no relay took it (the hook then runs in its
-    own process). A relay that acknowledged the request but did not answer in ANSWER_WAIT
-    is an answer too: `{"log": ...}`, so the hook does not act a second time."""
+    """A relay's answer to `request`, or None when the hook is to run in its own process (no
+    relay took it, or the hook claimed it back from a silent one). A relay that claimed the
+    request but did not answer in time is an answer too, `{"log": ...}`: it finishes the work,
+    and the hook must not act a second time."""
     folder = runtime_dir()
-    if not _own_dir(folder):
+    if not own_dir(folder):
         return None
     try:
         names = [n for n in os.listdir(folder) if n.endswith(".sock")]
     except OSError:
         return None
-    payload = (json.dumps({**request, "settings": settings()}) + "\n").encode()
     deadline = time.monotonic() + ACK_WAIT
     for name in sorted(names, reverse=True):
         left = deadline - time.monotonic()
@@ -92,51 +130,70 @@ def ask(request: dict) -> dict | None:
             s.close()
             _drop_stale(path, name)
             continue
+        token = os.urandom(16).hex()
+        payload = (json.dumps({**request, "settings": settings(), "claim": token})
+                   + "\n").encode()
         try:
             s.settimeout(max(0.01, deadline - time.monotonic()))
-            if _read_line(s, len(ACK)) != ACK:
-                continue  # not a relay, or one that cannot answer now: try the next
-            s.settimeout(ANSWER_WAIT)
-            s.sendall(payload)
+            if read_line(s, len(ACK)) != ACK:
+                continue  # not a relay of this version, or one that cannot answer now
+            wait = answer_wait()
+            s.settimeout(wait)
             try:
-                answer = _read_line(s)
+                s.sendall(payload)
+                answer = read_line(s)
             except OSError:
-                return {"log": f"the relay {name} took the hook but did not answer in "
-                               f"{ANSWER_WAIT:g} s"}
+                answer = b""  # it may have the request: the claim below settles it
         except OSError:
-            continue
+            continue  # nothing sent: this relay never saw the request
         finally:
             s.close()
         try:
             reply = json.loads(answer) if answer else None
         except ValueError:
             reply = None
+        mine = os.path.join(claims_dir(path), token)
         if isinstance(reply, dict) and reply.get("refused"):
-            continue
+            continue  # it did not act (and holds no claim): try the next
         if isinstance(reply, dict):
+            try:
+                os.unlink(mine)  # the relay's claim, answered: nobody asks for it again
+            except OSError:
+                pass
             return reply
-        return {"log": f"the relay {name} took the hook but gave no answer"}
+        try:
+            if claim(claims_dir(path), token):
+                return None  # the relay never took it and now never will: the hook runs it
+        except OSError:
+            return None  # no claims folder (a relay gone or closing): it cannot act either
+        return {"log": f"the relay {name} took the hook but did not answer in {wait:g} s; "
+                       "it finishes it there"}
     return None
+
+
+def alive(pid: str) -> bool:
+    """Whether process `pid` is running (a process of another user counts)."""
+    try:
+        os.kill(int(pid), 0)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _drop_stale(path: str, name: str) -> None:
     """A socket whose server is gone (killed) is removed, so later hooks skip it at once."""
     pid = name[:-5]
-    if pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-            return  # alive, only slow or busy
-        except PermissionError:
-            return
-        except OSError:
-            pass
+    if pid.isdigit() and alive(pid):
+        return  # alive, only slow or busy
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def _read_line(s: socket.socket, limit: int = _MAX) -> bytes:
+def read_line(s: socket.socket, limit: int = _MAX) -> bytes:
     chunks, size = [], 0
     while size < limit:
         chunk = s.recv(min(65536, limit - size))
@@ -147,101 +204,6 @@ def _read_line(s: socket.socket, limit: int = _MAX) -> bytes:
         if chunk.endswith(b"\n"):
             break
     return b"".join(chunks)
-
-
-class Relay:
-    """The server side: a daemon thread accepting hook requests for `serve(request) -> dict`."""
-
-    def __init__(self, serve: Callable[[dict], dict]) -> None:
-        self.serve = serve
-        self.path: str | None = None
-        self._sock: socket.socket | None = None
-        self.settings = settings()  # this process's, as it started
-
-    def start(self) -> bool:
-        """Listen; False (and no socket) where the folder cannot be made safely or the
-        path is too long for a Unix socket."""
-        folder = runtime_dir()
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-        except OSError:
-            return False
-        if not _own_dir(folder):
-            return False
-        path = os.path.join(folder, f"{os.getpid()}.sock")
-        if len(os.fsencode(path)) > 100:
-            return False
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.bind(path)
-            os.chmod(path, 0o600)
-            s.listen(16)
-        except OSError:
-            s.close()
-            return False
-        self._sock, self.path = s, path
-        threading.Thread(target=self._accept, name="gitckpt-relay", daemon=True).start()
-        return True
-
-    def _accept(self) -> None:
-        while self._sock is not None:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
-        try:
-            with conn:
-                conn.settimeout(5.0)
-                if not _same_user(conn):
-                    return
-                conn.sendall(ACK)
-                try:
-                    request = json.loads(_read_line(conn))
-                except (ValueError, RecursionError):
-                    request = None
-                if not isinstance(request, dict):
-                    reply: dict = {"refused": "not a request"}
-                elif request.get("settings") != self.settings:
-                    reply = {"refused": "other settings"}
-                else:
-                    reply = self.serve(request)
-                conn.settimeout(ANSWER_WAIT)
-                conn.sendall((json.dumps(reply) + "\n").encode())
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        s, self._sock = self._sock, None
-        if s is not None:
-            try:
-                s.close()
-            except OSError:
-                pass
-        if self.path is not None:
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass
-            self.path = None
-
-
-def _same_user(conn: socket.socket) -> bool:
-    so_peercred = getattr(socket, "SO_PEERCRED", None)
-    if so_peercred is None:
-        return True  # no peer credentials here (macOS): the 0700 folder is the guard
-    try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
-    except OSError:
-        return False
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
 
 
 def emit(stdout: str, log: str) -> None:

@@ -180,7 +180,7 @@ def start_relay():
     there, warm. None where it cannot listen (the hooks then run in their own process)."""
     import logging
 
-    from gitckpt.hook_relay import Relay
+    from gitckpt.hook_relay_server import Relay
 
     relay = Relay(serve)
     try:

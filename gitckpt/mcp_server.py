@@ -6,7 +6,6 @@ the same object the CLI prints with `--json`. Nothing here writes to stdout.
 from __future__ import annotations
 
 import gc
-import io
 import logging
 import os
 from typing import Annotated, Literal
@@ -22,7 +21,7 @@ from gitckpt import __version__, mcp_text, service
 from gitckpt import progress as progressing
 from gitckpt.errors import GitckptError, NoActiveTask
 from gitckpt.mcp_args import check_calls, lean_schemas
-from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, is_reply_to
+from gitckpt.mcp_handshake import INSTRUCTIONS, Held, Wire, claim
 from gitckpt.mcp_schemas import (
     CommandIn,
     CompressOut,
@@ -44,6 +43,7 @@ from gitckpt.mcp_schemas import (
     TimelineOut,
 )
 from gitckpt.mcp_text import error_result, printable
+from gitckpt.mcp_wire import Out, Replay
 from gitckpt.mcp_workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
 from gitckpt.watch import release_memory
 
@@ -321,52 +321,18 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         first = (ws.configured() or [os.getcwd()])[0]
         if not too_wide(os.path.realpath(first)):
             ws.watch(first)
-        if wire is None:
-            server.run("stdio")
-        else:
-            anyio.run(_serve, server, wire, held or Held(b""))
+        # Always through our wire (mcp_wire): it answers what the SDK would drop.
+        anyio.run(_serve, server, wire or claim(), held or Held(b""))
     finally:
         if relay is not None:
             relay.close()
         ws.close()
 
 
-
 async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:
     from mcp.server.stdio import stdio_server
 
     lowlevel = server._lowlevel_server
-    async with stdio_server(stdin=_Replay(held.line, wire.inp),
-                            stdout=_Out(wire.out, held.answered)) as (read, write):
+    out = Out(wire.out, held.answered)
+    async with stdio_server(stdin=Replay(held.line, wire.inp, out), stdout=out) as (read, write):
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
-
-
-class _Replay:
-    """The client's lines for the SDK: the one read during the handshake, then the rest."""
-
-    def __init__(self, first: bytes, inp) -> None:
-        self.first = first
-        self.rest = anyio.wrap_file(io.TextIOWrapper(inp, encoding="utf-8", errors="replace"))
-
-    async def __aiter__(self):
-        if self.first:
-            yield self.first.decode("utf-8", "replace")
-        async for line in self.rest:
-            yield line
-
-
-class _Out:
-    """The wire for the SDK, without its second answer to the request answered already."""
-
-    def __init__(self, out, answered: object) -> None:
-        self.out = anyio.wrap_file(io.TextIOWrapper(out, encoding="utf-8", write_through=True))
-        self.answered = answered
-
-    async def write(self, text: str) -> None:
-        if self.answered is not None and is_reply_to(text, self.answered):
-            self.answered = None
-            return
-        await self.out.write(text)
-
-    async def flush(self) -> None:
-        await self.out.flush()

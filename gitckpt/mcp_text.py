@@ -60,6 +60,14 @@ def resume(d: dict) -> str:
     return d.get("text", "")
 
 
+def _undo(safety: str, task: str) -> str:
+    """The call that undoes an apply, runnable as written: its task named (the apply may
+    have been in a task that is not the active one) and confirmed (it rewrites as many
+    files as the apply did)."""
+    return (f'Safety copy {safety[:12]}: ckpt_restore(target="{safety[:12]}", task="{task}", '
+            f'apply=true, confirm=true) undoes it.')
+
+
 def restore(d: dict) -> str:
     t = d["target"]
     counts = d["counts"]
@@ -74,8 +82,7 @@ def restore(d: dict) -> str:
             lines.append(f"  {kind}: {', '.join(_clip(n, 60) for n in names[:5])}{more}")
     if d["applied"]:
         if d.get("safety"):
-            lines.append(f'Safety copy {d["safety"][:12]}: ckpt_restore(target='
-                         f'"{d["safety"][:12]}", apply=true) undoes it.')
+            lines.append(_undo(d["safety"], t["task"]))
         else:
             lines.append("The workspace already matched; nothing was written.")
     elif any(counts.get(k) for k in ("create", "modify", "delete", "mode")):
@@ -100,8 +107,7 @@ def revert(d: dict) -> str:
         lines.append(f"  conflict: {names}")
     if d["applied"]:
         if d.get("safety"):
-            lines.append(f'Safety copy {d["safety"][:12]}: ckpt_restore(target='
-                         f'"{d["safety"][:12]}", apply=true) undoes it.')
+            lines.append(_undo(d["safety"], d["target"]["task"]))
         else:
             lines.append("The workspace already lacks that change; nothing was written.")
     elif d["conflicts"] and not d["choice"]:

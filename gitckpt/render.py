@@ -119,6 +119,16 @@ def _counts(plan: dict, done: bool) -> str:
     return ", ".join(parts) or "no file changes"
 
 
+def undo_command(again: list[str], safety: str) -> str:
+    """The command that restores an apply's safety copy, runnable as printed: the same `-C`
+    and `--task` as the apply (`again`: gitckpt [-C ROOT] VERB TARGET [--task ID] ...), and
+    `--yes` (the undo rewrites as many files as the apply did)."""
+    at = 3 if again[1:2] == ["-C"] else 1
+    rest = again[at + 2:]
+    task = rest[rest.index("--task"):][:2] if "--task" in rest else []
+    return shlex.join([*again[:at], "restore", str(safety)[:12], *task, "--apply", "--yes"])
+
+
 def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str, ...]) -> str:
     """The plan (counts, then paths by action), the patch if asked, and what to do next."""
     d = r.to_dict()
@@ -148,7 +158,7 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
         lines.append("The workspace already matches; nothing was written.")
     elif r.applied:
         lines.append(f"Safety copy: {r.safety}")
-        lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
+        lines.append(f"Undo with: {undo_command(again, r.safety)}")
         if r.blocked:
             lines.append("Some paths were not written (above); everything else was restored.")
     elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):

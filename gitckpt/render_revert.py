@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from gitckpt.render import group
+from gitckpt.render import group, undo_command
 
 
 def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
@@ -39,7 +39,7 @@ def render_revert(r, again: list[str], paths: tuple[str, ...]) -> str:
         if d["choice"] and d["conflicts"]:
             lines.append(f"Conflicting files settled with --conflicts={d['choice']}.")
         lines.append(f"Safety copy: {r.safety}")
-        lines.append(f"Undo with: gitckpt restore {str(r.safety)[:12]} --apply")
+        lines.append(f"Undo with: {undo_command(again, r.safety)}")
     elif d["conflicts"] and not d["choice"]:
         cmd = shlex.join([*again, "--patch", *(["--", *paths] if paths else [])])
         lines.append(f"Nothing was changed. See the conflicts with: {cmd}; then apply with "

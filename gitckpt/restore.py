@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from gitckpt.calls import BLANK, CLI, Arg, call
+from gitckpt.calls import BLANK, CLI, Arg, Call, call
 from gitckpt.errors import (
     CHECK_STORE,
     GitckptError,
@@ -460,6 +460,22 @@ def mark(tl: Timeline, target: Target, safety: ObjectId, revert: str | None = No
 
 def unmark(tl: Timeline) -> None:
     tl.store.state.remove(MARKER)
+
+
+def undo_calls(marker: RestoreMarker, active: str | None) -> tuple[Call, Call]:
+    """(undo, finish) for an interrupted restore or revert, each runnable as printed: it
+    applies, it is confirmed (it rewrites what the apply did, which may be more files than
+    GITCKPT_CONFIRM_OVER), and it names the task when that is not the active one (an id of
+    another task is refused without it). Undo restores the safety copy; finish runs the
+    restore (or the revert) again."""
+    task = marker.task if marker.task and marker.task != active else None
+    undo = call("restore", target=marker.safety[:12], task=task, apply=True, confirm=True)
+    if marker.revert:
+        finish = call("revert", target=marker.revert, task=task, apply=True, confirm=True)
+    else:
+        finish = call("restore", target=marker.target[:12], task=task, apply=True,
+                      confirm=True)
+    return undo, finish
 
 
 def interrupted(tl: Timeline) -> RestoreMarker | None:

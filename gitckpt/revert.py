@@ -124,18 +124,6 @@ def span(tl: Timeline, spec: str, task: str | None) -> tuple[Target, Target]:
     return first, last
 
 
-def _repository(store: Store):
-    """A libgit2 repository over the store's objects (a plain folder's store is a bare one)."""
-    import pygit2
-
-    repo = getattr(store, "repo", None)
-    if repo is None:
-        store.flush()  # objects held for a pack must be on disk for libgit2
-        repo = pygit2.Repository(str(store.refs_folder),
-                                 pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-    return repo
-
-
 def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
             paths: tuple[str, ...], choice: str | None) -> RevertPlan:
     """The revert plan; pure but for the objects it writes (merged files and trees)."""
@@ -144,7 +132,7 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
     store = tl.store
     before = tl.record(first.record.parents[0]).tree
     after = last.tree
-    repo = _repository(store)
+    repo = store.repository()
     # With a paths filter, no rename detection: a rename split by the filter would delete
     # one side and never write the other; without it, that file is a modify/delete conflict.
     flags = pygit2.enums.MergeFlag.FIND_RENAMES if not paths else pygit2.enums.MergeFlag(0)
@@ -283,7 +271,9 @@ class RevertOutcome:
 def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = (),
           expect: str | None = None, choice: str | None = None, confirmed: bool = False
           ) -> RevertOutcome:
-    """Snapshot, merge, take the safety copy, write, and record the revert, under the lock."""
+    """Snapshot, merge, take the safety copy, write, and record the revert, under the lock.
+    A refused apply (a closed task, a changed plan, conflicts without a choice, a reach not
+    confirmed) has written nothing: no object, no stat cache, no ref, no note."""
     if expect is not None:
         check_plan_id(expect)
     check_choice(choice)
@@ -291,24 +281,19 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
     with store.lock():
         head, meta = tl.writable(first.task)
         scope = tl.scope(meta)
-        live = store.snapshot(scope, exact=True)
-        rp = compute(tl, first, last, live, scope, paths, choice)
         with Workdir(str(store.root)) as wd:
-            rp = replace(rp, plan=check_obstacles(rp.plan, wd))
-            if expect is not None and rp.id != expect:
-                raise RevertChanged(rp, expect)
-            if rp.conflicts and choice is None:
-                raise Conflicts(
-                    f"Reverting {rp.label} conflicts in {len(rp.conflicts)} file(s): "
-                    f"{', '.join(c.path for c in rp.conflicts[:10])}; nothing was changed.",
-                    "Choose for them: {0} (git-style markers), {1} (leave them as they are) "
-                    "or {2} (take the version from before the change).",
-                    [Arg("conflicts", "markers"), Arg("conflicts", "ours"),
-                     Arg("conflicts", "theirs")])
-            plan = rp.plan
-            if not plan.actions:
-                return RevertOutcome(rp, None, None, ())
-            check_reach(store, plan, confirmed, "revert")
+            # Up to the last refusal nothing is written, no object and no stat cache: the
+            # snapshot's and the merge's objects are held, and published once it goes ahead.
+            with store.staging() as publish:
+                live = store.snapshot(scope, exact=True)
+                rp = compute(tl, first, last, live, scope, paths, choice)
+                rp = replace(rp, plan=check_obstacles(rp.plan, wd))
+                _refuse(rp, expect, choice)
+                plan = rp.plan
+                if not plan.actions:
+                    return RevertOutcome(rp, None, None, ())
+                check_reach(store, plan, confirmed, "revert")
+                publish()
             drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             # a killed revert is reported with its safety copy (undo) and its own command
@@ -325,6 +310,19 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
                                   choice, [c.path for c in rp.conflicts])
         unmark(tl)
     return RevertOutcome(rp, safety, commit, tuple(applied.blocked))
+
+
+def _refuse(rp: RevertPlan, expect: str | None, choice: str | None) -> None:
+    """RevertChanged or Conflicts when the apply of `rp` must not go ahead."""
+    if expect is not None and rp.id != expect:
+        raise RevertChanged(rp, expect)
+    if rp.conflicts and choice is None:
+        raise Conflicts(
+            f"Reverting {rp.label} conflicts in {len(rp.conflicts)} file(s): "
+            f"{', '.join(c.path for c in rp.conflicts[:10])}; nothing was changed.",
+            "Choose for them: {0} (git-style markers), {1} (leave them as they are) "
+            "or {2} (take the version from before the change).",
+            [Arg("conflicts", "markers"), Arg("conflicts", "ours"), Arg("conflicts", "theirs")])
 
 
 class RevertChanged(GitckptError):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from gitckpt import step_input
 from gitckpt.calls import call
 from gitckpt.errors import GitckptError, InvalidArgument, NeedsConfirmation, NoActiveTask
-from gitckpt.handoff import VOICES, Handoff, full_text, handoff_text
+from gitckpt.handoff import Handoff, full_text, handoff_text
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.lazy import lazy
 from gitckpt.memory import CommandRun, checks, recall, touched
@@ -221,19 +221,12 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     files = touched(steps, memory)
     stuck = restoring.interrupted(tl)
     if stuck is not None:
-        undo = VOICES[voice]["undo"]
-        if stuck.revert:
-            finish = (f'ckpt_revert(target="{stuck.revert}", apply=true)' if voice == "mcp"
-                      else f"`gitckpt revert {stuck.revert} --apply`")
-            problems.append(
-                f"A revert of {stuck.label} was interrupted; files may be half-written. "
-                f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
-                f"{finish}.")
-        else:
-            problems.append(
-                f"A restore to {stuck.label} was interrupted; files may be half-restored. "
-                f"Undo it with {undo.format(id=stuck.safety[:12])}, or finish it with "
-                f"{undo.format(id=stuck.target[:12])}.")
+        spelled = [c.spell(voice) for c in restoring.undo_calls(stuck, tl.active_id())]
+        undo, finish = spelled if voice == "mcp" else [f"`{c}`" for c in spelled]
+        what, how = ("A revert of", "half-written") if stuck.revert else \
+            ("A restore to", "half-restored")
+        problems.append(f"{what} {stuck.label} was interrupted; files may be {how}. Undo it "
+                        f"with {undo}, or finish it with {finish}.")
     missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
     if missing:
         problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "

@@ -175,7 +175,7 @@ def test_demo(tmp_path):
     assert r.code == 0, r.err
     assert str(where) in r.out and "Changed after step 2, re-read before editing" in r.out
     assert "step 2: Add tests" in r.out and '"kind": "init"' in r.out
-    assert "Restored greet.py from step 2" in r.out and "--apply` undoes it" in r.out
+    assert "Restored greet.py from step 2" in r.out and "--apply --yes` undoes it" in r.out
     assert "capitalize" in (where / "greet.py").read_text()  # put back from step 2
     assert "Usage" in (where / "README.md").read_text()  # outside the path filter: kept
     assert (where / ".git").is_dir()

@@ -61,7 +61,8 @@ def test_restore_session_from_the_issue(ws):
 
     r = run_cli("-C", root, "restore", done["safety"][:8], "--apply")
     assert r.code == 0, r.err
-    assert "Undo with: gitckpt restore " in r.out
+    assert f"Undo with: gitckpt -C {root} restore " in r.out  # as the apply was run
+    assert r.out.rstrip().endswith(" --apply --yes")
     assert (ws.root / "extra.txt").read_text() == "new\n"
 
 

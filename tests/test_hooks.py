@@ -378,7 +378,8 @@ def test_a_running_server_answers_the_hooks(ws):
 
 
 def test_a_relay_with_other_settings_is_not_used(ws, tmp_path):
-    from gitckpt.hook_relay import Relay, ask
+    from gitckpt.hook_relay import ask
+    from gitckpt.hook_relay_server import Relay
 
     seen = []
     relay = Relay(lambda r: seen.append(r) or {"stdout": "", "log": "served"})
@@ -435,7 +436,8 @@ def test_a_stopped_relay_does_not_hold_the_hook(ws):
 
 def test_a_relay_serves_hooks_whatever_its_server_only_settings(monkeypatch):
     """The plugin starts `gitckpt mcp` with GITCKPT_ROOT; the host's hooks have none."""
-    from gitckpt.hook_relay import Relay, ask
+    from gitckpt.hook_relay import ask
+    from gitckpt.hook_relay_server import Relay
 
     monkeypatch.setenv("GITCKPT_ROOT", "/somewhere")
     monkeypatch.setenv("GITCKPT_WATCH", "off")

@@ -381,3 +381,62 @@ def test_doctor_reports_a_damaged_ref(ws):
     report = service.doctor(ws.root)
     assert not report.healthy
     assert any(f.check == "refs" and "steps/1" in f.problem for f in report.findings)
+
+
+def _plant(lock: Path, kind: str) -> None:
+    """Something other than a lock file where the store's lock goes."""
+    import socket
+
+    lock.unlink(missing_ok=True)
+    if kind == "empty folder":
+        lock.mkdir()
+    elif kind == "folder with files":
+        (lock / "sub").mkdir(parents=True)
+        (lock / "sub" / "kept.txt").write_text("someone's file\n")
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(lock))
+        s.close()
+    elif kind == "symlink":
+        lock.symlink_to(lock.parent / "elsewhere")
+
+
+@pytest.mark.parametrize("kind", ["empty folder", "folder with files", "fifo", "socket",
+                                  "symlink"])
+def test_doctor_repairs_a_lock_path_that_is_not_a_file(ws, kind):
+    service.init(ws.root, "locked out")
+    lock = open_store(ws.root).lock_path
+    service.save(ws.root, "first")  # the lock file exists now
+    assert lock.is_file()
+    _plant(lock, kind)
+    (ws.root / "after.txt").write_text("a change to save\n")
+    saved = run_cli("-C", str(ws.root), "save", "blocked", env={"GITCKPT_LOCK_TIMEOUT": "2"})
+    if kind == "fifo":
+        assert saved.code == 0, saved.err  # Linux locks a fifo; not every system does
+    else:
+        assert saved.code == 1, saved.err  # an error with a hint, not a traceback (3)
+        assert "gitckpt doctor --fix" in saved.err and "Traceback" not in saved.err
+    found = run_cli("-C", str(ws.root), "doctor")
+    assert found.code == 1 and str(lock) in found.out, found.out
+    report = json.loads(run_cli("-C", str(ws.root), "--json", "doctor").out)
+    [finding] = report["findings"]
+    assert finding["check"] == ("links" if kind == "symlink" else "locks")
+    if kind == "folder with files":
+        aside = lock.with_name("lock.aside")
+        assert f"mv {lock} {aside}" in finding["fix"]
+    fixed = run_cli("-C", str(ws.root), "doctor", "--fix")
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert not lock.exists() or lock.is_file()
+    if kind == "folder with files":  # moved aside, nothing lost
+        assert (lock.with_name("lock.aside") / "sub" / "kept.txt").read_text() == \
+            "someone's file\n"
+    if kind == "symlink":
+        assert not (lock.parent / "elsewhere").exists()  # nothing was written through it
+    (ws.root / "after.txt").write_text("another change\n")
+    again = run_cli("-C", str(ws.root), "save", "works again")
+    assert again.code == 0, again.err
+    assert lock.is_file()
+    assert run_cli("-C", str(ws.root), "doctor").code == 0
+    ws.fsck()

@@ -131,9 +131,11 @@ def test_a_thirty_step_session_with_shell_edits_a_crash_and_a_restore(ws):
                                                "expect": call[2]})
         done = seen(r)
         out["after_apply"] = sorted(p.name for p in (ws.root / "tests").rglob("*.json"))
-        undo = re.search(r'ckpt_restore\(target="(\w+)", apply=true\) undoes it', done)
+        undo = re.search(r'ckpt_restore\(target="(\w+)", task="([\w-]+)", apply=true, '
+                         r'confirm=true\) undoes it', done)
         assert undo, done
-        r = await c.call_tool("ckpt_restore", {"target": undo[1], "apply": True})
+        r = await c.call_tool("ckpt_restore", {"target": undo[1], "task": undo[2],
+                                               "apply": True, "confirm": True})
         seen(r)
         return out
     out = session(params(ws.root), after)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitckpt import service
-from gitckpt.errors import InvalidArgument, NeedsConfirmation
+from gitckpt.errors import InvalidArgument, NeedsConfirmation, TaskClosed
 from gitckpt.revert import Conflicts, RevertChanged, span
 
 
@@ -407,3 +407,49 @@ def test_overlapping_edits_conflict_and_lose_nothing(tmp_path_factory, hermetic,
     assert "a later version\n" in text and f"line {line}\n" in text and "<<<<<<<" in text
     assert all((root / f"other{n}.txt").exists() for n in range(later))
     shutil.rmtree(base, ignore_errors=True)
+
+
+# -- a refused apply writes nothing -------------------------------------------------------------
+
+def _written(ws) -> dict:
+    """What a write would touch: every file of the objects folder and of the state folders
+    (stat caches, markers), with its size, mtime and content; the refs and the notes."""
+    store = service.open_timeline(ws.root).store
+    out = {}
+    for top in (store.location / "objects", store.state_dir, store.shared.path):
+        for folder, _, names in os.walk(top):
+            for name in names:
+                p = Path(folder, name)
+                st = p.lstat()
+                out[str(p)] = (st.st_size, st.st_mtime_ns, p.read_bytes())
+    out["refs"] = ws.git("for-each-ref", "refs/checkpoints", "refs/notes")
+    return out
+
+
+@pytest.mark.parametrize("refusal", ["conflicts", "plan changed", "needs confirmation",
+                                     "closed task"])
+def test_a_refused_revert_writes_nothing(ws, refusal, monkeypatch):
+    for i in range(5):
+        (ws.root / f"f{i}.txt").write_text(lines(6, f"base {i}"))
+    service.init(ws.root, "refused")
+    for i in range(5):
+        (ws.root / f"f{i}.txt").write_text(lines(6, f"step {i}"))
+    service.save(ws.root, "one", close=refusal == "closed task")
+    # Changes no snapshot has seen: a scan would write their blobs and its stat cache.
+    (ws.root / "unseen.txt").write_text("written since the last save\n")
+    if refusal == "conflicts":
+        (ws.root / "f4.txt").write_text("the user's own edit\n")
+    expect = service.revert(ws.root, "1").plan.id if refusal != "closed task" else None
+    if refusal == "plan changed":
+        expect = "0" * 16
+    if refusal == "needs confirmation":
+        monkeypatch.setenv("GITCKPT_CONFIRM_OVER", "3")
+    before = _written(ws)
+    raised = {"conflicts": Conflicts, "plan changed": RevertChanged,
+              "needs confirmation": NeedsConfirmation, "closed task": TaskClosed}[refusal]
+    with pytest.raises(raised):
+        service.revert(ws.root, "1", apply=True, expect=expect)
+    after = _written(ws)
+    assert sorted(after) == sorted(before), set(after) ^ set(before)  # no new file
+    assert [k for k in before if after[k] != before[k]] == []  # none touched
+    ws.fsck()

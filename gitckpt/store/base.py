@@ -19,7 +19,7 @@ from gitckpt.ids import ObjectId
 from gitckpt.lazy import lazy
 from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.scope import Scope
-from gitckpt.store.state import StateDir, unsafe
+from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 from gitckpt.values import Changes, GitState, Progress, Skipped, Snapshot
 
 filelock = lazy("filelock")  # only writers load it: a resume takes no lock
@@ -90,6 +90,9 @@ class Backend(ABC):
         except filelock.Timeout as e:
             raise StoreBusy(str(self.lock_path), timeout) from e
         except OSError as e:
+            what = not_a_file(self.lock_path)
+            if what is not None:
+                raise lock_unusable(self.lock_path, what) from e
             raise StoreNotWritable(
                 f"Cannot take the store lock {self.lock_path}: {e.strerror}.",
                 "gitckpt needs write access to the store; check its permissions.",
@@ -98,6 +101,50 @@ class Backend(ABC):
             yield
         finally:
             lock.release()
+
+    @contextmanager
+    def staging(self) -> Iterator[Callable[[], None]]:
+        """Hold every object written inside in memory, readable through this store, its
+        scans and its merges (`repository()`), and write no stat cache; the `publish()` it
+        yields writes the held objects to the store (before any ref may name them). Leaving
+        without `publish()` writes nothing: an apply refused once its plan is computed leaves
+        the store as it was. The caller holds the lock; not re-entrant."""
+        from gitckpt.store.staging import Held
+
+        held = self._held = Held()
+        self._hold(held)
+        done = False
+
+        def publish() -> None:
+            nonlocal done
+            self._held = None
+            self._release(held, publish=True)
+            done = True
+
+        try:
+            yield publish
+        finally:
+            if not done:
+                self._held = None
+                self._release(held, publish=False)
+                self.forget_scans()  # a snapshot of the held objects is gone with them
+
+    #: The objects held while staging (see `staging`), else None.
+    _held = None
+
+    def _hold(self, held) -> None:  # noqa: B027 (optional hook, not abstract)
+        """Start sending object writes to `held`, beyond what `_held` does (a store whose
+        writes all pass a method that looks at `_held` needs nothing more)."""
+
+    def _release(self, held, publish: bool) -> None:
+        """Stop holding; with `publish`, write what `held` holds to the store."""
+        for _, (kind, body) in held.objects.items() if publish else ():
+            self.write_object(kind, body)
+
+    def repository(self):
+        """A libgit2 repository over the store's objects (for merges): its writes go where
+        this store's go, held while staging. Raises NotImplementedError where none exists."""
+        raise NotImplementedError
 
     def own_folders(self) -> list[Path]:
         """The folders that hold only gitckpt's files (no symlink belongs in them)."""
@@ -346,7 +393,13 @@ class WorkingCopy(ABC):
             with progressing.Meter("Scanning files", "files", self.estimate()) as meter:
                 return self.snapshot(scope, update_cache=update_cache, progress=meter.tick,
                                      exact=exact)
-        journal = journals.for_root(str(self.root)) if self.takes_hints else None
+        if self._held is not None:
+            update_cache = False  # staging writes nothing, the stat cache included
+            # and its scan may find what a watcher's cache in memory missed: that cache
+            # can no longer stand for the files
+            self.forget_hints()
+        journal = journals.for_root(str(self.root)) \
+            if self.takes_hints and self._held is None else None  # a held scan takes no hints
         if journal is None:
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
             exact = True
@@ -367,6 +420,10 @@ class WorkingCopy(ABC):
 
     #: True if `scan` can visit only the paths a watcher saw change (`changed`).
     takes_hints = False
+
+    def forget_hints(self) -> None:  # noqa: B027 (optional hook, not abstract)
+        """Drop what watched scans keep in memory for the next one (stores that take hints):
+        the next watched scan looks at every file."""
 
     def estimate(self) -> int | None:
         """About how many files a scan visits, for progress (None: unknown)."""

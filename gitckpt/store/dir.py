@@ -268,6 +268,9 @@ class DirStore(Store):
         oid = hash_object(kind, body)
         if self.has_object(oid):
             return oid  # objects are never rewritten
+        if self._held is not None:  # staging: in memory until published
+            self._held.add(oid, kind, body)
+            return oid
         if self._packer is not None:
             return ObjectId(self._packer.add(kind, body, oid))
         return self._write_loose(kind, body)
@@ -337,6 +340,7 @@ class DirStore(Store):
     def _read_any(self, oid: ObjectId) -> tuple[str, bytes]:
         """(kind, body) of `oid`, wherever it is: written but not flushed, loose or packed."""
         held = self._packer.get(oid) if self._packer is not None else None
+        held = held or (self._held.get(oid) if self._held is not None else None)
         if held is not None:
             return held
         path = self._pending.get(oid) or self._object_path(oid)
@@ -389,7 +393,14 @@ class DirStore(Store):
 
     def has_object(self, oid: ObjectId) -> bool:
         return (oid in self._pending or (self._packer is not None and oid in self._packer)
+                or (self._held is not None and oid in self._held)
                 or self._object_path(oid).exists() or self._packs.has(oid))
+
+    def repository(self):
+        from gitckpt.store.staging import plain_repository
+
+        self.flush()  # objects held for a pack must be on disk for libgit2
+        return plain_repository(self.path, self._held)
 
     def loose_objects(self) -> dict[ObjectId, Path]:
         """Every object file in place (objects/xx/yyyy...), by id."""

@@ -36,10 +36,12 @@ from gitckpt.objects import (
 )
 from gitckpt.rules import IgnoreRules, disk_loader
 from gitckpt.scope import Scope
+from gitckpt.store import git_hinted as hinted
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Scanner
 from gitckpt.store.loose import loose_problem
+from gitckpt.store.pack_write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import GitState, Progress, Skipped, Snapshot
 
@@ -145,6 +147,28 @@ class GitStore(Store):
         except pygit2.GitError as e:
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check the permissions of the .git folder.") from e
+
+    def _hold(self, held) -> None:
+        from gitckpt.store.staging import staging_odb
+
+        self._odb = self.repo.odb
+        self.repo.set_odb(staging_odb(held, self.objects_dir))
+        self._scanner.hold = True
+
+    def _release(self, held, publish: bool) -> None:
+        self.repo.set_odb(self._odb)
+        self._scanner.hold = False
+        if publish:  # many objects as one pack, as a scan writes them
+            pack = PackWriter(self.objects_dir, lambda kind, body: str(self._write(
+                {"blob": ObjectType.BLOB, "tree": ObjectType.TREE,
+                 "commit": ObjectType.COMMIT}[kind], body)))
+            for oid, (kind, body) in held.objects.items():
+                if oid not in self.repo.odb:
+                    pack.add(kind, body, oid)
+            pack.close()
+
+    def repository(self) -> pygit2.Repository:
+        return self.repo
 
     def _check(self, oid: ObjectId) -> None:
         """StoreCorrupt if the loose file of `oid` would make libgit2 hang or overallocate;
@@ -362,6 +386,9 @@ class GitStore(Store):
         return self._scanner.snapshot(scope, update_cache=update_cache, progress=progress,
                                       changed=changed, skipped_before=skipped_before,
                                       watched=watched)
+
+    def forget_hints(self) -> None:
+        hinted.forget(self._scanner.index_path)
 
     def cache_problem(self) -> tuple[Path, str] | None:
         """Checked as git checks an index file: signature, version, trailing SHA-1."""

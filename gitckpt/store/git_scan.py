@@ -77,6 +77,7 @@ class Scanner:
         self.user_index = user_index
         self.differ = Differ(repo, workdir, prefix, _FLAGS, self._rel)
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
+        self.hold = False  # staging (Store.staging): new objects only through the odb, held
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
                  changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = (),
@@ -101,7 +102,10 @@ class Scanner:
                   skipped_before: tuple[Skipped, ...] = (), watched: bool = False
                   ) -> Snapshot:
         # The new blobs of a large scan go into one pack, not a loose file each (pack_write).
-        self._pack = PackWriter(objects_dir(self.repo.path), self._loose)
+        # Staging, nothing goes to disk: every new object is held, then written through the
+        # repository's (staging) object database when the scan closes its pack.
+        self._pack = PackWriter(objects_dir(self.repo.path), self._loose,
+                                **({"threshold": 1 << 62, "spill": 1 << 62} if self.hold else {}))
         try:
             return self._scan(scope, update_cache, progress, fresh, changed, skipped_before,
                               watched)

@@ -67,6 +67,34 @@ def unsafe(path: Path) -> StoreUnsafe:
                        f"Move {path} away, then retry.")
 
 
+def not_a_file(path: Path) -> str | None:
+    """What stands at `path` where gitckpt needs a plain file (the store's lock), in words:
+    "a folder", "a named pipe (fifo)", "a socket", "a device file"; None for a regular file,
+    nothing at all (made on first use), or a symlink (refused as one, see `unsafe`)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    import stat
+
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (fifo)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device file"
+
+
+def lock_unusable(path: Path, what: str) -> StoreUnsafe:
+    """The error for a lock path that is not a file (see `not_a_file`)."""
+    return StoreUnsafe(f"The store's lock {path} is {what}, not a file: no write can take it.",
+                       "`gitckpt doctor --fix` repairs it (an empty folder or a fifo is "
+                       "removed, a folder with files in it is moved aside), then retry.")
+
+
 class StateDir:
     """One state folder: `base/parts...`, where `base` is trusted (the store or git dir)."""
 
