@@ -108,8 +108,8 @@ def ask(request: dict) -> dict | None:
         finally:
             s.close()
         try:
-            reply = json.loads(answer) if answer else None
-        except ValueError:
+            reply = json.loads(answer) if answer else None  # our own relay's (same user)
+        except (ValueError, RecursionError):
             reply = None
         if isinstance(reply, dict) and reply.get("refused"):
             continue
@@ -202,9 +202,11 @@ class Relay:
                 if not _same_user(conn):
                     return
                 conn.sendall(ACK)
+                from gitckpt import json_input  # the serving side has the engine loaded
+
                 try:
-                    request = json.loads(_read_line(conn))
-                except (ValueError, RecursionError):
+                    request = json_input.loads(_read_line(conn))
+                except ValueError:
                     request = None
                 if not isinstance(request, dict):
                     reply: dict = {"refused": "not a request"}

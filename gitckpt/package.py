@@ -13,7 +13,6 @@ Import validates everything before it writes anything; the package is untrusted 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -23,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gitckpt import limits
+from gitckpt import json_input, limits
 from gitckpt.calls import BLANK, call
 from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
@@ -201,7 +200,7 @@ def check_package(path: Path) -> _Checked:
                 kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
                 raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json_input.loads((path / MANIFEST).read_text(encoding="utf-8"))
         fmt, task = manifest["format"], TaskId(manifest["task"])
         listed, sums = dict(manifest["refs"]), dict(manifest["checksums"])
     except (OSError, ValueError, KeyError, TypeError, InvalidArgument) as e:

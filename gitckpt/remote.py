@@ -22,13 +22,12 @@ only; `steps/<n>` are created, never rewritten.
 
 from __future__ import annotations
 
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitckpt import remote_git
+from gitckpt import json_input, remote_git
 from gitckpt.calls import BLANK, call
 from gitckpt.errors import InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
@@ -39,6 +38,7 @@ NOTES_ROOT = "refs/notes/gitckpt/"
 CARD = "card"
 log = logging.getLogger("gitckpt.remote")
 DEFAULT = "remote"  # the remote set with `gitckpt config remote NAME`
+_CARD_BYTES = 64 * 1024  # a card is a few hundred bytes; a remote is somebody else's data
 
 
 def git_dir(store: Store) -> Path | None:
@@ -179,7 +179,7 @@ def _fetch_cards(store: Store, remote: str) -> dict[str, dict]:
             return found
         for name, (_, message) in remote_git.commit_messages(scratch, "refs/cards/").items():
             try:
-                card = json.loads(message.partition("\n\n")[2])
+                card = json_input.loads(message.partition("\n\n")[2], max_bytes=_CARD_BYTES)
             except ValueError:
                 continue  # someone else's ref: the listing keeps what the refs said
             if isinstance(card, dict):

@@ -9,7 +9,7 @@ import json
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from gitckpt import remote_git
+from gitckpt import json_input, remote_git
 from gitckpt.calls import BLANK, Arg, call
 from gitckpt.errors import (
     Diverged,
@@ -130,7 +130,7 @@ def _state(store: Store):
 
 def _pushed(store: Store) -> dict[str, list[str]]:
     try:
-        data = json.loads(_state(store).read(PUSHED) or b"{}")
+        data = json_input.loads(_state(store).read(PUSHED) or b"{}")
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from gitckpt import json_input
 from gitckpt.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (
@@ -191,7 +192,7 @@ class DirStore(Store):
         paths it was adopted from; None for a store from before this record existed."""
         try:
             raw = self.shared.read(WORKSPACES)
-            data = json.loads(raw) if raw is not None else None
+            data = json_input.loads(raw) if raw is not None else None
         except (OSError, ValueError) as e:
             raise StoreCorrupt(f"{self.shared.path / WORKSPACES} is damaged ({e})",
                                "Run `gitckpt adopt` in the workspace to write it again.") from e
