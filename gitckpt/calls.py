@@ -26,7 +26,7 @@ _COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "import": ("import", ("package",)), "compress": ("compress", ()),
     "doctor": ("doctor", ()), "adopt": ("adopt", ()), "scope": ("scope", ("paths",)),
     "push": ("push", ("remote",)), "fetch": ("fetch", ("remote",)),
-    "revert": ("revert", ("target", "paths")),
+    "revert": ("revert", ("target", "paths")), "config_remote": ("config remote", ("name",)),
 }
 # op: (tool, arguments the tool call always carries).
 _TOOLS: dict[str, tuple[str, dict[str, object]]] = {

@@ -21,6 +21,7 @@ from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.reach import reachable
 from gitckpt.restore import interrupted, undo_calls
+from gitckpt.store import quarantine
 from gitckpt.store.base import STALE_LOCK_SECONDS
 from gitckpt.store.state import not_a_file
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
@@ -145,7 +146,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     store = tl.store
     result = DoctorResult(str(store.location), store.kind, 0,
                           ["links", "refs", "notes", "steps", "objects", "caches", "restore",
-                           "locks"],
+                           "locks", "quarantine"],
                           watch="on" if watch_enabled() else "off")
     _run(result, fix, lambda add: _check_links(store, add))
     _run(result, fix, lambda add: _check_lock(store, add))
@@ -239,6 +240,11 @@ def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged:
         add(Finding("locks", f"A lock file was left behind: {path}.",
                     "gitckpt doctor --fix removes it (no writer holds it).",
                     repair=lambda path=path: path.unlink(missing_ok=True)))
+    for path in quarantine.stale(store.objects_folder):
+        add(Finding("quarantine", f"A fetch that was killed left its unchecked objects in "
+                    f"{path}.", "gitckpt doctor --fix removes the folder (nothing names its "
+                    "objects; the next fetch removes it too).",
+                    repair=lambda path=path: quarantine.remove(path)))
 
 
 def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], add,

@@ -194,6 +194,26 @@ class RemoteFailed(GitckptError):
     code = "remote_failed"
 
 
+class RemoteTimeout(RemoteFailed):
+    """git was stopped: the remote did not answer, or stopped sending, within the time
+    limit (the message names the remote and the setting that allows more time)."""
+
+    code = "remote_timeout"
+
+
+class FileTooLarge(GitckptError):
+    """A task from elsewhere (a remote, a package) holds a file over the size limit
+    (GITCKPT_MAX_FILE_SIZE), which a save here would have left out."""
+
+    code = "too_large"
+
+    def __init__(self, path: str, size: int, limit: int, message: str = "",
+                 hint: str = "") -> None:
+        super().__init__(message or f"{path} is {size:,} bytes, over the size limit of "
+                         f"{limit:,} bytes (GITCKPT_MAX_FILE_SIZE).", hint)
+        self.path, self.size, self.limit = path, size, limit
+
+
 class Diverged(GitckptError):
     """Both sides saved steps after the same step: neither line may replace the other."""
 

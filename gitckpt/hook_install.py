@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitckpt import json_input
 from gitckpt.errors import InvalidArgument, WorkspaceError
 from gitckpt.hook_hosts import HOSTS
 
@@ -99,9 +100,9 @@ def _parse(text: str, path: Path) -> dict:
         raise InvalidArgument(f"{path} holds {text}, which is not JSON.", _BY_HAND)
 
     try:
-        config = json.loads(text, object_pairs_hook=pairs, parse_float=number,
-                            parse_int=lambda t: number(t) if len(t) > 300 else int(t),
-                            parse_constant=constant)
+        config = json_input.loads(text, object_pairs_hook=pairs, parse_float=number,
+                                  parse_int=lambda t: number(t) if len(t) > 300 else int(t),
+                                  parse_constant=constant)
     except (ValueError, RecursionError) as e:
         raise InvalidArgument(f"{path} is not valid JSON ({e}).", _BY_HAND) from e
     if not isinstance(config, dict):

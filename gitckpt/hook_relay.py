@@ -149,8 +149,8 @@ def ask(request: dict) -> dict | None:
         finally:
             s.close()
         try:
-            reply = json.loads(answer) if answer else None
-        except ValueError:
+            reply = json.loads(answer) if answer else None  # our own relay's (same user)
+        except (ValueError, RecursionError):
             reply = None
         mine = os.path.join(claims_dir(path), token)
         if isinstance(reply, dict) and reply.get("refused"):

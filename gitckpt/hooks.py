@@ -9,12 +9,12 @@ run, the context is about to be compacted, the agent is about to stop.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 
+from gitckpt import json_input
 from gitckpt.hook_hosts import HOSTS, Event, Host
 from gitckpt.hook_relay import EVENTS, emit
 
@@ -46,7 +46,7 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
         if kind not in host.events:
             return Outcome(log=f"{host.title} has no {kind} hook; nothing done")
         try:
-            data = json.loads(raw) if raw.strip() else None
+            data = json_input.loads(raw) if raw.strip() else None
         except ValueError as e:
             return Outcome(log=f"the host's input is not JSON ({e}); nothing done")
         except RecursionError:

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from gitckpt import __version__
+from gitckpt import __version__, json_input
 
 # The SDK's HANDSHAKE_PROTOCOL_VERSIONS and the capabilities MCPServer announces (tests check
 # both against the installed SDK); later protocol revisions go through the SDK unanswered.
@@ -69,7 +69,7 @@ def answer(wire: Wire) -> Held:
     if os.environ.get("GITCKPT_MCP_FAST", "1") == "0":
         return Held(line)
     try:
-        msg = json.loads(line)
+        msg = json_input.loads(line)
     except ValueError:
         return Held(line)
     params = msg.get("params") if isinstance(msg, dict) else None

@@ -16,6 +16,7 @@ import re
 
 import anyio
 
+from gitckpt import json_input
 from gitckpt.errors import InvalidArgument
 from gitckpt.mcp_handshake import is_reply_to
 from gitckpt.mcp_text import error_result
@@ -68,9 +69,9 @@ def settle(line: str) -> tuple[str | None, str | None]:
     if not _ESCAPE.search(line):
         return line, None
     try:
-        msg = json.loads(line)
+        msg = json_input.loads(line)
     except (ValueError, RecursionError):
-        return line, None  # not JSON: the SDK says what it says of it
+        return line, None  # not JSON, or nested too deep: the SDK says what it says of it
     found = find_half(msg)
     if found is None:
         return line, None  # only whole pairs

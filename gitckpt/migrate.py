@@ -11,7 +11,6 @@ its size limit) and files gitckpt treats as credentials are left out and listed 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import stat
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gitckpt import limits
+from gitckpt import json_input, limits
 from gitckpt.errors import InvalidArgument
 from gitckpt.ids import ObjectId
 from gitckpt.notes import PLAN_STATUSES, Note, PlanItem
@@ -66,7 +65,7 @@ def _json(path: Path) -> Any:
     if st.st_size > MAX_JSON:
         raise _Bad(path, f"is {st.st_size:,} bytes, more than such a file holds")
     try:
-        return json.loads(path.read_bytes())
+        return json_input.loads(path.read_bytes())
     except (OSError, ValueError) as e:
         raise _Bad(path, f"is not valid JSON ({e})") from e
 

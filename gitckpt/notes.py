@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from gitckpt import json_input
 from gitckpt.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.redact import clean, redact
 
@@ -179,8 +180,11 @@ class Note:
     def parse(cls, text: str, where: str) -> Note:
         """Read a note; StoreCorrupt if it is not ours, SchemaTooNew if it is from the future."""
         try:
-            data = json.loads(text)
+            data = json_input.loads(text)
             schema = data.pop("schema")
+        except json_input.JsonRefused as e:
+            raise StoreCorrupt(f"The note of {where} is not a gitckpt note: {e}",
+                               CHECK_STORE) from e
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise StoreCorrupt(f"The note of {where} is not a gitckpt note",
                                CHECK_STORE) from e

@@ -13,7 +13,6 @@ Import validates everything before it writes anything; the package is untrusted 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -23,13 +22,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gitckpt import limits
+from gitckpt import json_input, limits
 from gitckpt.calls import BLANK, call
-from gitckpt.errors import InvalidArgument, SchemaTooNew, StoreCorrupt
+from gitckpt.errors import FileTooLarge, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note, json_text
 from gitckpt.progress import Meter
 from gitckpt.reach import reachable
+from gitckpt.scope import max_file_size
 from gitckpt.store.base import NOTES_REF, Store
 from gitckpt.store.package_store import PackageStore
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
@@ -201,7 +201,7 @@ def check_package(path: Path) -> _Checked:
                 kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
                 raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json_input.loads((path / MANIFEST).read_text(encoding="utf-8"))
         fmt, task = manifest["format"], TaskId(manifest["task"])
         listed, sums = dict(manifest["refs"]), dict(manifest["checksums"])
     except (OSError, ValueError, KeyError, TypeError, InvalidArgument) as e:
@@ -235,8 +235,22 @@ def check_package(path: Path) -> _Checked:
     def read(oid: ObjectId) -> tuple[str, bytes]:
         return pkg.read_checked(oid, _BAD_PACKAGE)  # checks that it hashes to its id
 
-    kinds = reachable(read, list(refs.values()), check_names=True, hint=_BAD_PACKAGE)
+    limit = max_file_size()
+    try:  # each blob's size from its header, before it is read: a save here keeps none larger
+        kinds = reachable(read, list(refs.values()), check_names=True, hint=_BAD_PACKAGE,
+                          blob_size=lambda oid: _size(pkg, oid), max_blob=limit)
+    except FileTooLarge as e:
+        raise FileTooLarge(
+            e.path, e.size, e.limit,
+            f"The package's task {task} holds {e.path} of {e.size:,} bytes, over the size "
+            f"limit of {e.limit:,} bytes (GITCKPT_MAX_FILE_SIZE); nothing was imported.",
+            "If that file may be here, import again with a higher limit (e.g. "
+            f"GITCKPT_MAX_FILE_SIZE={-(-e.size // (1 << 20))}M); or export the task again "
+            "with the file left out.") from e
     for oid in set(files) - kinds.keys():
+        if _size(pkg, oid) > limit:  # no export writes one: it is not read
+            raise StoreCorrupt(f"The package holds an object of {_size(pkg, oid):,} bytes "
+                               f"({oid}) that no checkpoint names.", _BAD_PACKAGE)
         read(oid)  # unreferenced objects are not copied, but must not be damaged either
     if notes_head is None:
         raise StoreCorrupt("The package has no notes.", _BAD_PACKAGE)
@@ -255,6 +269,13 @@ def check_package(path: Path) -> _Checked:
                                _BAD_PACKAGE) from e
     steps = notes[refs["head"]].step
     return _Checked(task, refs, pkg, list(kinds), notes, steps)
+
+
+def _size(pkg: PackageStore, oid: ObjectId) -> int:
+    try:
+        return pkg.object_size(oid)
+    except StoreCorrupt as e:
+        raise StoreCorrupt(e.message, _BAD_PACKAGE) from e
 
 
 def _note_from(pkg: PackageStore, oid: ObjectId) -> str | None:

@@ -3,9 +3,10 @@ and doctor."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
-from gitckpt.errors import CHECK_STORE, StoreCorrupt
+from gitckpt.errors import CHECK_STORE, FileTooLarge, StoreCorrupt
 from gitckpt.ids import ObjectId
 from gitckpt.objects import Mode, decode_commit, decode_tree, unsafe_name
 from gitckpt.progress import Meter
@@ -22,7 +23,9 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
               seen: set[ObjectId] | None = None,
               blob_exists: Callable[[ObjectId], bool] | None = None,
               missing: Callable[[ObjectId], None] | None = None,
-              check_names: bool = False, hint: str = CHECK_STORE) -> dict[ObjectId, str]:
+              check_names: bool = False, hint: str = CHECK_STORE,
+              blob_size: Callable[[ObjectId], int] | None = None,
+              max_blob: int | None = None) -> dict[ObjectId, str]:
     """Every object reachable from the commits `tips` (parents, trees, blobs; gitlinks are
     another repository's) and not already in `seen`, which the walk extends, with its kind.
 
@@ -30,7 +33,8 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
     `missing(oid)` is told and the walk goes on past it. `blob_exists` checks blobs without
     reading them (default: each blob is read and its kind checked). With `check_names`, a tree
     holding a name no checkout may write is refused. Anything malformed is StoreCorrupt with
-    `hint`.
+    `hint`. With `blob_size` (an object's size from its header) and `max_blob`, a blob larger
+    than `max_blob` is FileTooLarge, naming the first path it was found at, before it is read.
     """
     seen = set() if seen is None else seen
     kinds: dict[ObjectId, str] = {}
@@ -62,9 +66,9 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
             if data is not None:
                 c = decode_commit(oid, data)
                 commits += c.parents
-                trees.append((c.tree, 0))
+                trees.append((c.tree, 0, b""))
         while trees:
-            oid, depth = trees.pop()
+            oid, depth, where = trees.pop()
             if oid in seen:
                 continue
             seen.add(oid)
@@ -80,9 +84,12 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,
                     raise StoreCorrupt(f"Tree {oid} holds {e.name!r} twice", hint)
                 names.add(e.name)
                 if e.mode == Mode.TREE:
-                    trees.append((e.id, depth + 1))
+                    trees.append((e.id, depth + 1, where + e.name + b"/"))
                 elif e.mode != Mode.GITLINK and e.id not in seen:
                     seen.add(e.id)
+                    if max_blob is not None and blob_size is not None and (
+                            size := blob_size(e.id)) > max_blob:
+                        raise FileTooLarge(os.fsdecode(where + e.name), size, max_blob)
                     if blob_exists is None:
                         body(e.id, "blob")
                     elif blob_exists(e.id):

@@ -22,16 +22,16 @@ only; `steps/<n>` are created, never rewritten.
 
 from __future__ import annotations
 
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitckpt import remote_git
+from gitckpt import json_input, remote_git, url_secrets
 from gitckpt.calls import BLANK, call
 from gitckpt.errors import InvalidArgument, RemoteFailed
 from gitckpt.ids import ObjectId, TaskId
+from gitckpt.remote_git import Remote
 from gitckpt.store.base import Store
 from gitckpt.timeline import REF_ROOT
 
@@ -39,6 +39,7 @@ NOTES_ROOT = "refs/notes/gitckpt/"
 CARD = "card"
 log = logging.getLogger("gitckpt.remote")
 DEFAULT = "remote"  # the remote set with `gitckpt config remote NAME`
+_CARD_BYTES = 64 * 1024  # a card is a few hundred bytes; a remote is somebody else's data
 
 
 def git_dir(store: Store) -> Path | None:
@@ -52,32 +53,51 @@ def top(store: Store) -> Path:
     return Path(getattr(store, "workdir", None) or store.root)
 
 
-def default_remote(store: Store, remote: str | None, op: str) -> str:
+def default_remote(store: Store, remote: str | None, op: str) -> Remote:
     """`remote` (a path made absolute from the workspace, as `git -C` does), or the one set
-    with `gitckpt config remote NAME`."""
+    with `gitckpt config remote NAME`, with the URL git resolves it to."""
     if remote is not None:
-        return remote_git.local_path(remote_git.check_remote(remote), Path(store.root))
-    saved = (store.state.read(DEFAULT) or b"").decode("utf-8", "replace").strip()
-    if saved:
-        return saved
-    raise InvalidArgument("No remote given, and none is set for this workspace.",
-                          "Name one: {0}. To set it once: gitckpt config remote NAME.",
-                          [call(op, remote=BLANK)])
+        spec = remote_git.local_path(remote_git.check_remote(remote), Path(store.root))
+    else:
+        spec = _saved(store)
+        if not spec:
+            raise InvalidArgument("No remote given, and none is set for this workspace.",
+                                  "Name one: {0}. To set it once: {1}.",
+                                  [call(op, remote=BLANK), call("config_remote", name=BLANK)])
+    return remote_git.resolve(git_dir(store), spec, top(store))
+
+
+def _saved(store: Store) -> str:
+    return (store.state.read(DEFAULT) or b"").decode("utf-8", "replace").strip()
 
 
 def set_default(store: Store, remote: str | None) -> str | None:
-    """Set (or with None, forget) the workspace's default remote; returns it as shown."""
+    """Set (or with None, forget) the workspace's default remote; returns it as shown. A URL
+    with credentials is refused: gitckpt keeps none (git's credential helpers do)."""
     if remote is None:
         store.state.remove(DEFAULT)
         return None
     remote = remote_git.local_path(remote_git.check_remote(remote), Path(store.root))
+    if url_secrets.has_credentials(remote):
+        raise InvalidArgument(
+            f"{remote_git.shown(remote, url_secrets.secrets_of(remote))} holds credentials; "
+            "gitckpt keeps none, so nothing was set.",
+            "Set the URL without them: {0}, and let git's credential helper supply them "
+            "(`git help credential`; e.g. `git config --global credential.helper store`).",
+            [call("config_remote", name=url_secrets.without_credentials(remote))])
+    store.prepare()  # a plain folder's store is made by its first setting
     store.state.write(DEFAULT, remote.encode() + b"\n")
     return remote_git.shown(remote)
 
 
-def shown_default(store: Store) -> str | None:
-    saved = (store.state.read(DEFAULT) or b"").decode("utf-8", "replace").strip()
-    return remote_git.shown(saved) if saved else None
+def shown_default(store: Store) -> tuple[str | None, bool]:
+    """The default remote as shown (credentials taken out), and whether the saved one holds
+    credentials (set by an earlier gitckpt: it is used, never shown)."""
+    saved = _saved(store)
+    if not saved:
+        return None, False
+    return (remote_git.shown(saved, url_secrets.secrets_of(saved)),
+            url_secrets.has_credentials(saved))
 
 
 # -- what a remote holds ----------------------------------------------------------------------
@@ -107,7 +127,7 @@ class RemoteTask:
                 "title": self.title, "last_activity": self.updated, "head": self.head}
 
 
-def remote_tasks(store: Store, remote: str) -> dict[TaskId, RemoteTask]:
+def remote_tasks(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:
     """Every task the remote holds refs of (a head, or only notes or a card), from one
     `ls-remote`: no round trip per task."""
     found: dict[TaskId, RemoteTask] = {}
@@ -135,7 +155,7 @@ def numbered(rest: str) -> bool:
     return kind in ("steps", "drifts") and n.isdigit() and n == str(int(n))
 
 
-def listing(store: Store, remote: str) -> dict[TaskId, RemoteTask]:
+def listing(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:
     """Every task of the remote with a head, and what its card says: the refs from one
     `ls-remote` and, while that runs, the cards alone fetched into a throwaway repository
     that has the user's repository's settings (nothing is added to the user's). Two calls in
@@ -162,7 +182,7 @@ def _line(value: object, most: int) -> str | None:
     return "".join(c if c.isprintable() else " " for c in value)[:most].strip() or None
 
 
-def _fetch_cards(store: Store, remote: str) -> dict[str, dict]:
+def _fetch_cards(store: Store, remote: Remote) -> dict[str, dict]:
     """Every card of the remote by task id; none (the listing shows the refs alone) if they
     cannot be fetched while the refs can."""
     found: dict[str, dict] = {}
@@ -170,16 +190,15 @@ def _fetch_cards(store: Store, remote: str) -> dict[str, dict]:
     under = store.state.ensure() if where is not None else None
     with remote_git.scratch_repository(where / "config" if where else None, under) as scratch:
         try:
-            remote_git.run(scratch, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                           "--refmap=", remote, f"+{REF_ROOT}*/{CARD}:refs/cards/*",
-                           cwd=top(store))
+            remote_git.run(scratch, "fetch", "-q", "--progress", "--no-tags",
+                           "--no-write-fetch-head", "--refmap=", remote.spec,
+                           f"+{REF_ROOT}*/{CARD}:refs/cards/*", cwd=top(store), remote=remote)
         except RemoteFailed as e:
-            log.warning("the cards of %s could not be read: %s", remote_git.shown(remote),
-                        e.message)
+            log.warning("the cards of %s could not be read: %s", remote.url_shown, e.message)
             return found
         for name, (_, message) in remote_git.commit_messages(scratch, "refs/cards/").items():
             try:
-                card = json.loads(message.partition("\n\n")[2])
+                card = json_input.loads(message.partition("\n\n")[2], max_bytes=_CARD_BYTES)
             except ValueError:
                 continue  # someone else's ref: the listing keeps what the refs said
             if isinstance(card, dict):

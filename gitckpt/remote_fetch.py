@@ -1,6 +1,8 @@
-"""Fetching a task from a git remote: its objects without any ref, every check a package
-import makes, then under the store lock its notes, its drift chains (merged, keeping both) and
-its head (only forward), the refs in one transaction. See `remote` for what travels."""
+"""Fetching a task from a git remote: its objects into a quarantine (no ref written, nothing
+added to the store yet), every check a package import makes, the size limit of files, then
+under the store lock the objects moved in, its notes, its drift chains (merged, keeping
+both) and its head (only forward), the refs in one transaction. A refused fetch leaves no
+object behind. See `remote` for what travels."""
 
 from __future__ import annotations
 
@@ -9,9 +11,15 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gitckpt import limits, reach, remote_git
+from gitckpt import json_input, limits, reach, remote_git
 from gitckpt.calls import Arg, call
-from gitckpt.errors import Diverged, GitckptError, InvalidArgument, RemoteFailed
+from gitckpt.errors import (
+    Diverged,
+    FileTooLarge,
+    GitckptError,
+    InvalidArgument,
+    RemoteFailed,
+)
 from gitckpt.ids import ObjectId, TaskId
 from gitckpt.notes import Note
 from gitckpt.objects import Mode
@@ -27,7 +35,9 @@ from gitckpt.remote import (
     remote_tasks,
     top,
 )
+from gitckpt.scope import max_file_size
 from gitckpt.store.base import Store
+from gitckpt.store.quarantine import Quarantine, sweep
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref, step_ref
 
 _BATCH = 4000  # refspecs per git fetch: far below any command line's limit
@@ -57,58 +67,79 @@ def fetch(tl: Timeline, remote: str | None, task: str | None = None,
     if given (a task of its own: a line that diverged from this store's; fetching it --as the
     same id again brings that line forward)."""
     store = tl.store
-    remote = default_remote(store, remote, "fetch")
-    shown = remote_git.shown(remote)
-    url = remote_git.shown(remote_git.url_of(git_dir(store), remote, top(store)))
+    where = default_remote(store, remote, "fetch")
+    url = where.url_shown
     if task is None:
-        return FetchResult(url, list(listing(store, remote).values()))
+        return FetchResult(url, list(listing(store, where).values()))
     source = TaskId(task)
     dest = TaskId(as_id) if as_id is not None else source
-    theirs = remote_tasks(store, remote).get(source)
+    theirs = remote_tasks(store, where).get(source)
     if theirs is None or theirs.head is None:
         raise InvalidArgument(f"{url} holds no task {source}.", "See what it holds: {0}.",
-                              [call("fetch", remote=shown)])
+                              [call("fetch", remote=where.shown)])
     store.prepare()  # a plain folder's store is made by its first fetch
+    sweep(store.objects_folder)  # what a killed fetch left
     wanted = [f"{REF_ROOT}{source}/{rest}" for rest in sorted(theirs.refs)]
     wanted += [f"{NOTES_ROOT}{source}"] if theirs.notes else []
-    with Meter(f"Fetching {source}", "refs", len(wanted)) as meter:
-        for at in range(0, len(wanted), _BATCH):
-            # --refmap= : the remote's configured refspecs must not update any ref either
-            remote_git.run(git_dir(store), "fetch", "-q", "--no-tags",
-                           "--no-write-fetch-head", "--refmap=", remote,
-                           *wanted[at:at + _BATCH], cwd=top(store))
-            meter.advance(len(wanted[at:at + _BATCH]))
-    if any(o and not store.has_object(o) for o in [*theirs.refs.values(), theirs.notes]):
-        raise RemoteFailed(f"The remote's task {source} changed while it was fetched; "
-                           "nothing was changed here.", "Fetch again.")
-    try:
-        notes = _remote_notes(store, theirs)
-        _check(store, theirs, notes)
-    except GitckptError as e:
-        raise RemoteFailed(f"The remote's task {source} is damaged: {e.message}",
-                           _DAMAGED) from e
-    with store.lock():
-        result = _merge(tl, dest, theirs, notes)
+    with Quarantine(store) as q:
+        with Meter(f"Fetching {source}", "refs", len(wanted)) as meter:
+            for at in range(0, len(wanted), _BATCH):
+                # --refmap= : the remote's configured refspecs must not update any ref either
+                remote_git.run(git_dir(store), "fetch", "-q", "--progress", "--no-tags",
+                               "--no-write-fetch-head", "--refmap=", where.spec,
+                               *wanted[at:at + _BATCH], cwd=top(store), remote=where,
+                               env=q.env)
+                meter.advance(len(wanted[at:at + _BATCH]))
+        if any(o and not q.has_object(o) for o in [*theirs.refs.values(), theirs.notes]):
+            raise RemoteFailed(f"The remote's task {source} changed while it was fetched; "
+                               "nothing was changed here.", "Fetch again.")
+        try:
+            notes = _remote_notes(q, theirs)
+            _check(q, store, theirs, notes)
+        except FileTooLarge as e:
+            raise FileTooLarge(
+                e.path, e.size, e.limit,
+                f"The remote's task {source} holds {e.path} of {e.size:,} bytes, over the "
+                f"size limit of {e.limit:,} bytes (GITCKPT_MAX_FILE_SIZE); nothing was "
+                "fetched.",
+                "If that file may be here, fetch again with a higher limit (e.g. "
+                f"GITCKPT_MAX_FILE_SIZE={_mib(e.size)}M); or have it left out of the task "
+                "where it was saved.") from e
+        except GitckptError as e:
+            raise RemoteFailed(f"The remote's task {source} is damaged: {e.message}",
+                               _DAMAGED) from e
+        with store.lock():
+            q.admit()  # every check passed: the objects become the store's
+            result = _merge(tl, dest, theirs, notes)
     result.remote, result.tasks = url, [theirs]
     result.source = source if dest != source else None
     return result
 
 
+def _mib(size: int) -> int:
+    return -(-size // (1 << 20))
+
+
 # -- checks: a remote is somebody else's data ---------------------------------------------------
 
-def _remote_notes(store: Store, theirs: RemoteTask) -> dict[ObjectId, str]:
-    """The notes of the fetched notes commit, for the commits of the remote's task only."""
+def _remote_notes(q: Quarantine, theirs: RemoteTask) -> dict[ObjectId, str]:
+    """The notes of the fetched notes commit, for the commits of the remote's task only;
+    a note larger than any note is refused before it is read."""
     if theirs.notes is None:
         return {}
-    task_commits = reach.commits(store.read_commit, list(theirs.refs.values()))
+    task_commits = reach.commits(q.read_commit, list(theirs.refs.values()))
     found: dict[ObjectId, str] = {}
-    for fan in store.read_tree(store.read_commit(theirs.notes).tree):
+    for fan in q.read_tree(q.read_commit(theirs.notes).tree):
         if fan.mode != Mode.TREE or len(fan.name) != 2:
             continue
-        for leaf in store.read_tree(fan.id):
+        for leaf in q.read_tree(fan.id):
             oid = (fan.name + leaf.name).decode("ascii", "replace")
             if oid in task_commits and leaf.mode == Mode.FILE:
-                found[ObjectId(oid)] = store.read_blob(leaf.id).decode("utf-8", "replace")
+                size = q.object_size(leaf.id)
+                if size > json_input.MAX_BYTES:
+                    raise InvalidArgument(f"the note of commit {oid[:12]} is {size:,} bytes; "
+                                          f"a note holds at most {json_input.MAX_BYTES:,}.", "")
+                found[ObjectId(oid)] = q.read_blob(leaf.id).decode("utf-8", "replace")
     return found
 
 
@@ -119,11 +150,13 @@ def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str]) -> Note 
     return Note.parse(text, commit) if text is not None else None
 
 
-def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None:
-    """What an import checks of a package: the head a chain of steps numbered down to 0, each
-    steps/<n> the chain's step n, each drifts/<n> a chain of noted drifts back to step n,
-    every note within the limits a save keeps, and no tree holding a name no checkout may
-    write."""
+def _check(q: Quarantine, store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]
+           ) -> None:
+    """What an import checks of a package, on the quarantined objects (`store` gives this
+    store's notes): the head a chain of steps numbered down to 0, each steps/<n> the chain's
+    step n, each drifts/<n> a chain of noted drifts back to step n, every note within the
+    limits a save keeps, no tree holding a name no checkout may write, and no file over the
+    size limit (FileTooLarge)."""
     chain: dict[int, ObjectId] = {}
     commit: ObjectId | None = theirs.head
     while commit is not None:
@@ -131,7 +164,7 @@ def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None
         if note is None or note.kind not in ("init", "step") or note.step in chain:
             raise InvalidArgument(f"step commit {commit[:12]} has no step note.", "")
         chain[note.step] = commit
-        parents = store.read_commit(commit).parents
+        parents = q.read_commit(commit).parents
         commit = parents[0] if parents and note.step > 0 else None
     if set(chain) != set(range(len(chain))):
         raise InvalidArgument("its steps have gaps.", "")
@@ -140,8 +173,8 @@ def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None
         if kind == "steps" and chain.get(int(n)) != oid:
             raise InvalidArgument(f"{rest} is not its step {n}.", "")
         if kind == "drifts":
-            _check_drifts(store, rest, oid, chain.get(int(n)), notes)
-    commits = reach.commits(store.read_commit, list(theirs.refs.values()))
+            _check_drifts(q, store, rest, oid, chain.get(int(n)), notes)
+    commits = reach.commits(q.read_commit, list(theirs.refs.values()))
     with Meter("Checking the fetched commits", "commits", len(commits)) as meter:
         for commit in commits:
             note = _note(store, commit, notes)
@@ -149,18 +182,19 @@ def _check(store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]) -> None
                 raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
             limits.check_written(note)
             meter.advance()
-    reachable(store.read_object, list(theirs.refs.values()), blob_exists=store.has_object,
-              check_names=True, hint=_DAMAGED)
+    reachable(q.read_object, list(theirs.refs.values()), blob_exists=q.has_object,
+              check_names=True, hint=_DAMAGED, blob_size=q.object_size,
+              max_blob=max_file_size())
 
 
-def _check_drifts(store: Store, rest: str, tip: ObjectId, step: ObjectId | None,
-                  notes: dict[ObjectId, str]) -> None:
+def _check_drifts(q: Quarantine, store: Store, rest: str, tip: ObjectId,
+                  step: ObjectId | None, notes: dict[ObjectId, str]) -> None:
     commit: ObjectId | None = tip
     while commit is not None and commit != step:
         note = _note(store, commit, notes)
         if note is None or note.kind in ("init", "step"):
             raise InvalidArgument(f"{rest} does not lead back to its step.", "")
-        parents = store.read_commit(commit).parents
+        parents = q.read_commit(commit).parents
         commit = parents[0] if parents else None
     if commit is None:
         raise InvalidArgument(f"{rest} does not lead back to its step.", "")

@@ -9,7 +9,7 @@ import json
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from gitckpt import remote_git
+from gitckpt import json_input, remote_git
 from gitckpt.calls import BLANK, Arg, call
 from gitckpt.errors import (
     Diverged,
@@ -32,7 +32,9 @@ from gitckpt.remote import (
     remote_tasks,
     top,
 )
+from gitckpt.remote_git import Remote
 from gitckpt.store.base import Store
+from gitckpt.store.quarantine import Quarantine, sweep
 from gitckpt.timeline import REF_ROOT, Timeline, head_ref
 
 PUSHED = "pushed.json"  # {remote URL: [remote task ids whose first push was confirmed]}
@@ -77,30 +79,40 @@ def notes_commit(tl: Timeline, task: TaskId, name: TaskId,
                               store.read_commit(tl.tip(task).commit).time)
 
 
-def _carried(store: Store, remote: str, theirs: RemoteTask) -> dict[ObjectId, ObjectId]:
-    """The remote's notes (commit: note blob), fetched without any ref: what a push must
-    carry on for the drifts the remote keeps and this store does not have."""
+def _carried(store: Store, remote: Remote, theirs: RemoteTask) -> dict[ObjectId, ObjectId]:
+    """The remote's notes (commit: note blob), fetched without any ref into a quarantine:
+    what a push must carry on for the drifts the remote keeps and this store does not have.
+    Only the blobs that are gitckpt notes enter the store; the rest of what was fetched is
+    dropped with the quarantine."""
     if theirs.notes is None:
         return {}
-    remote_git.run(git_dir(store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                   "--refmap=", remote, f"{NOTES_ROOT}{theirs.task}", cwd=top(store))
+    store.prepare()
+    sweep(store.objects_folder)
     out: dict[ObjectId, ObjectId] = {}
-    for fan in store.read_tree(store.read_commit(theirs.notes).tree):
-        if fan.mode == Mode.TREE and len(fan.name) == 2:
-            for leaf in store.read_tree(fan.id):
-                oid = (fan.name + leaf.name).decode("ascii", "replace")
-                if len(oid) == 40 and leaf.mode == Mode.FILE and _a_note(store, leaf.id):
-                    out[ObjectId(oid)] = leaf.id
+    with Quarantine(store) as q:
+        remote_git.run(git_dir(store), "fetch", "-q", "--progress", "--no-tags",
+                       "--no-write-fetch-head", "--refmap=", remote.spec,
+                       f"{NOTES_ROOT}{theirs.task}", cwd=top(store), remote=remote, env=q.env)
+        for fan in q.read_tree(q.read_commit(theirs.notes).tree):
+            if fan.mode == Mode.TREE and len(fan.name) == 2:
+                for leaf in q.read_tree(fan.id):
+                    oid = (fan.name + leaf.name).decode("ascii", "replace")
+                    text = _a_note(q, leaf.id) if len(oid) == 40 and leaf.mode == Mode.FILE \
+                        else None
+                    if text is not None:
+                        out[ObjectId(oid)] = store.write_blob(text)
     return out
 
 
-def _a_note(store: Store, blob: ObjectId) -> bool:
-    """True if `blob` is a gitckpt note (what a push carries on must be one)."""
+def _a_note(q: Quarantine, blob: ObjectId) -> bytes | None:
+    """The bytes of `blob` if it is a gitckpt note (what a push carries on must be one)."""
     try:
-        kind, body = store.read_object(blob)
-        return kind == "blob" and Note.parse(body.decode("utf-8"), blob) is not None
+        if q.object_size(blob) > json_input.MAX_BYTES:
+            return None
+        kind, body = q.read_object(blob)
+        return body if kind == "blob" and Note.parse(body.decode("utf-8"), blob) else None
     except (GitckptError, UnicodeDecodeError):
-        return False
+        return None
 
 
 @dataclass
@@ -130,7 +142,7 @@ def _state(store: Store):
 
 def _pushed(store: Store) -> dict[str, list[str]]:
     try:
-        data = json.loads(_state(store).read(PUSHED) or b"{}")
+        data = json_input.loads(_state(store).read(PUSHED) or b"{}")
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -174,8 +186,8 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     """Push one task (as the remote's task `as_id`, if given), or every task of this
     workspace; a task's first push to a remote needs `confirm`."""
     store = tl.store
-    remote = default_remote(store, remote, "push")
-    shown = remote_git.shown(remote)
+    where = default_remote(store, remote, "push")
+    shown = where.shown
     if all_tasks:
         if as_id is not None:
             raise InvalidArgument("--as names one task on the remote; it cannot go with --all.",
@@ -188,9 +200,9 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     else:
         tids = [tl.resolve(task)]
     names = {tid: TaskId(as_id) if as_id is not None else tid for tid in tids}
-    url = remote_git.shown(remote_git.url_of(git_dir(store), remote, top(store)))
-    theirs = remote_tasks(store, remote)
-    carried = {tid: _carried(store, remote, theirs[names[tid]])
+    url = where.url_shown
+    theirs = remote_tasks(store, where)
+    carried = {tid: _carried(store, where, theirs[names[tid]])
                if _check_not_behind(tl, tid, theirs.get(names[tid]), shown, names[tid]) else {}
                for tid in tids}
     done = _pushed(store).get(url, [])
@@ -231,8 +243,8 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
         pushed: list[PushedTask] = []
         for specs, leases, tasks in batches:
             p = remote_git.run(git_dir(store), "push", "--atomic", "--no-verify",
-                               "--porcelain", *leases, remote, *specs, check=False,
-                               cwd=top(store))
+                               "--porcelain", "--progress", *leases, where.spec, *specs,
+                               check=False, cwd=top(store), remote=where)
             if p.returncode != 0:
                 _push_refused(p, [t.task for t in tasks], shown, pushed)
             pushed += tasks

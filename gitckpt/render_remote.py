@@ -36,4 +36,9 @@ def render_fetch(r) -> str:
 def render_remote_setting(r) -> str:
     if r.remote is None:
         return "No remote is set; push and fetch need one: gitckpt config remote NAME\n"
-    return f"push and fetch use {r.remote} when given no remote.\n"
+    out = f"push and fetch use {r.remote} when given no remote.\n"
+    if r.holds_credentials:
+        out += ("The saved remote holds credentials (shown as ***); gitckpt keeps none any "
+                "more. Set it again without them (gitckpt config remote URL) and let git's "
+                "credential helper supply them.\n")
+    return out

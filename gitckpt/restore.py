@@ -16,6 +16,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from gitckpt import json_input
 from gitckpt.calls import BLANK, CLI, Arg, Call, call
 from gitckpt.errors import (
     CHECK_STORE,
@@ -482,7 +483,7 @@ def interrupted(tl: Timeline) -> RestoreMarker | None:
     """The marker of a restore that did not finish, or None. A marker while the store lock
     is held may be a restore in progress; with the lock free, its apply is over."""
     try:
-        marker = RestoreMarker.from_dict(json.loads(tl.store.state.read(MARKER) or b"null"))
+        marker = RestoreMarker.from_dict(json_input.loads(tl.store.state.read(MARKER) or b"null"))
     except (OSError, ValueError, StoreCorrupt):
         return None
     if marker is None or tl.store.lock_held_elsewhere():

@@ -206,10 +206,12 @@ class AdoptResult:
 
 @dataclass(frozen=True)
 class RemoteSetting:
-    """The remote push and fetch use when given none (None: not set)."""
+    """The remote push and fetch use when given none (None: not set), shown without
+    credentials; `holds_credentials` if the saved one has some (an earlier gitckpt kept it)."""
 
     remote: str | None
+    holds_credentials: bool = False
 
     def to_dict(self) -> dict:
-        return {"remote": self.remote}
+        return {"remote": self.remote, "holds_credentials": self.holds_credentials}
 

@@ -40,6 +40,13 @@ def parse_size(text: str) -> int:
     return int(m[1]) * 1024 ** " kmg".index(m[2] or " ")
 
 
+def max_file_size() -> int:
+    """The size limit of a file (GITCKPT_MAX_FILE_SIZE, default 100 MiB): larger ones are
+    never saved, and a fetched or imported task holding one is refused."""
+    size = os.environ.get("GITCKPT_MAX_FILE_SIZE")
+    return parse_size(size) if size else DEFAULT_MAX_FILE_SIZE
+
+
 def compile_patterns(patterns: list[str], what: str) -> IgnoreFile:
     """Gitignore-style patterns, with a clear error for a pattern that does not compile."""
     try:
@@ -82,9 +89,7 @@ class Scope:
                 lines = [ln.rstrip("\n") for ln in f]
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
             pass
-        size = os.environ.get("GITCKPT_MAX_FILE_SIZE")
-        max_size = parse_size(size) if size else DEFAULT_MAX_FILE_SIZE
-        return cls(tuple(excludes), tuple(lines), max_size)
+        return cls(tuple(excludes), tuple(lines), max_file_size())
 
     def excluded(self, rel: str) -> Reason | None:
         """Why a path (a folder when it ends in "/") is left out by name: `sensitive`,

@@ -548,7 +548,6 @@ def set_remote(root: str | Path, remote: str | None) -> RemoteSetting:
     from gitckpt import remote as remotes
 
     store = open_timeline(root, discover=False).store
-    store.prepare()
     return RemoteSetting(remotes.set_default(store, remote))
 
 
@@ -556,7 +555,7 @@ def remote_setting(root: str | Path) -> RemoteSetting:
     from gitckpt import remote as remotes
 
     store = open_timeline(root, discover=False).store
-    return RemoteSetting(remotes.shown_default(store))
+    return RemoteSetting(*remotes.shown_default(store))
 
 
 def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from gitckpt import limits, reach
+from gitckpt import json_input, limits, reach
 from gitckpt.errors import (
     CHECK_STORE,
     InvalidArgument,
@@ -335,7 +335,7 @@ class Timeline:
         """The commands `gitckpt run` recorded since the task's newest step, oldest first
         (each {command, exit_code, tree, duration_s, note}); a damaged file reads as none."""
         try:
-            data = json.loads(self.store.state.read(_runs_file(tid)) or b"[]")
+            data = json_input.loads(self.store.state.read(_runs_file(tid)) or b"[]")
         except ValueError:
             return []
         return [r for r in data if isinstance(r, dict) and isinstance(r.get("command"), str)

@@ -45,6 +45,8 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("GITCKPT_MAX_FILE_SIZE", raising=False)
     monkeypatch.delenv("GITCKPT_LOCK_TIMEOUT", raising=False)
+    monkeypatch.delenv("GITCKPT_REMOTE_CONNECT_TIMEOUT", raising=False)
+    monkeypatch.delenv("GITCKPT_REMOTE_IDLE_TIMEOUT", raising=False)
     monkeypatch.delenv("GITCKPT_LOG_DIR", raising=False)
     monkeypatch.delenv("GITCKPT_RUNTIME_DIR", raising=False)  # hook relays: under the fake
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # home's state folder

@@ -317,6 +317,22 @@ def test_has_object(any_store):
     assert not any_store.has_object(never)
 
 
+def test_object_size_is_the_headers_loose_packed_or_pending(any_store):
+    """The size comes from the object's header (a fetched or imported blob over the size
+    limit is refused without being read); a missing object is StoreCorrupt."""
+    objs = every_object(any_store)
+    big = os.urandom(200_000)
+    many = [any_store.write_blob(b"%d" % i) for i in range(300)]  # a plain store packs these
+    oid = any_store.write_blob(big)
+    for store in (any_store, durable(any_store) or reopen(any_store)):
+        for kind, (o, body) in objs.items():
+            assert store.object_size(o) == len(body), kind
+        assert store.object_size(oid) == len(big)
+        assert [store.object_size(o) for o in many[:3]] == [1, 1, 1]
+        with pytest.raises(StoreCorrupt):
+            store.object_size(hash_object("blob", b"never written"))
+
+
 def test_object_problem_is_none_for_sound_objects_and_says_missing(any_store):
     objs = every_object(any_store)
     durable(any_store)
@@ -331,6 +347,8 @@ TAMPERED = {
     "another kind": zlib.compress(b"tree 5\0hello"),
     "truncated": zlib.compress(b"blob 5\0hello")[:-5],
     "garbage": b"not zlib at all",
+    # far more than its header says: inflated only as far as the header, never whole
+    "longer than its header": zlib.compress(b"blob 5\0hello" + bytes(20 << 20)),
 }
 
 

@@ -61,6 +61,8 @@ class Backend(ABC):
     #: The folder that holds the store's objects and refs (a plain store's folder, the git
     #: common dir): nothing of gitckpt's output (packages) may be written inside it.
     location: Path
+    #: The folder holding the store's objects (what git calls GIT_OBJECT_DIRECTORY).
+    objects_folder: Path
     #: Earlier `workspace` values of this workspace (a plain folder moved or copied and then
     #: adopted): tasks recorded under them are this workspace's tasks.
     aliases: tuple[str, ...] = ()
@@ -244,6 +246,12 @@ class Backend(ABC):
     @abstractmethod
     def has_object(self, oid: ObjectId) -> bool:
         """True if object `oid` exists."""
+
+    @abstractmethod
+    def object_size(self, oid: ObjectId) -> int:
+        """The size of object `oid`'s body as its header says, found without reading the
+        body (a blob of any size costs a few bytes); StoreCorrupt if it is missing or its
+        header is damaged."""
 
     def object_problem(self, oid: ObjectId) -> str | None:
         """Why object `oid` cannot be read ("missing", "truncated", "hash mismatch", ...), or

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from gitckpt import json_input
 from gitckpt.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.ids import ObjectId
 from gitckpt.objects import (
@@ -34,6 +35,7 @@ from gitckpt.scope import Scope
 from gitckpt.store.base import Store
 from gitckpt.store.dir_files import fsync_dir, make_dir, read_loose, syncfs, write_file
 from gitckpt.store.dir_scan import DirScanner, builtin_ignore
+from gitckpt.store.loose import loose_size
 from gitckpt.store.pack_read import Packs
 from gitckpt.store.pack_write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
@@ -112,6 +114,7 @@ class DirStore(Store):
         self._checked: set[Path] = set()  # folders verified to be real folders (make_dir)
         # Many new objects (a first save) become one pack at `flush`, as in a git store;
         # packs are read too, so `git gc` on the store is safe.
+        self.objects_folder = path / "objects"
         self._packs = Packs(str(path / "objects"))
         self._packer = self._new_packer()
         if self.exists():
@@ -191,7 +194,7 @@ class DirStore(Store):
         paths it was adopted from; None for a store from before this record existed."""
         try:
             raw = self.shared.read(WORKSPACES)
-            data = json.loads(raw) if raw is not None else None
+            data = json_input.loads(raw) if raw is not None else None
         except (OSError, ValueError) as e:
             raise StoreCorrupt(f"{self.shared.path / WORKSPACES} is damaged ({e})",
                                "Run `gitckpt adopt` in the workspace to write it again.") from e
@@ -390,6 +393,20 @@ class DirStore(Store):
 
     def write_object(self, kind: str, body: bytes) -> ObjectId:
         return self._write_object(kind, body)
+
+    def object_size(self, oid: ObjectId) -> int:
+        held = self._packer.get(oid) if self._packer is not None else None
+        if held is not None:
+            return len(held[1])
+        try:
+            size = loose_size(self._pending.get(oid) or self._object_path(oid))
+        except ValueError as e:
+            raise StoreCorrupt(f"Object {oid} in {self.path} is corrupt ({e})",
+                               CHECK_STORE) from e
+        size = self._packs.size(oid) if size is None else size
+        if size is None:
+            raise StoreCorrupt(f"Object {oid} is missing from {self.path}", CHECK_STORE)
+        return size
 
     def has_object(self, oid: ObjectId) -> bool:
         return (oid in self._pending or (self._packer is not None and oid in self._packer)

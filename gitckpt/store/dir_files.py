@@ -87,17 +87,25 @@ def syncfs(path: Path) -> bool:
 
 
 def read_loose(path: Path, oid: ObjectId) -> tuple[str, bytes]:
-    """(kind, body) of the loose object file `path`, checked to hash to `oid`."""
+    """(kind, body) of the loose object file `path`, checked to hash to `oid`. No more is
+    inflated than the header announces, so a small file cannot expand into memory."""
     try:
-        raw = zlib.decompress(path.read_bytes())
+        raw = path.read_bytes()
+        z = zlib.decompressobj()
+        head = z.decompress(raw, _HEAD)
+        header, nul, body = head.partition(b"\0")
+        if not nul:
+            raise ValueError("no object header")
+        kind, size = _header(header)
+        body += z.decompress(z.unconsumed_tail, size - len(body) + 1)
+        extra = z.decompress(z.unconsumed_tail, 1)
     except FileNotFoundError as e:
         raise StoreCorrupt(f"Object {oid} is missing from {path.parent.parent.parent}",
                            CHECK_STORE) from e
-    except (OSError, zlib.error) as e:
+    except (OSError, zlib.error, ValueError) as e:
         raise StoreCorrupt(f"Object {oid} ({path}) is corrupt ({e})", CHECK_STORE) from e
-    header, _, body = raw.partition(b"\0")
-    kind = header.split(b" ")[0].decode("ascii", "replace")
-    if kind not in ("blob", "tree", "commit") or hash_object(kind, body) != oid:
+    if (extra or not z.eof or len(body) != size or kind not in ("blob", "tree", "commit")
+            or hash_object(kind, body) != oid):
         raise StoreCorrupt(f"Object {oid} ({path}) is corrupt", CHECK_STORE)
     return kind, body
 
@@ -108,6 +116,16 @@ class FileChanging(OSError):
 
 #: Reads of a file that changes under them before it is left out as `changing`.
 READ_TRIES = 3
+
+
+_HEAD = 64  # bytes of inflated data that hold any object header ("commit 123...\0")
+
+
+def _header(header: bytes) -> tuple[str, int]:
+    kind, _, size = header.partition(b" ")
+    if not size.isdigit() or len(size) > 20:
+        raise ValueError("bad object header")
+    return kind.decode("ascii", "replace"), int(size)
 
 
 def read_regular(path: str) -> bytes:

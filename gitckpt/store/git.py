@@ -40,7 +40,7 @@ from gitckpt.store import git_hinted as hinted
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git_config import filters_possible
 from gitckpt.store.git_scan import Scanner
-from gitckpt.store.loose import loose_problem
+from gitckpt.store.loose import loose_problem, loose_size
 from gitckpt.store.pack_write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 from gitckpt.values import GitState, Progress, Skipped, Snapshot
@@ -100,7 +100,8 @@ class GitStore(Store):
         self.state_dir = self.state.path
         self.shared = StateDir(self.common_dir, "gitckpt")
         self.location = self.common_dir
-        self.objects_dir = str(self.common_dir / "objects")
+        self.objects_folder = self.common_dir / "objects"
+        self.objects_dir = str(self.objects_folder)
         self.lock_path = self.shared.path / "lock"
         self._check_format()
         self._scanner = Scanner(repo, workdir, self.prefix, self.state, self.common_dir,
@@ -254,6 +255,16 @@ class GitStore(Store):
 
     def has_object(self, oid: ObjectId) -> bool:
         return oid in self.repo.odb
+
+    def object_size(self, oid: ObjectId) -> int:
+        try:  # a loose file is read here: libgit2 trusts its header (see store.loose)
+            size = loose_size(os.path.join(self.objects_dir, oid[:2], oid[2:]))
+            if size is None:
+                size = self.repo.odb.read_header(oid)[1]
+        except (KeyError, ValueError, pygit2.GitError) as e:
+            raise StoreCorrupt(f"Object {oid} is missing or unreadable ({e})",
+                               "Run `git fsck` to check the repository.") from e
+        return size
 
     def object_problem(self, oid: ObjectId) -> str | None:
         if oid not in self.repo.odb:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
+from gitckpt import json_input
 from gitckpt.errors import (
     GitckptError,
     GitIndexChanged,
@@ -295,7 +296,7 @@ class Scanner:
 
     def _read_state(self) -> dict:
         try:
-            data = json.loads(self.state.read(SCAN_STATE) or b"{}")
+            data = json_input.loads(self.state.read(SCAN_STATE) or b"{}")
         except (OSError, ValueError, GitckptError):
             return {}
         return data if isinstance(data, dict) else {}

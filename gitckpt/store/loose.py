@@ -56,3 +56,22 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
     if verify and sha.hexdigest() != oid:
         return "hash mismatch"
     return None
+
+
+def loose_size(path: str | os.PathLike) -> int | None:
+    """The body size the loose object file `path` announces in its header, from its first
+    bytes only; None if there is no such file, ValueError if it has no sound header."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4096)
+    except FileNotFoundError:
+        return None
+    try:
+        head = zlib.decompressobj().decompress(start, 64)
+    except zlib.error as e:
+        raise ValueError(f"not zlib data ({e})") from e
+    header, nul, _ = head.partition(b"\0")
+    kind, _, size = header.partition(b" ")
+    if not nul or kind not in _KINDS or not size.isdigit() or len(size) > 20:
+        raise ValueError("bad object header")
+    return int(size)

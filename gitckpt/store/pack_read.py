@@ -124,17 +124,43 @@ class Packs:
                                "Run `gitckpt doctor` on the store.")
         return kind, body
 
+    def size(self, oid: str) -> int | None:
+        """The body size of `oid` from its pack entry's header (a delta's from the head of
+        its delta data), without reading the body; None if no pack holds it. StoreCorrupt
+        if the entry is damaged."""
+        found = self.find(oid)
+        if found is None:
+            return None
+        index, off = found
+        try:
+            with open(index.pack_path, "rb") as f:
+                f.seek(off)
+                head = f.read(64)
+                code, size, i = _entry_header(head)
+                if code in _KINDS:
+                    return size
+                if code == _OFS_DELTA:
+                    while head[i] & 0x80:
+                        i += 1
+                    i += 1
+                elif code == _REF_DELTA:
+                    i += 20
+                else:
+                    raise ValueError(f"unknown pack entry type {code}")
+                f.seek(off + i)
+                delta = zlib.decompressobj().decompress(f.read(256), 32)
+                _, at = _varint(delta, 0)  # the base's size, then the result's
+                return _varint(delta, at)[0]
+        except (OSError, zlib.error, IndexError, ValueError) as e:
+            raise StoreCorrupt(f"Object {oid} in {index.pack_path} cannot be read ({e})",
+                               "Run `gitckpt doctor` on the store.") from e
+
     def _at(self, f, index: PackIndex, off: int, loose, depth: int) -> tuple[str, bytes]:
         if depth > _MAX_CHAIN:
             raise ValueError("delta chain too long")
         f.seek(off)
         head = f.read(32)
-        byte = head[0]
-        code, size, shift, i = (byte >> 4) & 7, byte & 0x0F, 4, 1
-        while byte & 0x80:
-            byte = head[i]
-            size |= (byte & 0x7F) << shift
-            shift, i = shift + 7, i + 1
+        code, size, i = _entry_header(head)
         if code in _KINDS:
             return _KINDS[code], _inflate(f, off + i, size)
         if code == _OFS_DELTA:
@@ -156,15 +182,28 @@ class Packs:
         return kind, _patch(base, _inflate(f, off + i, size))
 
 
+def _entry_header(head: bytes) -> tuple[int, int, int]:
+    """(type code, size, length of the header) of the pack entry starting `head`."""
+    byte = head[0]
+    code, size, shift, i = (byte >> 4) & 7, byte & 0x0F, 4, 1
+    while byte & 0x80:
+        byte = head[i]
+        size |= (byte & 0x7F) << shift
+        shift, i = shift + 7, i + 1
+    return code, size, i
+
+
 def _inflate(f, at: int, size: int) -> bytes:
     f.seek(at)
     d = zlib.decompressobj()
     out = bytearray()
     while not d.eof:
-        chunk = f.read(max(4096, size + 64))
+        chunk = d.unconsumed_tail or f.read(max(4096, min(size + 64, 1 << 24)))
         if not chunk:
             raise ValueError("truncated pack entry")
-        out += d.decompress(chunk)
+        out += d.decompress(chunk, size + 1 - len(out))  # never more than the header says
+        if len(out) > size:
+            break
     if len(out) != size:
         raise ValueError("pack entry size mismatch")
     return bytes(out)
