@@ -1,0 +1,101 @@
+"""The documentation holds together: README.md stays short, every relative link in it and in
+docs/ reaches an existing file (and heading), and no page names a tracker number."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README_MAX = 12_000  # bytes: a newcomer reads the README in five minutes; the rest is in docs/
+PAGES = ["concepts", "cli", "mcp", "hosts", "safety", "remotes", "format", "limits",
+         "development", "architecture"]
+TRACKER = re.compile(r"issue\s*#?\d+", re.I)
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def docs() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def prose(path: Path) -> list[str]:
+    """The lines of `path` outside fenced code blocks, with inline code removed (a link
+    spelled inside backticks is an example, not a link)."""
+    lines, fenced = [], False
+    for line in path.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(re.sub(r"`[^`]*`", "", line))
+    return lines
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes for the headings of `path`: lower case, punctuation other
+    than `-` and `_` dropped, spaces as `-`, a repeated heading suffixed -1, -2, ..."""
+    seen: dict[str, int] = {}
+    out = set()
+    fenced = False
+    for line in path.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"#{1,6} +(.*?) *#* *$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m[1].replace("`", "").lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_the_readme_is_short_and_keeps_what_tools_read():
+    readme = ROOT / "README.md"
+    assert readme.stat().st_size <= README_MAX, f"README.md is {readme.stat().st_size} bytes"
+    text = readme.read_text()
+    assert "<!-- mcp-name: io.github.gitckpt/gitckpt -->" in text  # the MCP registry's check
+    for page in PAGES:
+        assert f"(docs/{page}.md" in text, f"README.md links docs/{page}.md"
+    assert "(bench/RESULTS.md)" in text
+
+
+def test_every_page_exists_and_opens_with_a_summary():
+    for page in PAGES:
+        path = ROOT / "docs" / f"{page}.md"
+        assert path.is_file(), path
+        if page == "architecture":
+            continue  # a placeholder until it is written with the package layout
+        blocks = path.read_text().split("\n\n")
+        assert blocks[0].startswith("# "), f"{page}.md starts with its title"
+        summary = blocks[1]
+        assert not summary.startswith(("#", "|", "-", "```")) and len(summary) >= 200, \
+            f"{page}.md: a paragraph that says what the page covers comes first"
+
+
+def test_every_relative_link_reaches_a_file_and_its_heading():
+    broken = []
+    for path in docs():
+        for line in prose(path):
+            for target in LINK.findall(line):
+                if re.match(r"[a-z]+:", target):
+                    continue  # https:, mailto:
+                file, _, anchor = target.partition("#")
+                dest = (path.parent / file).resolve() if file else path
+                if not dest.exists():
+                    broken.append(f"{path.relative_to(ROOT)}: {target} (no such file)")
+                elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    broken.append(f"{path.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.mark.parametrize("path", docs() + [ROOT / "bench" / "RESULTS.md"],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_names_a_tracker_number(path):
+    """Docs name features, not tracker numbers; bench/RESULTS.md keeps numbers out of its
+    headings (its runs are named by date and by what they measured)."""
+    lines = path.read_text().splitlines()
+    if path.name == "RESULTS.md":
+        lines = [x for x in lines if x.startswith("#")]
+    hits = [x for x in lines if TRACKER.search(x)]
+    assert not hits, hits
