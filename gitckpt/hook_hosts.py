@@ -1,7 +1,7 @@
 """The agent hosts that have hooks: how each names the four moments, what its JSON input holds,
 what it reads back on stdout, and the project config file that wires gitckpt's hooks in.
 
-Formats as documented by each host (README, "Hooks", cites the pages): Claude Code
+Formats as documented by each host (docs/hosts.md, cites the pages): Claude Code
 (code.claude.com/docs/en/hooks), Codex (developers.openai.com/codex/hooks), Cursor
 (cursor.com/docs/hooks), Gemini CLI (geminicli.com/docs/hooks/reference) and Windsurf
 (docs.windsurf.com/windsurf/cascade/hooks). Nothing here imports the engine.

@@ -50,7 +50,7 @@ RACING = {"cli_save", "mcp_save", "hook", "watch", "save"}  # writers an edit ma
 # event shows (mmap, a hard link from outside) may be missing from their trees for at most
 # RECHECK_SAVES of their scans. Every other writer stats every file.
 FAST = {"mcp_save", "hook", "watch", "save"}
-RECHECK_SAVES = 10  # the bound README states
+RECHECK_SAVES = 10  # the bound docs/concepts.md states
 TOKEN = re.compile(rb"(?:(v\d{5}\|)\1*)?")  # a racing writer's file: one version, whole
 
 
