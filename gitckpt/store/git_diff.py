@@ -70,11 +70,14 @@ class Differ:
         return self._final(lambda: list(index_diff(self.repo, p.index, self.flags,
                                                    self.prefix).deltas))
 
-    def under(self, p: ScanPass, under: str | list[bytes]) -> Deltas:
-        """What changed under a work-tree folder (or a list of literal work-tree paths)."""
+    def under(self, p: ScanPass, under: str | list[bytes],
+              repo: pygit2.Repository | None = None) -> Deltas:
+        """What changed under a work-tree folder (or a list of literal work-tree paths);
+        `repo`, another opening of the same repository, may run the diff."""
+        repo = repo or self.repo
         for attempt in range(READ_TRIES):
             try:
-                return list(index_diff(self.repo, p.index, self.flags, under).deltas)
+                return list(index_diff(repo, p.index, self.flags, under).deltas)
             except pygit2.GitError as e:
                 if too_deep_error(e) and isinstance(under, str):
                     return self._shallow(p, under)

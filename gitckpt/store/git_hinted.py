@@ -32,12 +32,23 @@ RECHECK_SAVES = 10
 
 
 @dataclass
+class Rotation:
+    """Where the rotating re-check stands: the slices of this round, the next one's position,
+    and a repository of its own whose ignore and attribute caches stay warm (libgit2 fills
+    them again in every new Repository: about 70 ms per 10,000 files). It is used only by
+    watched scans, which the journal runs one at a time."""
+
+    slices: list[list[bytes]] = field(default_factory=list)
+    cursor: int = 0
+    repo: pygit2.Repository | None = None
+
+
+@dataclass
 class Memo:
     """The cache a scan ended with: `index` (in memory, maybe ahead of the file) is `tree`.
     Valid while the index file keeps `stamp` and the side state names `state_index`,
     `state_tree` and `state_scanned` (a scan in another process that found another tree
-    writes its own: the cache here may then hold what that scan saw was no longer so).
-    `slices` and `cursor` are the rotation of `recheck`."""
+    writes its own: the cache here may then hold what that scan saw was no longer so)."""
 
     stamp: tuple | None
     state_index: list | None
@@ -46,8 +57,7 @@ class Memo:
     index: pygit2.Index
     tree: str
     racy: set[str]
-    slices: list[list[bytes]] = field(default_factory=list)  # see `recheck`
-    cursor: int = 0
+    rotation: Rotation = field(default_factory=Rotation)
 
 
 _memos: dict[str, Memo] = {}
@@ -112,21 +122,23 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
 
 
 def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
-            ) -> tuple[list[list[bytes]], int]:
-    """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; the slices and
-    the position the next scan goes on from.
+            ) -> Rotation:
+    """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; where the next
+    scan goes on from.
 
     Events are not complete (a write through mmap or through a hard link from outside the
     workspace raises none), so each narrowed scan also asks libgit2 about one slice of the
     rest, in turn: a change no event named is found within RECHECK_SAVES scans (two rounds
     for a file in a folder made after the round began, when the slices are cut again)."""
-    parts, cursor = memo.slices, memo.cursor
+    was = memo.rotation
+    repo = was.repo if was.repo is not None else pygit2.Repository(scanner.repo.path)
+    parts, cursor = was.slices, was.cursor
     if not parts or cursor >= len(parts):
-        parts = slices(scanner.repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
+        parts = slices(repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
                        RECHECK_SAVES) if len(p.index) else []
         cursor = 0
     if not parts:
-        return [], 0
-    for delta in scanner.differ.under(p, parts[cursor]):
+        return Rotation([], 0, repo)
+    for delta in scanner.differ.under(p, parts[cursor], repo):
         scanner._visit(p, delta, progress)
-    return parts, cursor + 1
+    return Rotation(parts, cursor + 1, repo)

@@ -156,7 +156,7 @@ class Scanner:
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes)
         seen = changed is not None and memo is not None and not (p.refilter or p.renormalize) \
             and hinted.visit(self, p, self._repo_paths(changed), _FLAGS, progress)
-        rotation: tuple[list[list[bytes]], int] = ([], 0)
+        rotation = hinted.Rotation()
         if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
             recheck -= set(self._repo_paths(changed))
             # and what events cannot show (mmap writes, hard links from outside) is found by a
@@ -194,7 +194,7 @@ class Scanner:
             now = self._state_after
             hinted.remember(self.index_path, hinted.Memo(
                 stamp(self.index_path), now.get("index"), now.get("tree"), now.get("scanned"),
-                index, tree, set(p.racy), *rotation))
+                index, tree, set(p.racy), rotation))
         return snap
 
     def _repo_paths(self, changed: set[str]) -> list[str]:
