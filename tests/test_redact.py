@@ -54,6 +54,10 @@ SECRETS = _secrets()
 INNOCENT = _lines("innocent_strings.txt")
 GENERATED_SECRETS = GENERATED.secret_lines()
 GENERATED_INNOCENT = GENERATED.innocent_lines()
+# Tuning part A: written by an independent author who never saw the rules, measured on them
+# once (12.0% of secrets kept, 1.0% of innocent lines changed), then made tuning data.
+TUNING_A_SECRETS = _secrets("tuning_a_secret_strings.txt")
+TUNING_A_INNOCENT = _lines("tuning_a_innocent_strings.txt")
 # The held-out part: never used for tuning (tests/corpus/README.md), only measured.
 HELDOUT_SECRETS = _secrets("heldout/secret_strings.txt")
 HELDOUT_INNOCENT = _lines("heldout/innocent_strings.txt")
@@ -93,10 +97,13 @@ def _pct(n: int, total: int) -> float:
 # --- the corpus figures ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("part", ["written", "generated"])
+_PARTS = {"written": (SECRETS, INNOCENT), "generated": (GENERATED_SECRETS, GENERATED_INNOCENT),
+          "tuning A": (TUNING_A_SECRETS, TUNING_A_INNOCENT)}
+
+
+@pytest.mark.parametrize("part", list(_PARTS))
 def test_the_tuning_part_keeps_at_most_2_percent_and_changes_at_most_2_percent(part):
-    secrets, innocent = ((SECRETS, INNOCENT) if part == "written"
-                         else (GENERATED_SECRETS, GENERATED_INNOCENT))
+    secrets, innocent = _PARTS[part]
     kept, changed = _kept(secrets), _changed(innocent)
     figures = (f"tuning part ({part}): secrets kept {len(kept)}/{len(secrets)} "
                f"({_pct(len(kept), len(secrets)):.1f}%), innocent lines changed "
@@ -146,7 +153,8 @@ def test_each_secret_line_counts_one_secret():
 
 
 @pytest.mark.parametrize("text", [t for t, _ in SECRETS] + INNOCENT
-                         + [t for t, _ in GENERATED_SECRETS] + GENERATED_INNOCENT)
+                         + [t for t, _ in GENERATED_SECRETS] + GENERATED_INNOCENT
+                         + [t for t, _ in TUNING_A_SECRETS] + TUNING_A_INNOCENT)
 def test_redaction_is_idempotent(text):
     out, n = redact(text)
     assert redact(out) == (out, 0)
