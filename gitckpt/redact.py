@@ -80,6 +80,7 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
     low = text.lower()
     seen: dict[str, bool] = {}
     public = _public_regex() if files else None
+    arns = _arns(text) if "arn:" in low else None
     starts: list[int] = []  # accepted spans, sorted by start: a value inside one needs no check
     ends: list[int] = []
     for rule in RULES:
@@ -97,7 +98,7 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
         if files and rule.public:
             continue
         check = _CHECKS[rule.check]
-        for m in rule.regex.finditer(text):
+        for m in rule.finditer(text):
             for g in rule.groups:
                 start = m.start(g)
                 if start >= 0:
@@ -120,9 +121,17 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
                 continue
             if public is not None and public.fullmatch(value):
                 continue
+            if arns and bisect.bisect_right(arns, start) % 2 == 1:
+                continue  # inside an ARN (...:secret:prod/db-password-Qx8p2L): a resource name
             starts.insert(i + 1, start)
             ends.insert(i + 1, end)
             yield start, end, rule.id
+
+
+def _arns(text: str) -> list[int]:
+    """The start and end offsets of the Amazon Resource Names in `text`, in one sorted list
+    (an offset at an even index starts an ARN)."""
+    return [i for m in _re("arn").finditer(text) for i in m.span()]
 
 
 _TRAIL = ".,:;!?)]}"
@@ -190,6 +199,10 @@ _PATTERNS = {
     "regex": r"\\[dDsSwWbB]|\.\*|\.\+|\[\^|\{[A-Za-z_][\w.]*\}"
              r"|%(?:\([A-Za-z_]\w*\))?[sd](?![A-Za-z0-9])",
     "hex": r"[0-9a-f]+",
+    # OpenPGP key ids and fingerprints as gpg prints them: 16 or 40 upper-case hex digits.
+    "key_id": r"[0-9A-F]{16}|[0-9A-F]{40}",
+    # A digest named by its algorithm: SHA256:<base64>, sha384-<base64>, md5:<hex>, h1:<b64>.
+    "digest": r"(?i:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[:=-]",
     "pw_word": r"(?i)p(?:ass|w)",
     # An identifier made of a name and a UUID or a digest: checkout-<uuid>, deps-<sha256>.
     "name_id": r"[A-Za-z][A-Za-z0-9_.]*[-:#/_](?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
@@ -199,6 +212,7 @@ _PATTERNS = {
     # The rest of a URL after a token in its userinfo: @github.com/acme/site.git
     "at_host": r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d{1,5})?(?:[/?#]\S*)?$",
     "pem_strip": r"-----[A-Z ]+-----|\\n|\s",
+    "arn": r"arn:[a-z0-9-]{2,20}:[A-Za-z0-9-]{1,60}:[^\s\"'<>,;]{0,2048}",
 }
 
 _WORDS = frozenset("""
@@ -252,6 +266,8 @@ def _not_secret(v: str) -> bool:
         return True  # created_at, pageToken, keys/jwt.pub, /run/secrets/db_password
     if _re("path").fullmatch(v) or _re("rel_path").fullmatch(v) or _re("name_id").fullmatch(v):
         return True  # ~/.ssh/id_ed25519, uploads/2024/x.jpg, deps-<sha256>
+    if _re("key_id").fullmatch(v) or _re("digest").match(v):
+        return True  # an OpenPGP key id or fingerprint; SHA256:<base64> (an ssh fingerprint)
     return _re("regex").search(v) is not None  # PASSWORD=\S+, key: users:{id}
 
 
@@ -300,26 +316,98 @@ def _check_header(v: str, entropy: float | None, m: re.Match[str]) -> bool:
     """The credentials of an Authorization header: anything but a placeholder or a word."""
     if len(v) < 6 or not _check_loose(v, entropy, m) or _re("code").match(v):
         return False
-    return not (v.isalpha() and v.islower() and len(v) < 16)
+    return not (v.isalpha() and len(v) < 16)  # a scheme word alone (Bearer, Splunk)
 
 
 def _check_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
-    return _random(v, 6, entropy or 2.3)
+    return _random(v, 6, entropy or 2.3) or _passphrase(v)
 
 
 def _check_credential(v: str, entropy: float | None, m: re.Match[str]) -> bool:
     return _random(v, 8, entropy or 2.5)
 
 
-def _check_prose(v: str, entropy: float | None, m: re.Match[str]) -> bool:
-    """A value named only in a sentence: letters and digits, and random-looking."""
-    password = _re("pw_word").match(m.group(0)) is not None
+def _check_prose(v: str, entropy: float | None, m: re.Match[str], *,
+                 password: bool | None = None) -> bool:
+    """A value named only in a sentence: letters and digits, and random-looking. After
+    qualifier words with no link word ("the secret key for AWS <value>") only a strong value
+    counts: the words may have run on past the name into the sentence."""
+    if password is None:
+        password = _re("pw_word").match(m.group(0)) is not None
+    groups = m.re.groupindex
+    if "q" in groups and m.group("q") and m.group("link") is None:
+        return _strong(v)
+    if " " in v or "\t" in v:  # a quoted value of several words
+        return password and _passphrase(v)
+    if password and _passphrase(v):
+        return True
     if not _random(v, 8 if password else 12, 2.8 if password else 3.0):
         return False
     if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
-            or password and _classes(v) >= 3):
+            or _classes(v) >= 3 and (password or _entropy(v) >= 3.3)):
         return False
     return not (len(v) < 16 and _re("hex").fullmatch(v))
+
+
+def _check_prose_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A value that a sentence names as a password (in any language, or by logging in)."""
+    return _check_prose(v, entropy, m, password=True)
+
+
+def _strong(v: str) -> bool:
+    """Whether `v` is random beyond doubt: long, upper and lower case and digits, no spaces,
+    no '=' but base64 padding."""
+    if len(v) < 16 or not v.isascii() or any(c.isspace() for c in v) or "=" in v.rstrip("="):
+        return False
+    if not (any(c.isupper() for c in v) and any(c.islower() for c in v)
+            and any(c.isdigit() for c in v)):
+        return False
+    return not _not_secret(v) and _entropy(v) >= 3.5
+
+
+_STOP = frozenset("""
+the a an and or of to in on at for from by with is are was were be been it its this that these
+those not no yes as if then than so but into onto over under via per must should can will would
+may might leave set see use using used your our my their his her we you they me us them here
+there what which who when where how all any some each every new old only just also still yet
+please ask later blank empty same least most more less characters chars long short
+""".split())
+_TECH = frozenset("""
+prod production staging stage dev develop development test tests local db database vault
+secret secrets key keys token tokens pass password passwd user users admin root api app env
+file path name config default temp tmp main master primary backup service server client web
+http https ssh ssl tls aws gcp azure kube docker git ci cd deploy read write only
+""".split())
+
+
+def _passphrase(v: str) -> bool:
+    """Whether `v` is a passphrase of words: three or more words of letters (one may end in
+    digits), joined by one kind of separator, with a number or four words at least, and no word
+    that reads as a sentence or names a thing (maple-granite-quartz-47, 'violet raven
+    granite72'); not a name such as db-password-prod or see-the-wiki."""
+    seps = {c for c in v if not c.isalnum()}
+    if len(seps) != 1 or not v.isascii() or not 9 <= len(v) <= 200:
+        return False
+    parts = v.split(seps.pop())
+    words = [p.rstrip("0123456789").lower() for p in parts]
+    if not 3 <= len(parts) <= 12 or not all(w.isalpha() and 3 <= len(w) <= 10 or not w
+                                            and p.isdigit() and len(p) <= 4
+                                            for w, p in zip(words, parts, strict=True)):
+        return False
+    letters = [w for w in words if w]
+    if len(letters) < 3 or len(set(letters)) < len(letters) or not letters[0]:
+        return False
+    if any(w in _STOP or w in _TECH or w in _WORDS for w in letters):
+        return False
+    return len(letters) >= 4 or any(c.isdigit() for c in v)
+
+
+def _check_mnemonic(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """A BIP-39 recovery phrase: 12, 15, 18, 21 or 24 distinct-enough words, none a stop
+    word (so a sentence is not one)."""
+    words = v.split()
+    return (len(words) in (12, 15, 18, 21, 24) and len(set(words)) >= len(words) - 2
+            and not any(w in _STOP for w in words))
 
 
 def _check_pem(v: str, entropy: float | None, m: re.Match[str]) -> bool:
@@ -351,15 +439,22 @@ def _check_b64_pem(v: str, entropy: float | None, m: re.Match[str]) -> bool:
 
 
 def _check_b64_userpass(v: str, entropy: float | None, m: re.Match[str]) -> bool:
-    """Basic credentials: base64 of user:password."""
+    """Basic credentials: base64 of user:password; SASL PLAIN's NUL-separated
+    authzid\0user\0password and XOAUTH2's user=...\x01auth=Bearer ... too."""
     raw = _b64(v)
-    return b":" in raw and raw.isascii() and raw.decode().isprintable()
+    if not raw.isascii():
+        return False
+    if b"\x01auth=" in raw:
+        return True
+    text = raw.replace(b"\0", b":").decode()
+    return ":" in text.strip(":") and text.isprintable()
 
 
 _CHECKS = {
     "token": _check_token, "token_mixed": _check_token_mixed, "loose": _check_loose,
     "header": _check_header, "password": _check_password, "credential": _check_credential,
-    "prose": _check_prose, "pem": _check_pem, "b64_pem": _check_b64_pem,
+    "prose": _check_prose, "prose_password": _check_prose_password, "mnemonic": _check_mnemonic,
+    "pem": _check_pem, "b64_pem": _check_b64_pem,
     "aws_secret": _check_aws_secret,
     "b64_userpass": _check_b64_userpass,
 }
