@@ -23,19 +23,56 @@ def clean(text: str, *, one_line: bool = False) -> str:
 
 def redact(text: str) -> tuple[str, int]:
     """`text` with secrets replaced by «redacted», and how many values were replaced."""
-    count = 0
+    count, found = 0, spans(text)
     for _ in range(4):  # replacing can expose a token boundary; the second pass finds nothing
-        found = spans(text)
         if not found:
             break
         count += len(found)
-        parts, last = [], 0
+        parts, marks, last, at = [], [], 0, 0
         for start, end in found:
             parts += [text[last:start], MARK]
+            at += start - last
+            marks.append(at)
+            at += len(MARK)
             last = end
         parts.append(text[last:])
         text = "".join(parts)
+        found = _spans_near(text, marks)
     return text, count
+
+
+# How far from a «redacted» a value that its replacement exposes can start or end: a new
+# match holds the mark or touches it (a token boundary that a replaced neighbour blocked), and
+# no rule's match reaches further than a command line of 12 words (the PEM rules do, but a
+# block with a mark inside fails its check). The window is widened to whole lines.
+_NEAR = 4096
+
+
+def _spans_near(text: str, marks: list[int]) -> list[tuple[int, int]]:
+    """`spans(text)` where a replacement at the offsets `marks` may have exposed a new one:
+    only the lines within _NEAR of a mark are searched again, the whole text when those cover
+    half of it (a text dense with secrets)."""
+    windows: list[list[int]] = []
+    for at in marks:
+        lo, hi = max(0, at - _NEAR), at + len(MARK) + _NEAR
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    if sum(hi - lo for lo, hi in windows) * 2 >= len(text):
+        return spans(text)
+    found: list[tuple[int, int]] = []
+    for lo, hi in windows:
+        if lo > 0:
+            line = text.rfind("\n", max(0, lo - _NEAR), lo)
+            lo = line + 1 if line >= 0 else lo
+        if hi < len(text):
+            line = text.find("\n", hi, hi + _NEAR)
+            hi = line if line >= 0 else hi
+        if found and lo < found[-1][1]:
+            lo = found[-1][1]
+        found += [(a + lo, b + lo) for a, b in spans(text[lo:hi])]
+    return found
 
 
 def spans(text: str) -> list[tuple[int, int]]:
@@ -79,6 +116,9 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
 
     low = text.lower()
     seen: dict[str, bool] = {}
+    # a keyword with a character beyond ASCII is not in an ASCII text (str.isascii costs
+    # nothing): "contraseña" or "密码" need no search of a megabyte of logs
+    ascii_text = low.isascii()
     public = _public_regex() if files else None
     arns = _arns(text) if "arn:" in low else None
     starts: list[int] = []  # accepted spans, sorted by start: a value inside one needs no check
@@ -90,7 +130,7 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
             for kw in rule.keywords:
                 hit = seen.get(kw)
                 if hit is None:
-                    hit = seen[kw] = kw in low
+                    hit = seen[kw] = (not ascii_text or kw.isascii()) and kw in low
                 if hit:
                     break
             else:
@@ -98,7 +138,13 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
         if files and rule.public:
             continue
         check = _CHECKS[rule.check]
+        # the verdicts of this rule by the text of its match: a log that repeats a value (or a
+        # placeholder, or "token: token: ...") has it checked once
+        decided: dict[str, bool] = {}
         for m in rule.finditer(text):
+            whole = m.group()
+            if decided.get(whole) is False:
+                continue
             for g in rule.groups:
                 start = m.start(g)
                 if start >= 0:
@@ -117,7 +163,11 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
             i = bisect.bisect_right(starts, start) - 1
             if i >= 0 and ends[i] >= end:
                 continue  # already found (the prose rule finds most assignments again)
-            if not value or MARK in value or not check(value, rule.entropy, m):
+            ok = decided.get(whole)
+            if ok is None:
+                ok = decided[whole] = (bool(value) and MARK not in value
+                                       and check(value, rule.entropy, m))
+            if not ok:
                 continue
             if public is not None and public.fullmatch(value):
                 continue
@@ -224,10 +274,17 @@ bearer basic digest negotiate ntlm oauth jwt ssws bot pw pwd anonymous
 """.split())
 
 
+_CLOG = [0.0] + [c * math.log2(c) for c in range(1, 513)]  # c log2 c, looked up
+
+
 def _entropy(s: str) -> float:
     """Shannon entropy of the characters of `s`, in bits per character."""
     n = len(s)
-    return math.log2(n) - sum(c * math.log2(c) for c in Counter(s).values()) / n if n else 0.0
+    if not n:
+        return 0.0
+    if n <= 512:  # str.count per distinct character runs in C: four times a Counter's speed
+        return math.log2(n) - sum(map(_CLOG.__getitem__, map(s.count, set(s)))) / n
+    return math.log2(n) - sum(c * math.log2(c) for c in Counter(s).values()) / n
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
