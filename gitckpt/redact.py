@@ -4,6 +4,7 @@ undecodable bytes removed, secrets redacted."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections import Counter
@@ -112,7 +113,7 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
     a generator)."""
     if not text:
         return
-    from gitckpt.secret_rules import RULES  # on first use: importing redact stays cheap
+    from gitckpt.secret_rules import KEYWORDS, RULES  # on first use: importing redact is cheap
 
     low = text.lower()
     seen: dict[str, bool] = {}
@@ -141,7 +142,11 @@ def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None =
         # the verdicts of this rule by the text of its match: a log that repeats a value (or a
         # placeholder, or "token: token: ...") has it checked once
         decided: dict[str, bool] = {}
-        for m in rule.finditer(text):
+        present = None
+        if rule.anchor == KEYWORDS:  # every keyword in the text is an anchor
+            present = tuple(kw for kw in rule.keywords if seen.get(kw) or seen.setdefault(
+                kw, (not ascii_text or kw.isascii()) and kw in low))
+        for m in rule.finditer(text, low, present):
             whole = m.group()
             if decided.get(whole) is False:
                 continue
@@ -253,7 +258,7 @@ _PATTERNS = {
     "key_id": r"[0-9A-F]{16}|[0-9A-F]{40}",
     # A digest named by its algorithm: SHA256:<base64>, sha384-<base64>, md5:<hex>, h1:<b64>.
     "digest": r"(?i:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[:=-]",
-    "pw_word": r"(?i)p(?:ass|w)",
+    "pw_word": r"(?i)p(?:ass|w)|recovery|backup",  # a password, or a 2FA code: short values
     # An identifier made of a name and a UUID or a digest: checkout-<uuid>, deps-<sha256>.
     "name_id": r"[A-Za-z][A-Za-z0-9_.]*[-:#/_](?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
                r"-[0-9a-f]{12}|[0-9a-f]{40}|[0-9a-f]{64})",
@@ -333,6 +338,15 @@ def _sealed(v: str) -> bool:
     return len(v) >= 300 and v.startswith("Ag") or v.startswith("$ANSIBLE_VAULT")
 
 
+def _case_noise(v: str) -> bool:
+    """Whether the letters of `v` change case at random (hkELeYtYxiie), as no word or
+    camelCase name does: ten letters or more and five changes of case at least."""
+    if len(v) < 10:
+        return False
+    upper = [c.isupper() for c in v]
+    return sum(a != b for a, b in itertools.pairwise(upper)) >= 5
+
+
 def _random(v: str, min_len: int, min_entropy: float) -> bool:
     """Whether a value in a secret's place looks like one: long enough, not a name or a
     placeholder, several kinds of characters, enough entropy."""
@@ -341,7 +355,7 @@ def _random(v: str, min_len: int, min_entropy: float) -> bool:
     e = _entropy(v)
     if _re("repeat").search(v) and e < 3.0 or _re("filler").search(v):
         return False
-    if v.isalpha() and (len(v) < 16 or e < 3.5):
+    if v.isalpha() and (len(v) < 16 or e < 3.5) and not _case_noise(v):
         return False
     if _classes(v) < 2 and not (len(v) >= 20 and e >= 3.8):
         return False
@@ -409,6 +423,26 @@ def _check_prose(v: str, entropy: float | None, m: re.Match[str], *,
 def _check_prose_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
     """A value that a sentence names as a password (in any language, or by logging in)."""
     return _check_prose(v, entropy, m, password=True)
+
+
+def _check_prose_login(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """The password of a login in a sentence; after 'with' or 'using' and no password word, a
+    symbol or twelve characters of three kinds as well ('logged in as ci with WebAuthn2FA' is
+    not a password)."""
+    if not _check_prose(v, entropy, m, password=True):
+        return False
+    if re.search(r"(?i:/|pass|pw)", m.group()[: m.start(m.lastindex or 0) - m.start()]):
+        return True
+    return not v.isalnum() or len(v) >= 12 and _classes(v) >= 3
+
+
+def _check_labelled_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
+    """The password of a line 'Label: user / password': of both cases, and three kinds of
+    characters, or a passphrase of words (a pair of names or versions is not a login)."""
+    if _passphrase(v):
+        return True
+    return (any(c.isupper() for c in v) and any(c.islower() for c in v) and _classes(v) >= 3
+            and _check_prose(v, entropy, m, password=True))
 
 
 def _strong(v: str) -> bool:
@@ -511,6 +545,7 @@ _CHECKS = {
     "token": _check_token, "token_mixed": _check_token_mixed, "loose": _check_loose,
     "header": _check_header, "password": _check_password, "credential": _check_credential,
     "prose": _check_prose, "prose_password": _check_prose_password, "mnemonic": _check_mnemonic,
+    "prose_login": _check_prose_login, "labelled_password": _check_labelled_password,
     "pem": _check_pem, "b64_pem": _check_b64_pem,
     "aws_secret": _check_aws_secret,
     "b64_userpass": _check_b64_userpass,

@@ -24,7 +24,8 @@ regex, the group that holds the secret, a value check and the source of the form
 # - `anchor`: a regex of the literal that every match holds (".atlasv1.", "Q~"), with `around`
 #   = (the most characters of a match before the anchor, the most after it): for a pattern
 #   that cannot start with a literal, the engine looks for the anchor and runs the pattern only
-#   on the window around each one, instead of trying it at every position of the text.
+#   on the window around each one, instead of trying it at every position of the text; or
+#   KEYWORDS: the rule's keywords are the anchors.
 # - `public`: the format is public by design (Google API keys, Stripe publishable keys): still
 #   redacted from free text, but not by itself a reason to keep a file out of a checkpoint
 #   (`has_secret`).
@@ -58,28 +59,49 @@ class Rule:
             self._regex = re.compile(self.pattern)
         return self._regex
 
-    def finditer(self, text: str):
+    def finditer(self, text: str, low: str | None = None,
+                 present: tuple[str, ...] | None = None):
         """The matches of the pattern in `text`, as `regex.finditer` finds them; with an
-        anchor, by searching only the window around each anchor."""
-        if self.anchor is None:
+        anchor, by searching only the window around each anchor. `low` is `text.lower()`,
+        where the anchor KEYWORDS finds its keywords (those of them in `present`, if given)."""
+        if self.anchor is None or self.anchor == KEYWORDS and (low is None
+                                                               or len(low) != len(text)):
             yield from self.regex.finditer(text)
             return
-        if self._anchor is None:
-            self._anchor = re.compile(self.anchor)
+        if self.anchor == KEYWORDS:
+            anchors = sorted(_occurrences(low, self.keywords if present is None else present))
+        else:
+            if self._anchor is None:
+                self._anchor = re.compile(self.anchor)
+            anchors = (a.span() for a in self._anchor.finditer(text))
         before, after = self.around
         search, done = self.regex.search, 0
-        for a in self._anchor.finditer(text):
-            if a.end() <= done:
+        for start, end in anchors:
+            if end <= done:
                 continue  # inside the last match
             # +1: the character after the longest match is in the window, so an end boundary
             # such as (?![A-Za-z0-9]) sees it; a lookbehind sees before the window anyway
-            m = search(text, max(done, a.start() - before), a.end() + after + 1)
+            m = search(text, max(done, start - before), end + after + 1)
             if m is not None and m.end() > m.start():
                 done = m.end()
                 yield m
 
     def __repr__(self) -> str:
         return f"Rule({self.id!r})"
+
+
+# The anchor of a rule whose keywords are where its matches start: found with str.find in the
+# lower-cased text, for a rule of many words that are rare in a text (other languages).
+KEYWORDS = "(keywords)"
+
+
+def _occurrences(low: str, words: tuple[str, ...]):
+    """(start, end) of every occurrence of each of `words` in `low`."""
+    for w in words:
+        i = low.find(w)
+        while i >= 0:
+            yield i, i + len(w)
+            i = low.find(w, i + 1)
 
 
 # --- shared fragments ------------------------------------------------------------------------
@@ -102,16 +124,17 @@ def _word(first: str, rest: str, width: int) -> str:
 
 def _either(*alternatives: str) -> str:
     """Alternatives that each start with a class of one letter in two cases (as `_word`'s
-    [Kk]) or with a letter, as one pattern that starts with the class of all those letters:
-    the engine skips ahead to one of them, where an alternation of case-insensitive words
-    tries every branch at every position (three to five times slower on prose). An
-    alternation of plain literals gains nothing: the engine already skips ahead for it."""
+    [Kk]) or with a literal character, as one pattern that starts with the class of all those
+    characters: the engine skips ahead to one of them, where an alternation of words in
+    classes or (?i:) groups tries every branch at every position (three to five times slower
+    on prose). An alternation of plain literals gains nothing: the engine already skips ahead
+    for it."""
     firsts, branches = [], []
     for a in alternatives:
         n = 4 if a[0] == "[" and a[3] == "]" and a[1:3].isalpha() else 1
-        assert n == 4 or a[0].isalnum(), a
-        firsts.append(a[1:3] if n == 4 else a[0])
-        branches.append(f"(?<={a[:n]})" + a[n:])
+        assert n == 4 or a[0] not in "[(\\.?*+|^$", a
+        firsts.append(a[1:3] if n == 4 else re.escape(a[0]))
+        branches.append(f"(?<={a[:n] if n == 4 else re.escape(a[0])})" + a[n:])
     return "[" + "".join(dict.fromkeys(firsts)) + "](?:" + "|".join(branches) + ")"
 
 
@@ -162,8 +185,9 @@ _NAME_META = ("id|ids|name|names|path|file|files|dir|type|kind|url|uri|endpoint|
 _MORE_NAME = r"(?:[_.-](?!(?i:" + _NAME_META + r")(?![A-Za-z0-9]))[A-Za-z0-9]{1,24}){0,3}"
 
 # A name that says its value is a secret (db-password, /prod/api/token, ClientSecret).
-_SECRET_NAME = (r"[\w./:-]{0,60}(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key"
-                r"|private[_-]?key|access[_-]?key|credential|auth)[\w./:-]{0,60}")
+# (a lookahead finds the word, then the name is taken whole: no backtracking into it)
+_SECRET_NAME = (r"(?=[\w./:-]{0,60}?(?i:pass|pwd|secret|token|api[_-]?key|private[_-]?key"
+                r"|access[_-]?key|credential|auth))[\w./:-]{1,120}+")
 
 # Up to 12 more words of the same command line (each word taken whole, so a long line costs
 # one step per word, not one per character).
@@ -193,23 +217,49 @@ _PROSE_NOUN = _either(*[_word(*w) + (_NOT_PUBLIC if w[0] == "K" else "")
 _INTL_WORDS = ("contraseña", "clave", "senha", "chave", "mot de passe", "clé", "jeton",
                "passwort", "kennwort", "schlüssel", "wachtwoord", "sleutel", "hasło", "klucz",
                "şifre", "parola", "chiave", "lösenord", "nyckel", "adgangskode", "salasana",
-               "mật khẩu", "kata sandi", "пароль", "ключ", "токен", "парол")
+               "mật khẩu", "kata sandi", "sandi", "passord", "heslo", "jelszó", "wagwoord",
+               "пароль", "ключ", "токен", "парол", "гасло", "κωδικός")
+# Words in scripts without spaces or with prefixes joined to the word (Hebrew ה-, Arabic ال-):
+# no word boundary.
 _INTL_CJK = ("密码", "密碼", "口令", "密钥", "秘钥", "密鑰", "令牌", "パスワード", "暗証番号",
-             "キー",
-             "トークン", "秘密鍵", "비밀번호", "암호", "토큰")
-_INTL_NOUN = ("(?:(?:" + "|".join(f"(?i:{w})(?<!\\w.{{{len(w)}}})" for w in _INTL_WORDS)
-              + r")\w{0,3}(?!\w)|" + "|".join(_INTL_CJK) + ")")
+             "キー", "トークン", "秘密鍵", "비밀번호", "암호", "토큰", "סיסמה", "סיסמא",
+             "كلمة المرور", "كلمة السر", "पासवर्ड", "รหัสผ่าน")
+
+
+def _intl_noun() -> str:
+    """The words of _INTL_WORDS (a word boundary before, a few letters of inflection after)
+    and _INTL_CJK as one pattern that starts with the class of their first letters (as
+    `_either`: a plain alternation of 50 words costs ten times as much on every text)."""
+    firsts, branches = [], []
+    for w in _INTL_WORDS:
+        first = w[0].upper() + w[0]
+        firsts.append(first)
+        branches.append(f"(?<=[{first}])(?i:{w[1:]})(?<!\\w.{{{len(w)}}})\\w{{0,3}}(?!\\w)")
+    for w in _INTL_CJK:
+        firsts.append(w[0])
+        branches.append(f"(?<={w[0]}){w[1:]}")
+    return "[" + "".join(dict.fromkeys(firsts)) + "](?:" + "|".join(branches) + ")"
+
+
+_INTL_NOUN = _intl_noun()
 _INTL_KEYWORDS = tuple(w.lower() for w in _INTL_WORDS + _INTL_CJK)
 
 # The words between a secret's name and its value: "the token is now <value>", "es", "ist".
 _LINK_WORDS = ("(?i:is|was|are|now|to|set|becomes|became|reads|changed|updated|reset|rotated"
-               "|still|es|era|est|était|ist|lautet|war|é|è|är|jest|это|=|:|->|=>|—|–|-)")
+               "|still|es|era|est|était|ist|lautet|war|é|è|är|jest|это|là|adalah|je|είναι"
+               "|היא|הוא|هي|है|คือ|=|:|->|=>|—|–|-)")
 _LINK = _LINK_WORDS  # (the name the qualifier fragment below uses)
 _PROSE_LINK = (r"(?P<link>[ \t]*[:=：][ \t]*|[ \t]*(?:是|为|為|は|은|는|이|가)[ \t]*[:：]?[ \t]*"
                r"|[ \t]+(?:" + _LINK_WORDS + r"[ \t]*:?[ \t]+){1,3})")
 # Words between the name and the link ("for the staging database", "we use in CI"): any word
-# without a colon, quote or bracket, at most five of at most 30 characters.
-_PROSE_QUALIFIER = r"""(?P<q>(?:[ \t]+[^\s:=："'`<>()][^\s:=："`<>()]{0,29}){0,5}?)"""
+# without a colon, quote or bracket, at most six of at most 30 characters.
+# Not when the first word says what follows is about the secret, not the secret: "Key ID:",
+# "token type", "password policy".
+_PROSE_META = ("id|ids|name|type|kind|fingerprint|length|size|format|version|policy|field|file"
+               "|path|url|endpoint|header|prefix|rotation|expiry|expires|ttl|label|alias|arn"
+               "|scope|count|age|strength|manager|store|vault|prompt")
+_PROSE_QUALIFIER = (r"(?![ \t]+(?i:" + _PROSE_META + r")(?![A-Za-z0-9]))"
+                    r"""(?P<q>(?:[ \t]+[^\s:=："'`<>()][^\s:=："`<>()]{0,29}){0,6}?)""")
 # The value: quoted (groups 1-3, quotes included), or a run of printable ASCII but quotes, <,
 # > and backslash that is not only letters (group 4); a value that fails its check lets the
 # regex try the next word: the lookahead makes 'rotation' and 'account:' fail in the regex,
@@ -432,9 +482,10 @@ RULES: tuple[Rule, ...] = (
             ("-",), anchor=r"-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_])", around=(32, 0)),
     _prefix("resend-api-key", r"(re_" + _lb(3) + r"[A-Za-z0-9]{8}_[A-Za-z0-9]{24})" + _E,
             "vendor: Resend API key", ("re_",), check="token_mixed"),
-    _prefix("twilio-sid-auth-token",
-            r"AC[0-9a-f]{32}(?![A-Za-z0-9])(?:[ \t,;:|/=\"'()]{1,8}[A-Za-z]{1,20}){0,3}?"
-            r"[ \t,;:|/=\"'()]{1,8}([0-9a-f]{32})(?![A-Za-z0-9])",
+    _prefix("twilio-sid-auth-token",  # the pair is one secret, as an AWS key pair
+            r"(AC[0-9a-f]{32}(?![A-Za-z0-9])(?:[ \t,;:|/=\"'()]{1,8}"
+            r"(?i:auth|token|secret|key|and|api|twilio_auth_token|authtoken)){0,3}?"
+            r"[ \t,;:|/=\"'()]{1,8}[0-9a-f]{32})(?![A-Za-z0-9])",
             "hand-written: a Twilio auth token just after its account SID (Client(sid, token), "
             "'SID / token')", ("ac",)),
     _prefix("teams-webhook-url",
@@ -696,11 +747,12 @@ RULES: tuple[Rule, ...] = (
          source="gitleaks:nuget-config-password (any secret-named key of <add key= value=>)",
          check="password", keywords=("value=",)),
     Rule("name-value-pair",
-         r"(?:[Nn]ame|[Kk]ey|ParameterKey|parameter_key)[\"']?[ \t]*[:=][ \t]*[\"']?"
-         + _SECRET_NAME + r"[\"']?[ \t]*[,;]?[ \t]*(?:[Vv]alue|ParameterValue|parameter_value)"
+         "(?:" + _either("[Nn]ame", "[Kk]ey", "ParameterKey", "parameter_key")
+         + r"[\"']?[ \t]*[:=][ \t]*[\"']?" + _SECRET_NAME
+         + r"[\"']?[ \t]*[,;]?[ \t]*(?:[Vv]alue|ParameterValue|parameter_value)"
          r"[\"']?[ \t]*[:=][ \t]*" + _VALUE
          + r"|--name(?:=|[ \t]+)[\"']?" + _SECRET_NAME + r"[\"']?(?:[ \t]+--?[A-Za-z][\w-]{0,30}"
-         r"(?:(?:=|[ \t]+)(?!-)\S{1,200})?){0,6}?[ \t]+--value(?:=|[ \t]+)" + _VALUE,
+         r"(?:(?:=|[ \t]+)(?!-)\S{1,200})?){0,6}?[ \t]+--value(?:=|[ \t]+)" + _VALUE + ")",
          groups=_VG + (5, 6, 7, 8), check="password", keywords=("value",),
          source="hand-written: a secret's name and its value side by side ({name: DB_PASSWORD, "
          "value: ...}, ParameterKey=DbPassword,ParameterValue=..., az keyvault secret set "
@@ -721,8 +773,9 @@ RULES: tuple[Rule, ...] = (
          r"(?:[ \t]+-[A-Za-z]{1,10}){0,4}[ \t]+(?:(?i:target|userid)[ \t=]+)?)[\"']?"
          r"[A-Za-z0-9_$#.]{1,64}/([^\s@/\"']{1,256})(?=@|[\s\"']|$)",
          source="vendor: Oracle user/password@service (JDBC thin URL, sqlplus, Data Pump)",
-         check="password", keywords=("oracle", "sqlplus", "sqlldr", "expdp", "impdp", "rman",
-                                     "dgmgrl")),
+         check="password", keywords=("jdbc:oracle:", "sqlplus", "sqlldr", "expdp", "impdp",
+                                     "rman", "dgmgrl"),
+         anchor=KEYWORDS, around=(0, 420)),  # a match starts at its keyword
     Rule("smtp-auth-credentials",
          r"AUTH[ \t]+(?:PLAIN|XOAUTH2)[ \t]+([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])",
          source="vendor: SMTP/IMAP AUTH PLAIN base64(\\0user\\0password), AUTH XOAUTH2",
@@ -856,7 +909,8 @@ RULES: tuple[Rule, ...] = (
     Rule("prose-secret-intl", _prose(_INTL_NOUN), groups=_PG,
          source="hand-written: the same in other languages ('la contraseña es <value>', "
          "'das Passwort lautet <value>', '密码是 <value>', 'パスワード：<value>')",
-         check="prose_password", keywords=_INTL_KEYWORDS),
+         check="prose_password", keywords=_INTL_KEYWORDS,
+         anchor=KEYWORDS, around=(0, 800)),  # a name, its remark, words, link and value
     Rule("prose-seed-phrase",
          _either(_word("S", "eed", 4), _word("R", "ecovery", 8), _word("W", "allet", 6))
          + r"[ \t-](?i:phrase|words|mnemonic)(?![A-Za-z])"
@@ -878,7 +932,7 @@ RULES: tuple[Rule, ...] = (
          r"(?:(?i:the|a|its|their|his|her|password|passwd|passphrase|pw|pwd)[ \t]+){0,2})"
          + _PROSE_VALUE, groups=_VG,
          source="hand-written: 'logged in as root with <password>', 'log in with <user> / "
-         "<password>'", check="prose_password",
+         "<password>'", check="prose_login",
          keywords=("log", "sign", "authenticat", "bind", "connect"),
          anchor=r"[ \t](?i:as|with|using)[ \t]", around=(100, 720)),
     Rule("prose-user-pass-pair",
@@ -891,9 +945,19 @@ RULES: tuple[Rule, ...] = (
          r"(?:[Uu]se[ds]?|[Uu]sing|[Tt]r(?:y|ied)|[Ss]et|[Ee]ntered|[Tt]yped|[Pp]asted?|[Pp]ut)"
          r"[ \t]+" + _PROSE_VALUE + r"[ \t]+as[ \t]+(?:(?i:the|a|an|our|my|your|its|their|new"
          r"|old|temporary|temp|initial|default|root|admin|api|db|database|wifi|wi-fi)[ \t]+){0,3}"
-         r"(?:" + _PROSE_NOUN + ")", groups=_VG,
+         r"(?:" + _PROSE_NOUN + ")"
+         # not "used ed25519-sk as the key type", "Argon2id as the password hash"
+         r"(?![ \t]+(?i:type|format|size|length|id|name|file|path|algorithm|hash|hashing"
+         r"|scheme|policy|field|rotation|manager|store|storage|prompt|rules?|derivation"
+         r"|generator|server|provider|backend|vault)(?![A-Za-z]))", groups=_VG,
          source="hand-written: 'used <value> as the password'", check="prose_password",
          keywords=(" as ",), anchor=r"[ \t]as[ \t]", around=(530, 60)),
+    Rule("labelled-user-password",
+         r"(?m)^[ \t]*[A-Z][A-Za-z0-9 ._-]{0,30}:[ \t]*[A-Za-z0-9_.@+-]{1,64}[ \t]*/[ \t]*"
+         + _PROSE_VALUE + r"[ \t]*$", groups=_VG,
+         source="hand-written: a line 'Jenkins: admin / <password>' (a label, a user name, a "
+         "slash and a password; of both cases, so 'Targets: x86_64 / aarch64-linux' is not "
+         "one)", check="labelled_password", keywords=("/",)),
     Rule("prose-user-password",
          _either(_word("L", "ogin", 5), _word("C", "redential", 10) + "s?",
                  _word("C", "reds", 5), _word("A", "ccount", 7)) + r"(?![A-Za-z0-9_-])"

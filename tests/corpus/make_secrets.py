@@ -394,6 +394,7 @@ CONTEXTS: dict[str, tuple[str, list[str]]] = {
                                           "username deploy password ⟦{v}⟧"]),
     "prose-value-as": ("password", ["I used ⟦{v}⟧ as the root password.",
                                     "Set ⟦{v}⟧ as the new Wi-Fi passphrase"]),
+    "labelled-user-password": ("password", ["Jenkins: admin / ⟦{v}⟧", "NAS console: root / ⟦{v}⟧"]),
     "prose-user-password": ("password", [
         "Login for the NAS: admin / ⟦{v}⟧", "credentials: svc-backup / ⟦{v}⟧",
         "The test account = qa@acme.io / ⟦{v}⟧"]),
