@@ -75,9 +75,10 @@ class Rule:
                 self._anchor = re.compile(self.anchor)
             anchors = (a.span() for a in self._anchor.finditer(text))
         before, after = self.around
-        search, done = self.regex.search, 0
+        # a match that starts at its anchor is tried there only, not searched for
+        search, done = self.regex.search if before else self.regex.match, 0
         for start, end in anchors:
-            if end <= done:
+            if end <= done or start < done:
                 continue  # inside the last match
             # +1: the character after the longest match is in the window, so an end boundary
             # such as (?![A-Za-z0-9]) sees it; a lookbehind sees before the window anyway
@@ -767,7 +768,9 @@ RULES: tuple[Rule, ...] = (
          r"(?:(?i:password)\()?('[^'\n]{1,256}'))", groups=(1, 2, 3), check="password",
          source="vendor: SQL CREATE/ALTER USER ... IDENTIFIED BY '...', WITH PASSWORD '...', "
          "SET PASSWORD = '...' (MySQL, PostgreSQL, Oracle)",
-         keywords=("identified", "with password", "encrypted password", "set password")),
+         keywords=("identified", "with password", "with encrypted password",
+                   "with unencrypted password", "set password"),
+         anchor=KEYWORDS, around=(0, 500)),
     Rule("oracle-user-password",
          r"(?:jdbc:oracle:(?:thin|oci8?):|(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)"
          r"(?:[ \t]+-[A-Za-z]{1,10}){0,4}[ \t]+(?:(?i:target|userid)[ \t=]+)?)[\"']?"
@@ -835,7 +838,8 @@ RULES: tuple[Rule, ...] = (
          + r"[ \t]+-w)[ \t]*" + _VALUE, groups=_VG,
          source="vendor: sqlcmd -P <password>, ipmitool -P <password>, ldapsearch -w "
          "<password>", check="password",
-         keywords=("sqlcmd", "bcp", "osql", "isql", "ipmitool", "ldap")),
+         keywords=("sqlcmd", "bcp", "osql", "isql", "ipmitool", "ldap"),
+         anchor=KEYWORDS, around=(0, 5000)),
     Rule("cli-htpasswd-password",
          r"htpasswd[ \t]+(?:-[A-Za-z]{0,6}(?:n[A-Za-z]{0,6}b|b[A-Za-z]{0,6}n)[A-Za-z]{0,6}"
          r"[ \t]+\S{1,256}|-[A-Za-z]{0,6}b[A-Za-z]{0,6}(?:[ \t]+\S{1,256}){2})[ \t]+" + _VALUE,
@@ -919,7 +923,8 @@ RULES: tuple[Rule, ...] = (
          r"""(?:"((?:[a-z]{3,8} ){11,23}[a-z]{3,8})"|'((?:[a-z]{3,8} ){11,23}[a-z]{3,8})'"""
          r"|((?:[a-z]{3,8}[ \t]){11,23}[a-z]{3,8})(?![A-Za-z]))", groups=(3, 4, 5),
          source="hand-written: a BIP-39 mnemonic (12 to 24 words) after 'seed phrase'",
-         check="mnemonic", keywords=("seed", "recovery", "wallet")),
+         check="mnemonic", keywords=("seed", "recovery", "wallet"),
+         anchor=KEYWORDS, around=(0, 700)),
     Rule("prose-login",
          _either(_word("L", "og", 3) + r"(?i:ged|ging|s)?[ \t-]?(?i:in|on)",
                  _word("S", "ign", 4) + r"(?i:ed|ing|s)?[ \t-]?(?i:in)",
@@ -964,7 +969,8 @@ RULES: tuple[Rule, ...] = (
          r"[^\n:=]{0,40}?[ \t]*[:=][ \t]*[A-Za-z0-9_.@+-]{1,64}[ \t]*/[ \t]*"
          r"([^\s/]{6,256})",
          source="hand-written: 'login: <user> / <password>' in a sentence", check="password",
-         keywords=("login", "cred", "account")),
+         keywords=("login", "cred", "account"),
+         anchor=KEYWORDS, around=(0, 400)),
 )
 
 
