@@ -15,7 +15,7 @@ regex, the group that holds the secret, a value check and the source of the form
 #   nothing: `import gitckpt.redact` must stay cheap and most rules never run on a given text.
 # - `groups`: the first of these groups that took part in the match is the secret; the rest
 #   of the match (a key name, a scheme, a user name) is kept.
-# - `check`: the name of the value check in gitckpt.redact that the secret must pass
+# - `check`: the name of the value check in gitckpt.secret_values that the secret must pass
 #   (`token`, `token_mixed`, `loose`, `header`, `password`, `credential`, `prose`, `pem`,
 #   `b64_pem`, `b64_userpass`, `aws_secret`); `entropy`: the least Shannon entropy (bits per
 #   character) of the value, None for the check's own default.
