@@ -16,8 +16,9 @@ regex, the group that holds the secret, a value check and the source of the form
 # - `groups`: the first of these groups that took part in the match is the secret; the rest
 #   of the match (a key name, a scheme, a user name) is kept.
 # - `check`: the name of the value check in gitckpt.secret_values that the secret must pass
-#   (`token`, `token_mixed`, `loose`, `header`, `password`, `credential`, `prose`, `pem`,
-#   `b64_pem`, `b64_userpass`, `aws_secret`); `entropy`: the least Shannon entropy (bits per
+#   (`token`, `token_mixed`, `loose`, `header`, `password`, `credential`, `prose`,
+#   `prose_password`, `prose_login`, `labelled_password`, `mnemonic`, `pem`, `b64_pem`,
+#   `b64_userpass`, `aws_secret`); `entropy`: the least Shannon entropy (bits per
 #   character) of the value, None for the check's own default.
 # - `keywords`: lower-case strings, one of which must occur in the lower-cased text for the rule
 #   to run at all (a cheap prefilter, as gitleaks does); empty runs always.
