@@ -54,6 +54,10 @@ SECRETS = _secrets()
 INNOCENT = _lines("innocent_strings.txt")
 GENERATED_SECRETS = GENERATED.secret_lines()
 GENERATED_INNOCENT = GENERATED.innocent_lines()
+# Tuning part A: written by an independent author who never saw the rules, measured on them
+# once (12.0% of secrets kept, 1.0% of innocent lines changed), then made tuning data.
+TUNING_A_SECRETS = _secrets("tuning_a_secret_strings.txt")
+TUNING_A_INNOCENT = _lines("tuning_a_innocent_strings.txt")
 # The held-out part: never used for tuning (tests/corpus/README.md), only measured.
 HELDOUT_SECRETS = _secrets("heldout/secret_strings.txt")
 HELDOUT_INNOCENT = _lines("heldout/innocent_strings.txt")
@@ -93,10 +97,13 @@ def _pct(n: int, total: int) -> float:
 # --- the corpus figures ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("part", ["written", "generated"])
+_PARTS = {"written": (SECRETS, INNOCENT), "generated": (GENERATED_SECRETS, GENERATED_INNOCENT),
+          "tuning A": (TUNING_A_SECRETS, TUNING_A_INNOCENT)}
+
+
+@pytest.mark.parametrize("part", list(_PARTS))
 def test_the_tuning_part_keeps_at_most_2_percent_and_changes_at_most_2_percent(part):
-    secrets, innocent = ((SECRETS, INNOCENT) if part == "written"
-                         else (GENERATED_SECRETS, GENERATED_INNOCENT))
+    secrets, innocent = _PARTS[part]
     kept, changed = _kept(secrets), _changed(innocent)
     figures = (f"tuning part ({part}): secrets kept {len(kept)}/{len(secrets)} "
                f"({_pct(len(kept), len(secrets)):.1f}%), innocent lines changed "
@@ -146,7 +153,8 @@ def test_each_secret_line_counts_one_secret():
 
 
 @pytest.mark.parametrize("text", [t for t, _ in SECRETS] + INNOCENT
-                         + [t for t, _ in GENERATED_SECRETS] + GENERATED_INNOCENT)
+                         + [t for t, _ in GENERATED_SECRETS] + GENERATED_INNOCENT
+                         + [t for t, _ in TUNING_A_SECRETS] + TUNING_A_INNOCENT)
 def test_redaction_is_idempotent(text):
     out, n = redact(text)
     assert redact(out) == (out, 0)
@@ -234,6 +242,82 @@ def test_public_formats_are_redacted_but_do_not_mark_a_file():
 def test_a_sealed_secret_is_not_a_secret():
     sealed = "AgB" + _fake(_AN + "+/", 600, "sealed") + "=="
     assert not has_secret(f"kind: SealedSecret\nspec:\n  encryptedData:\n    password: {sealed}\n")
+
+
+_HEX32 = [_fake("0123456789abcdef", 32, f"hex {i}") for i in range(2)]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Le mot de passe est Xy9#kLm2pQ, et la clave es Ab3!cD4efGh", "Ab3!cD4efGh"),
+    ("Das Passwort ist Qw3#rT5yU7 und das Kennwort lautet Zx8!cV6bN4", "Zx8!cV6bN4"),
+    ("gpg --batch --passphrase 'lantern meadow cobalt 42' -d x.gpg", "lantern meadow cobalt 42"),
+    ("password: maple-granite-quartz-47", "maple-granite-quartz-47"),
+    ("Tried logging in as root with NebulaKiwi22# first", "NebulaKiwi22#"),
+    ("client = Client('AC" + _HEX32[0] + "', '" + _HEX32[1] + "')", _HEX32[1]),
+    ("ipmitool -H 10.0.0.5 -U ADMIN -P hkELeYtYxiie power status", "hkELeYtYxiie"),
+])
+def test_a_second_secret_of_the_families_tuned_on_part_a_goes_too(text, value):
+    assert value not in redact(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "Logged in as ci with WebAuthn2FA and the build started.",
+    "Use ed25519-sk as the key type for new hardware keys.",
+    "Key ID: 8a6b2c4d-1e3f-4a5b-9c7d-0e1f2a3b4c5d",
+    "gpg: key 3AA5C34371567BD2: public key imported",
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/api-token-AbC123",
+    "Targets: x86_64 / aarch64-linux", "password: db-password-prod", "password: see-the-wiki",
+    "Twilio AC" + _HEX32[0] + " request " + _HEX32[1] + " failed",
+    "The seed phrase must be written on paper and kept in the office safe.",
+])
+def test_look_alikes_of_the_families_tuned_on_part_a_stay(text):
+    assert redact(text) == (text, 0)
+
+
+def test_anchored_rules_find_what_their_patterns_find():
+    """A rule with an anchor searches windows around it (or its keywords): on every corpus
+    line, alone and run together, it finds the same matches as its pattern on the whole text."""
+    texts = [t for t, _ in SECRETS + GENERATED_SECRETS + TUNING_A_SECRETS]
+    texts += INNOCENT + GENERATED_INNOCENT + TUNING_A_INNOCENT
+    texts.append(" ".join(texts))
+    anchored = [rule for rule in RULES if rule.anchor is not None]
+    assert len(anchored) >= 8
+    for rule in anchored:
+        for text in texts:
+            found = [m.span() for m in rule.finditer(text, text.lower())]
+            assert found == [m.span() for m in rule.regex.finditer(text)], (rule, text[:80])
+
+
+def _redact_by_full_passes(text: str) -> tuple[str, int]:
+    """redact as it was: every pass searches the whole text."""
+    count = 0
+    for _ in range(4):
+        found = spans(text)
+        if not found:
+            break
+        count += len(found)
+        for start, end in reversed(found):
+            text = text[:start] + MARK + text[end:]
+    return text, count
+
+
+def test_later_passes_near_the_replacements_find_what_full_passes_find():
+    """The second pass searches only the lines near a replacement (in a text sparse with
+    secrets): the same result as searching all of it, on 40 KB texts with a few secrets, some
+    of them run into a token that only the replacement exposes."""
+    r = random.Random("near")
+    # a Stripe webhook secret is at most 100 characters: a token run into it is found only
+    # once the secret is replaced (its first character no longer follows a letter)
+    exposed = ("rotated whsec_" + _fake(_AN, 100, "whsec") + "ghp_" + _fake(_AN, 36, "near")
+               + " today")
+    assert len(spans(exposed)) == 1 and redact(exposed)[1] == 2
+    for n in range(12):
+        lines = r.choices(INNOCENT + TUNING_A_INNOCENT, k=400)
+        for line in [exposed] + r.choices([t for t, _ in TUNING_A_SECRETS], k=3):
+            lines.insert(r.randrange(len(lines)), line)
+        text = "\n".join(lines)
+        assert len(text) > 20_000
+        assert redact(text) == _redact_by_full_passes(text), n
 
 
 # --- the rule table --------------------------------------------------------------------------

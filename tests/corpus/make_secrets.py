@@ -27,6 +27,14 @@ _URL = _AN + "-_"
 _B64 = _AN + "+/"
 _HEX = "0123456789abcdef"
 _UP = string.ascii_uppercase + string.digits
+_LOW = string.ascii_lowercase + string.digits
+# Words for passphrases and BIP-39 style recovery phrases (all from the BIP-39 English list).
+_WORDLIST = ("abandon ability absorb acoustic adapt advice afraid agent alarm album alley amber "
+             "anchor ankle antique anxiety arena armor arrow artist asthma atom auction autumn "
+             "avocado badge bamboo banana barrel basket battle beacon bicycle blanket bonus "
+             "bridge bronze bubble cabin cactus camera canal canvas carbon castle cement cherry "
+             "circle clever coconut copper cradle crystal dolphin donkey eagle elbow empower "
+             "fiscal galaxy harvest ladder magnet noble orphan ozone pistol rhythm sudden").split()
 
 
 class _R:
@@ -69,6 +77,14 @@ class _R:
         h = self.hex(32)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{self.pick('89ab')}{h[17:20]}-{h[20:]}"
 
+    def passphrase(self, seps: str = "-.") -> str:
+        """Diceware style: three or four words and a number, one separator."""
+        words = self.r.sample(_WORDLIST, self.r.choice([3, 4]))
+        return self.pick(seps).join(words + [self.digits(2)])
+
+    def mnemonic(self) -> str:
+        return " ".join(self.r.sample(_WORDLIST, self.pick([12, 24])))
+
     def pem_body(self, lines: int) -> str:
         return "\\n".join(self.c(_B64, 64) for _ in range(lines)) + "\\n" + self.c(_B64, 40) + "=="
 
@@ -108,6 +124,12 @@ FORMATS: dict[str, tuple[Callable[[_R], str], str]] = {
     "cloudflare-origin-ca-key": (lambda r: "v1.0-" + r.hex(24) + "-" + r.hex(146),
                                  "CF_ORIGIN_CA_KEY"),
     "alibaba-access-key-id": (lambda r: "LTAI" + r.an(20), "ALIBABA_ACCESS_KEY_ID"),
+    "tencent-secret-id": (lambda r: "AKID" + r.an(32), "TENCENTCLOUD_SECRET_ID"),
+    "scaleway-access-key": (lambda r: "SCW" + r.c(_UP, 17), "SCW_ACCESS_KEY"),
+    "aws-bedrock-api-key": (lambda r: "ABSK" + base64.b64encode(r.r.randbytes(99)).decode(),
+                            "AWS_BEARER_TOKEN_BEDROCK"),
+    "dynatrace-token": (lambda r: "dt0c01." + r.c(_UP, 24) + "." + r.c(_UP, 64),
+                        "DT_API_TOKEN"),
     "hashicorp-vault-token": (lambda r: r.pick(["hvs.", "hvb."]) + r.an(24) if r.r.random() < .5
                               else "hvs.CAESI" + r.url(90), "VAULT_TOKEN"),
     "hashicorp-vault-legacy-token": (lambda r: "s." + r.an(24), "VAULT_TOKEN"),
@@ -127,6 +149,18 @@ FORMATS: dict[str, tuple[Callable[[_R], str], str]] = {
     "atlassian-api-token": (lambda r: "ATATT3xFfGF0" + r.url(170) + "=" + r.c(_UP, 8),
                             "JIRA_API_TOKEN"),
     "bitbucket-app-password": (lambda r: "ATBB" + r.an(32), "BITBUCKET_APP_PASSWORD"),
+    "circleci-token": (lambda r: r.pick(["CCIPAT_", "CCIPRJ_"]) + r.an(22) + "_" + r.hex(40),
+                       "CIRCLECI_TOKEN"),
+    "buildkite-token": (lambda r: "bkua_" + r.hex(40), "BUILDKITE_API_TOKEN"),
+    "sonarqube-token": (lambda r: r.pick(["squ_", "sqp_", "sqa_"]) + r.hex(40), "SONAR_TOKEN"),
+    "sourcegraph-token": (lambda r: "sgp_" + r.hex(16) + "_" + r.hex(40), "SRC_ACCESS_TOKEN"),
+    "artifactory-token": (lambda r: r.pick(["AKCp" + r.an(69), "cmVmd" + r.an(59)]),
+                          "ARTIFACTORY_API_KEY"),
+    "nuget-api-key": (lambda r: "oy2" + r.c(_LOW, 43), "NUGET_API_KEY"),
+    "octopus-deploy-api-key": (lambda r: "API-" + r.c(_UP, 26), "OCTOPUS_API_KEY"),
+    "netlify-token": (lambda r: "nfp_" + r.an(36), "NETLIFY_AUTH_TOKEN"),
+    "render-api-key": (lambda r: "rnd_" + r.an(32), "RENDER_API_KEY"),
+    "flyio-token": (lambda r: r.pick(["FlyV1 ", ""]) + "fm2_" + r.c(_B64, 180), "FLY_API_TOKEN"),
     "slack-token": (lambda r: f"{r.pick(['xoxb', 'xoxp'])}-{r.digits(12)}-{r.digits(13)}-"
                     f"{r.an(24)}", "SLACK_BOT_TOKEN"),
     "slack-app-token": (lambda r: f"xapp-1-A{r.c(_UP, 10)}-{r.digits(13)}-{r.hex(64)}",
@@ -144,10 +178,24 @@ FORMATS: dict[str, tuple[Callable[[_R], str], str]] = {
     "mailchimp-api-key": (lambda r: r.hex(32) + "-us" + str(r.r.randint(1, 21)),
                           "MAILCHIMP_API_KEY"),
     "brevo-api-key": (lambda r: "xkeysib-" + r.hex(64) + "-" + r.an(16), "BREVO_API_KEY"),
+    "mailgun-api-key-v2": (lambda r: r.hex(32) + "-" + r.hex(8) + "-" + r.hex(8),
+                           "MAILGUN_API_KEY"),
+    "resend-api-key": (lambda r: "re_" + r.an(8) + "_" + r.an(24), "RESEND_API_KEY"),
+    "teams-webhook-url": (lambda r: f"https://acme.webhook.office.com/webhookb2/{r.uuid()}@"
+                          f"{r.uuid()}/IncomingWebhook/{r.hex(32)}/{r.uuid()}", "TEAMS_WEBHOOK"),
+    "automation-webhook-url": (lambda r: r.pick([
+        f"https://hooks.zapier.com/hooks/catch/{r.digits(7)}/{r.c(_LOW, 7)}",
+        f"https://maker.ifttt.com/trigger/deploy/with/key/{r.url(22)}"]), "ZAPIER_HOOK_URL"),
     "stripe-secret-key": (lambda r: r.pick(["sk_live_", "rk_live_", "sk_test_"])
                           + r.an(r.pick([24, 99])), "STRIPE_SECRET_KEY"),
     "stripe-publishable-key": (lambda r: "pk_live_" + r.an(99), "STRIPE_PUBLISHABLE_KEY"),
     "stripe-webhook-secret": (lambda r: "whsec_" + r.an(32), "STRIPE_WEBHOOK_SECRET"),
+    "woocommerce-key": (lambda r: r.pick(["ck_", "cs_"]) + r.hex(40), "WC_CONSUMER_SECRET"),
+    "shippo-token": (lambda r: "shippo_" + r.pick(["live", "test"]) + "_" + r.hex(40),
+                     "SHIPPO_API_TOKEN"),
+    "easypost-token": (lambda r: r.pick(["EZAK", "EZTK"]) + r.an(54), "EASYPOST_API_KEY"),
+    "duffel-token": (lambda r: "duffel_live_" + r.url(43), "DUFFEL_ACCESS_TOKEN"),
+    "plaid-access-token": (lambda r: "access-production-" + r.uuid(), "PLAID_ACCESS_TOKEN"),
     "square-token": (lambda r: r.pick(["EAAA", "sq0atp-", "sq0csp-"]) + r.url(60),
                      "SQUARE_ACCESS_TOKEN"),
     "braintree-access-token": (lambda r: f"access_token$production${r.c(_HEX[:10] + 'xyz', 16)}"
@@ -161,6 +209,10 @@ FORMATS: dict[str, tuple[Callable[[_R], str], str]] = {
     "sk-api-key": (lambda r: "sk-" + r.pick([r.hex(32), r.an(48), r.an(r.r.randint(20, 30)),
                                              "or-v1-" + r.hex(64)]), "LLM_API_KEY"),
     "huggingface-token": (lambda r: "hf_" + r.c(string.ascii_letters, 34), "HF_TOKEN"),
+    "langsmith-api-key": (lambda r: r.pick(["lsv2_pt_", "lsv2_sk_"]) + r.hex(32) + "_"
+                          + r.hex(10), "LANGSMITH_API_KEY"),
+    "pinecone-api-key": (lambda r: "pcsk_" + r.an(6) + "_" + r.an(63), "PINECONE_API_KEY"),
+    "elevenlabs-api-key": (lambda r: "sk_" + r.hex(48), "ELEVENLABS_API_KEY"),
     "ai-provider-key": (lambda r: r.pick(["gsk_" + r.an(52), "xai-" + r.an(80), "pplx-" + r.an(48),
                                           "r8_" + r.an(37), "fw_" + r.an(24)]), "AI_API_KEY"),
     "linear-api-key": (lambda r: "lin_api_" + r.an(40), "LINEAR_API_KEY"),
@@ -177,6 +229,34 @@ FORMATS: dict[str, tuple[Callable[[_R], str], str]] = {
     "planetscale-token": (lambda r: r.pick(["pscale_tkn_", "pscale_pw_"]) + r.url(43),
                           "PLANETSCALE_TOKEN"),
     "figma-token": (lambda r: "figd_" + r.url(40), "FIGMA_TOKEN"),
+    "airtable-pat": (lambda r: "pat" + r.an(14) + "." + r.hex(64), "AIRTABLE_TOKEN"),
+    "honeycomb-api-key": (lambda r: r.pick(["hcaik_", "hcxik_"]) + r.c(_LOW, 58),
+                          "HONEYCOMB_API_KEY"),
+    "hubspot-private-app-token": (lambda r: "pat-" + r.pick(["na1", "eu1"]) + "-" + r.uuid(),
+                                  "HUBSPOT_ACCESS_TOKEN"),
+    "clickup-token": (lambda r: "pk_" + r.digits(8) + "_" + r.c(_UP, 32), "CLICKUP_API_TOKEN"),
+    "typeform-token": (lambda r: "tfp_" + r.url(59), "TYPEFORM_TOKEN"),
+    "contentful-pat": (lambda r: "CFPAT-" + r.url(43), "CONTENTFUL_MANAGEMENT_TOKEN"),
+    "readme-api-key": (lambda r: "rdme_" + r.c(_LOW, 70), "README_API_KEY"),
+    "prefect-api-key": (lambda r: "pnu_" + r.an(36), "PREFECT_API_KEY"),
+    "infracost-api-key": (lambda r: "ico-" + r.an(32), "INFRACOST_API_KEY"),
+    "frameio-token": (lambda r: "fio-u-" + r.url(64), "FRAMEIO_TOKEN"),
+    "scalingo-token": (lambda r: "tk-us-" + r.url(48), "SCALINGO_API_TOKEN"),
+    "posthog-personal-api-key": (lambda r: "phx_" + r.an(43), "POSTHOG_PERSONAL_API_KEY"),
+    "posthog-project-key": (lambda r: "phc_" + r.an(43), "POSTHOG_PROJECT_API_KEY"),
+    "mapbox-public-token": (lambda r: "pk.eyJ1Ijoi" + r.url(40) + "." + r.url(22),
+                            "MAPBOX_ACCESS_TOKEN"),
+    "tailscale-key": (lambda r: "tskey-" + r.pick(["auth", "api", "client"]) + "-" + r.an(12)
+                      + "-" + r.an(32), "TS_AUTHKEY"),
+    "neon-password": (lambda r: "npg_" + r.an(11) + r.digits(1), "PGPASSWORD"),
+    "dropbox-token": (lambda r: "sl." + r.url(135), "DROPBOX_ACCESS_TOKEN"),
+    "facebook-access-token": (lambda r: "EAA" + r.c(string.ascii_uppercase, 1) + r.an(150),
+                              "FACEBOOK_ACCESS_TOKEN"),
+    "twitter-bearer-token": (lambda r: "A" * 22 + r.an(90), "TWITTER_BEARER_TOKEN"),
+    "adobe-client-secret": (lambda r: "p8e-" + r.an(32), "ADOBE_CLIENT_SECRET"),
+    "onepassword-secret-key": (lambda r: "A3-" + "-".join(r.c(_UP, n) for n in (6, 11, 5, 5, 5)),
+                               "OP_SECRET_KEY"),
+    "openshift-token": (lambda r: "sha256~" + r.url(43), "OPENSHIFT_TOKEN"),
     "onepassword-service-token": (lambda r: "ops_eyJzaWduSW5BZGRyZXNzIjoi" + r.url(300),
                                   "OP_SERVICE_ACCOUNT_TOKEN"),
     "mapbox-secret-token": (lambda r: "sk.eyJ1Ijoi" + r.url(40) + "." + r.url(22),
@@ -228,7 +308,7 @@ CONTEXTS: dict[str, tuple[str, list[str]]] = {
     "bundler-credentials": ("userpass", ['BUNDLE_GEMS__ACME__IO: "⟦{v}⟧"']),
     "assignment-password": ("password", [
         "DB_PASSWORD=⟦{v}⟧", "  password: ⟦{v}⟧", '"password": "⟦{v}⟧",',
-        "env PGPASSWORD=⟦{v}⟧ psql -h db -U app shop", "smtp_pass = '⟦{v}⟧'",
+        "env PGPASSWORD='⟦{v}⟧' psql -h db -U app shop", "smtp_pass = '⟦{v}⟧'",
         "docker run -e MYSQL_ROOT_PASSWORD=⟦{v}⟧ mysql:8"]),
     "assignment-secret": ("random", [
         "env SECRET_KEY=⟦{v}⟧ python manage.py runserver", "client_secret: ⟦{v}⟧",
@@ -265,7 +345,7 @@ CONTEXTS: dict[str, tuple[str, list[str]]] = {
     "cli-htpasswd-password": ("password", ["htpasswd -b .htpasswd admin '⟦{v}⟧'"]),
     "cli-gh-secret-set": ("random", ["gh secret set SENTRY_TOKEN --body ⟦{v}⟧"]),
     "cli-openssl-password": ("password", ["openssl enc -d -aes-256-cbc -in a.enc -k ⟦{v}⟧"]),
-    "cli-redis-password": ("password", ["redis-cli -h cache -a ⟦{v}⟧ INFO"]),
+    "cli-redis-password": ("password", ["redis-cli -h cache -a '⟦{v}⟧' INFO"]),
     "cli-password-stdin": ("password", [
         "echo ⟦{v}⟧ | docker login -u ci --password-stdin registry.acme.io"]),
     "curl-user-password": ("password", ["curl -u admin:⟦{v}⟧ https://nexus.acme.io/api"]),
@@ -274,10 +354,59 @@ CONTEXTS: dict[str, tuple[str, list[str]]] = {
         "Logged in as ops with password ⟦{v}⟧, then rotated it.", "the api key is ⟦{v}⟧",
         "Wi-Fi passphrase is ⟦{v}⟧", "Credentials for the kiosk: admin / ⟦{v}⟧",
         "sftp password ⟦{v}⟧ (expires Friday)", "secret for the webhook: ⟦{v}⟧"]),
+    "twilio-sid-auth-token": ("hex32", [
+        'client = Client("AC{sid}", "⟦{v}⟧")', "Twilio AC{sid} auth token ⟦{v}⟧",
+        "TWILIO=AC{sid}:⟦{v}⟧"]),
+    "name-value-pair": ("password", [
+        '- {name: DB_PASSWORD, value: "⟦{v}⟧"}', "ParameterKey=DbPassword,ParameterValue=⟦{v}⟧",
+        "az keyvault secret set --vault-name kv-prod --name smtp-password --value '⟦{v}⟧'",
+        "aws ssm put-parameter --name /prod/api/token --type SecureString --value '⟦{v}⟧'"]),
+    "sql-password": ("password", ["CREATE USER 'app'@'%' IDENTIFIED BY '⟦{v}⟧';",
+                                  "ALTER ROLE reporter WITH PASSWORD '⟦{v}⟧';",
+                                  "SET PASSWORD FOR 'ops'@'localhost' = '⟦{v}⟧';"]),
+    "oracle-user-password": ("urlpw", ["jdbc:oracle:thin:scott/⟦{v}⟧@db.internal:1521/ORCL",
+                                       "sqlplus system/⟦{v}⟧@//ora.internal:1521/PDB1"]),
+    "smtp-auth-credentials": ("saslplain", ["C: AUTH PLAIN ⟦{v}⟧",
+                                            "smtp: AUTH PLAIN ⟦{v}⟧ -> 235 2.7.0 Accepted"]),
+    "cli-single-dash-secret-flag": ("random", ["./exporter -token ⟦{v}⟧ -listen :9100",
+                                               "terraform-provider-acme -api-key=⟦{v}⟧"]),
+    "cli-zip-password": ("password", ["zip -r -P '⟦{v}⟧' backup.zip data/",
+                                      "unzip -P '⟦{v}⟧' backup.zip"]),
+    "cli-ssh-keygen-passphrase": ("password", [
+        "ssh-keygen -t ed25519 -N '⟦{v}⟧' -f deploy_key"]),
+    "cli-smb-user-password": ("urlpw", ["smbclient //fs01/share -U backup%⟦{v}⟧ -c ls"]),
+    "cli-windows-password": ("urlpw", ["xfreerdp /v:10.0.0.9 /u:admin /p:⟦{v}⟧ /cert:ignore",
+                                       "cmdkey /add:fs01 /user:ops /pass:⟦{v}⟧"]),
+    "cli-positional-password": ("urlpw", [
+        "mc alias set minio https://minio.acme.io:9000 minioadmin ⟦{v}⟧",
+        "poetry config http-basic.acme deploy ⟦{v}⟧", "lftp -u ftpuser,⟦{v}⟧ ftp.acme.io"]),
+    "cli-keychain-password": ("password", [
+        "security add-generic-password -a ci -s deploy -w '⟦{v}⟧'"]),
+    "prose-secret-intl": ("password", [
+        "La contraseña de la base de datos es ⟦{v}⟧", "Das Kennwort für den Server lautet ⟦{v}⟧",
+        "数据库的密码是 ⟦{v}⟧", "パスワード：⟦{v}⟧", "Le mot de passe est ⟦{v}⟧ (temporaire)",
+        "Пароль: ⟦{v}⟧", "A senha do Wi-Fi é ⟦{v}⟧"]),
+    "prose-seed-phrase": ("mnemonic", ['The seed phrase is "⟦{v}⟧".',
+                                       "wallet recovery phrase: ⟦{v}⟧"]),
+    "prose-login": ("password", ["Logged in as admin with ⟦{v}⟧ and it worked.",
+                                 "log in with qa@acme.io / ⟦{v}⟧ to reproduce"]),
+    "prose-user-pass-pair": ("password", ["SMTP relay: user mailer, pass ⟦{v}⟧",
+                                          "username deploy password ⟦{v}⟧"]),
+    "prose-value-as": ("password", ["I used ⟦{v}⟧ as the root password.",
+                                    "Set ⟦{v}⟧ as the new Wi-Fi passphrase"]),
+    "labelled-user-password": ("password", ["Jenkins: admin / ⟦{v}⟧", "NAS console: root / ⟦{v}⟧"]),
     "prose-user-password": ("password", [
         "Login for the NAS: admin / ⟦{v}⟧", "credentials: svc-backup / ⟦{v}⟧",
         "The test account = qa@acme.io / ⟦{v}⟧"]),
 }
+
+
+# Lines for value shapes rather than rules: a passphrase of words with spaces, quoted.
+SHAPES: list[tuple[str, list[str]]] = [
+    ("spaced", ["gpg --batch --passphrase '⟦{v}⟧' -d notes.gpg",
+                "Shared the Wi-Fi passphrase '⟦{v}⟧' with the guests.",
+                'PASSPHRASE="⟦{v}⟧"']),
+]
 
 
 def _context_value(kind: str, r: _R) -> str:
@@ -290,12 +419,15 @@ def _context_value(kind: str, r: _R) -> str:
         "urlpw": lambda: r.an(1) + r.c(_AN + "-._~!*", r.r.randint(11, 19)),
         "hex32": lambda: r.hex(32),
         "sig": lambda: r.c(_AN + "%", 44),
-        "password": lambda: r.pick([r.password(), r.human_password()]),
+        "password": lambda: r.pick([r.password(), r.human_password(), r.passphrase()]),
+        "spaced": lambda: r.passphrase(" "),
         "userpass": lambda: f"deploy:{r.an(24)}",
         "random": lambda: r.pick([r.an(32), r.hex(40), r.password(),
                                   base64.b64encode(r.r.randbytes(24)).decode()]),
         "basic": lambda: base64.b64encode(f"ci:{r.password()}".encode()).decode(),
         "prose": lambda: r.pick([r.password(), r.human_password(), r.an(24)]),
+        "saslplain": lambda: base64.b64encode(f"\0mailer\0{r.password()}".encode()).decode(),
+        "mnemonic": lambda: r.mnemonic(),
     }[kind]()
 
 
@@ -322,9 +454,10 @@ def secret_lines(seed: str = "gitckpt-tuning-generated") -> list[tuple[str, str]
         for template in r.r.sample(_TOKEN_TEMPLATES, 4):
             v = make(r)
             out.append(_fill(template, v, name=name, lname=name.lower()))
-    for kind, templates in CONTEXTS.values():
+    for kind, templates in [*CONTEXTS.values(), *SHAPES]:
         for template in templates:
             template = template.replace("{id}", r.c("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
+            template = template.replace("{sid}", r.hex(32))
             out.append(_fill(template, _context_value(kind, r)))
     return out
 
