@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench import ENV, GitPlumbing, git, make_workspace, touch_files  # noqa: E402
-from gitckpt import service  # noqa: E402
+from gitckpt.service import api as service  # noqa: E402
 
 PY = sys.executable
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -158,8 +158,8 @@ def bench_mcp(base: Path, n: int, repeat: int) -> dict[str, float]:
 def bench_watched(base: Path, n: int, repeat: int) -> dict[str, float]:
     """In-process saves with a healthy watcher (its journal trusted after one full scan),
     watcher off, and git plumbing's warm-index save, run by run on one workspace."""
-    from gitckpt import journal as journals
-    from gitckpt.watch import Settings
+    from gitckpt.engine.watch import Settings
+    from gitckpt.store import journal as journals
 
     root = base / f"watched-{n}"
     shutil.rmtree(root, ignore_errors=True)

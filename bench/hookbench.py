@@ -75,7 +75,8 @@ def progress_cost(base: Path, n: int, rounds: int = 3) -> tuple[float, float]:
     alternating, each on a fresh copy of the same workspace; medians."""
     import shutil
 
-    from gitckpt import progress, service
+    from gitckpt.core import progress
+    from gitckpt.service import api as service
 
     source = base / "progress-source"
     make_workspace(source, n)

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     if args == ["--write-usage"] and argv is None and __name__ == "__main__":
         _write_usage()
         return
-    from gitckpt.cli import main as cli_main
+    from gitckpt.cli.main import main as cli_main
 
     cli_main(args)
 
@@ -53,7 +53,7 @@ def _hook(args: list[str]) -> bool:
     """`gitckpt hook EVENT [--host NAME]` runs without click, and is handed to a running
     gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
     Anything else (help, a typo) goes to click, which says what is wrong."""
-    from gitckpt.hook_relay import EVENTS, HOST_NAMES, ask, emit
+    from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit
 
     kind, rest = args[0], args[1:]
     if kind in ("install", "-h", "--help") or "-h" in rest or "--help" in rest:
@@ -85,7 +85,7 @@ def _hook(args: list[str]) -> bool:
         log = str(reply.get("log") or "")
         emit(str(reply.get("stdout") or ""), log and f"hook {host} {kind}: {log} (relayed)")
         sys.exit(0)
-    from gitckpt.hooks import main as hook_main
+    from gitckpt.hooks.run import main as hook_main
 
     hook_main(host, kind, raw)
     return True

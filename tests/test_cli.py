@@ -12,7 +12,8 @@ import time
 import filelock
 from conftest import git, run_cli
 
-from gitckpt import __version__, service
+from gitckpt import __version__
+from gitckpt.service import api as service
 
 
 def test_the_session_from_the_issue(repo, guard):

@@ -10,13 +10,13 @@ import subprocess
 import sys
 import time
 
-from gitckpt import service
-from gitckpt.errors import StoreBusy
+from gitckpt.core.errors import StoreBusy
+from gitckpt.service import api as service
 
 SAVER = """
 import sys
 from pathlib import Path
-from gitckpt import service
+from gitckpt.service import api as service
 root, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(count):
     (root / f"{who}.txt").write_text(f"{who} {i}\\n")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import git, git_tree, make_plain, run_cli
 
-from gitckpt import service
-from gitckpt.errors import SchemaTooNew
-from gitckpt.scope import Scope
-from gitckpt.store import dir_scan as snapshot
-from gitckpt.store import open_store
+from gitckpt.core.errors import SchemaTooNew
+from gitckpt.safety.scope import Scope
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
+from gitckpt.store.plain import scan as snapshot
 
 
 def tree_of(root: Path, excludes=()) -> str:

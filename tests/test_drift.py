@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import git, run_cli
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument, StoreBusy
-from gitckpt.store import open_store
-from gitckpt.timeline import Timeline, drift_ref
-from gitckpt.watch import Debouncer, Settings, Source, WatchdogSource, Watcher, ignored
+from gitckpt.core.errors import InvalidArgument, StoreBusy
+from gitckpt.engine.timeline import Timeline, drift_ref
+from gitckpt.engine.watch import Debouncer, Settings, Source, WatchdogSource, Watcher, ignored
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 
 class FakeClock:
@@ -161,7 +161,7 @@ def test_falls_back_to_polling_when_events_are_unavailable(ws, caplog):
     clock = FakeClock()
     polled = FakeSource()
     w = Watcher(lambda partial: None, Settings(poll=15), clock, fallback=lambda: polled)
-    with caplog.at_level(logging.WARNING, logger="gitckpt.watch"):
+    with caplog.at_level(logging.WARNING, logger="gitckpt.engine.watch"):
         w.start(FakeSource(fail=True))
     assert w.mode == "polling" and polled.running
     assert [r.message for r in caplog.records if "polling" in r.message] == [

@@ -10,10 +10,10 @@ import subprocess
 import pytest
 from conftest import git, git_tree, run_cli
 
-from gitckpt import service
-from gitckpt.errors import GitIndexChanged, StoreCorrupt, WorkspaceError
-from gitckpt.scope import Scope
-from gitckpt.store import open_store
+from gitckpt.core.errors import GitIndexChanged, StoreCorrupt, WorkspaceError
+from gitckpt.safety.scope import Scope
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 
 def snap(root, excludes=()):

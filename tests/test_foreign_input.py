@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import git, make_plain, make_repo
 
-from gitckpt import json_input
-from gitckpt.errors import StoreCorrupt
-from gitckpt.notes import Note
-from gitckpt.objects import Mode, TreeEntry, hash_object
-from gitckpt.store import open_store
-from gitckpt.store.pack_write import PackWriter
+from gitckpt.core import json_input
+from gitckpt.core.errors import StoreCorrupt
+from gitckpt.core.objects import Mode, TreeEntry, hash_object
+from gitckpt.engine.notes import Note
+from gitckpt.safety.url_secrets import has_credentials, scrub, secrets_of, without_credentials
+from gitckpt.store.discover import open_store
+from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.quarantine import PREFIX, Quarantine, stale, sweep
-from gitckpt.url_secrets import has_credentials, scrub, secrets_of, without_credentials
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -50,16 +50,17 @@ def test_a_deep_note_is_store_corrupt_saying_why():
 def test_no_json_loads_outside_the_helper_reads_foreign_or_stored_data():
     """Every json.loads of gitckpt goes through json_input, but for the SDK's own output,
     gitckpt's own text and the hook client's reply from its relay (standard library only)."""
-    allowed = {("mcp_handshake.py", "msg = json.loads(text)"),
-               ("hook_install.py", "json.loads(new)"),
-               ("hook_relay.py", "reply = json.loads(answer)")}
+    allowed = {("mcp/handshake.py", "msg = json.loads(text)"),
+               ("hooks/install.py", "json.loads(new)"),
+               ("hooks/relay.py", "reply = json.loads(answer)")}
     root = Path(__file__).resolve().parent.parent / "gitckpt"
     found = set()
     for path in root.rglob("*.py"):
+        name = path.relative_to(root).as_posix()
         for line in path.read_text().splitlines():
-            if "json.loads(" in line and "json_input" not in path.name:
-                found.add((path.name, next(a for f, a in allowed if f == path.name)
-                           if any(f == path.name and a in line for f, a in allowed)
+            if "json.loads(" in line and "json_input" not in name:
+                found.add((name, next(a for f, a in allowed if f == name)
+                           if any(f == name and a in line for f, a in allowed)
                            else line.strip()))
     assert found <= allowed, found - allowed
 

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from conftest import RepoGuard, git, git_tree, make_repo
 
-from gitckpt import service
-from gitckpt.scope import Scope
-from gitckpt.store import open_store
+from gitckpt.safety.scope import Scope
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 
 @pytest.fixture(autouse=True, params=["one thread", "two threads"])
 def threads(request, monkeypatch):
     """Every snapshot test also runs with the scan cut in two (as for large workspaces)."""
-    from gitckpt.store import git_split
+    from gitckpt.store.git import split as git_split
 
     if request.param == "two threads":
         monkeypatch.setattr(git_split, "PARALLEL_MIN", 1)
@@ -242,7 +242,7 @@ def test_unreadable_file_is_skipped_not_fatal(tmp_path):
 
 
 def _skip(d):
-    from gitckpt.values import Skipped
+    from gitckpt.core.values import Skipped
     return Skipped(**d)
 
 
@@ -279,7 +279,7 @@ def test_line_ending_filters_apply_as_git_add_applies_them(repo):
 
 
 def test_too_new_files_are_rechecked_then_trusted(repo, monkeypatch):
-    from gitckpt.store import git_scan
+    from gitckpt.store.git import scan as git_scan
 
     (repo / "fresh.txt").write_text("fresh\n")
     monkeypatch.setattr(git_scan, "RACY_NS", 10**18)  # everything counts as just modified
@@ -306,7 +306,7 @@ def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
     the slices hold every cached file and every name on disk, each about a tenth."""
     import pygit2
 
-    from gitckpt.store.git_split import slices
+    from gitckpt.store.git.split import slices
 
     root = tmp_path / "w"
     for d in range(3):  # heavy folders cut inside, a flat folder cut by count, loose files

@@ -12,7 +12,7 @@ import pygit2
 import pytest
 from pygit2.enums import CheckoutStrategy, ObjectType
 
-from gitckpt.gitnames import refused_name, refused_path
+from gitckpt.core.gitnames import refused_name, refused_path
 
 FILE, LINK = 0o100644, 0o120000
 IGNORED = "\u200c \u200d \u200e \u200f \u202a \u202b \u202c \u202d \u202e \u206a \u206f \ufeff"
@@ -197,8 +197,8 @@ def test_libgit2_refuses_exactly_these(tmp_path: Path):
 def test_an_untested_pygit2_is_refused_with_the_versions_to_install():
     import pytest
 
-    from gitckpt.errors import Unsupported
-    from gitckpt.store import libgit2
+    from gitckpt.core.errors import Unsupported
+    from gitckpt.store.git import libgit2
 
     libgit2._check_version("1.21.0")
     libgit2._check_version("1.18.2")

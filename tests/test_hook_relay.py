@@ -15,9 +15,10 @@ from pathlib import Path
 
 from test_hooks import claude, drifts, hook, quiet
 
-from gitckpt import hooks, service
-from gitckpt.hook_relay import ACK, ask, claim, claims_dir, runtime_dir
-from gitckpt.hook_relay_server import Relay
+from gitckpt.hooks import run as hooks
+from gitckpt.hooks.relay import ACK, ask, claim, claims_dir, runtime_dir
+from gitckpt.hooks.relay_server import Relay
+from gitckpt.service import api as service
 
 
 def _silent_peer(path: Path, got: list, stop: threading.Event) -> socket.socket:
@@ -128,7 +129,7 @@ def test_a_relay_refuses_a_request_the_hook_claimed_back(ws):
 _EXHAUSTED = textwrap.dedent("""
     import logging, os, resource, sys
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
-    from gitckpt.hook_relay_server import Relay
+    from gitckpt.hooks.relay_server import Relay
     relay = Relay(lambda r: {"stdout": "", "log": "served"})
     assert relay.start()
     print("ready", flush=True)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gitckpt import service
-from gitckpt.hook_hosts import HOSTS
-from gitckpt.hook_relay import EVENTS, HOST_NAMES
+from gitckpt.hooks.hosts import HOSTS
+from gitckpt.hooks.relay import EVENTS, HOST_NAMES
+from gitckpt.service import api as service
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -378,8 +378,8 @@ def test_a_running_server_answers_the_hooks(ws):
 
 
 def test_a_relay_with_other_settings_is_not_used(ws, tmp_path):
-    from gitckpt.hook_relay import ask
-    from gitckpt.hook_relay_server import Relay
+    from gitckpt.hooks.relay import ask
+    from gitckpt.hooks.relay_server import Relay
 
     seen = []
     relay = Relay(lambda r: seen.append(r) or {"stdout": "", "log": "served"})
@@ -410,7 +410,7 @@ def test_a_stopped_relay_does_not_hold_the_hook(ws):
     watcher = subprocess.Popen([sys.executable, "-m", "gitckpt", "watch"], cwd=ws.root,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        from gitckpt.hook_relay import runtime_dir
+        from gitckpt.hooks.relay import runtime_dir
 
         sock = Path(runtime_dir()) / f"{watcher.pid}.sock"
         for _ in range(200):
@@ -436,8 +436,8 @@ def test_a_stopped_relay_does_not_hold_the_hook(ws):
 
 def test_a_relay_serves_hooks_whatever_its_server_only_settings(monkeypatch):
     """The plugin starts `gitckpt mcp` with GITCKPT_ROOT; the host's hooks have none."""
-    from gitckpt.hook_relay import ask
-    from gitckpt.hook_relay_server import Relay
+    from gitckpt.hooks.relay import ask
+    from gitckpt.hooks.relay_server import Relay
 
     monkeypatch.setenv("GITCKPT_ROOT", "/somewhere")
     monkeypatch.setenv("GITCKPT_WATCH", "off")

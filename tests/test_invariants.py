@@ -32,10 +32,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from gitckpt import hooks, service
-from gitckpt import journal as journals
-from gitckpt.mcp_server import build_server
-from gitckpt.watch import Settings
+from gitckpt.engine.watch import Settings
+from gitckpt.hooks import run as hooks
+from gitckpt.mcp.server import build_server
+from gitckpt.service import api as service
+from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow
 

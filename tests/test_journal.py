@@ -12,10 +12,10 @@ from conftest import RepoGuard, git, git_tree, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitckpt import journal as journals
-from gitckpt import service
-from gitckpt.sensitive import is_sensitive
-from gitckpt.watch import Settings
+from gitckpt.engine.watch import Settings
+from gitckpt.safety.sensitive import is_sensitive
+from gitckpt.service import api as service
+from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow
 
@@ -260,7 +260,7 @@ def linked(watched, tmp_path):
 
 @pytest.mark.parametrize("how", ["mmap", "hard_link"])
 def test_what_no_event_shows_is_in_a_tree_within_the_bound(linked, how):
-    from gitckpt.store.git_hinted import RECHECK_SAVES
+    from gitckpt.store.git.hinted import RECHECK_SAVES
 
     root, journal, outside = linked
     _unseen_edit(root, how, outside)

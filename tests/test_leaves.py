@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitckpt.errors import InvalidArgument
-from gitckpt.ids import TaskId, new_task_id, slugify
-from gitckpt.notes import PlanItem, merge_plan
-from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree, hash_object
-from gitckpt.redact import MARK, redact
-from gitckpt.scope import Scope, is_sensitive, parse_size
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.ids import TaskId, new_task_id, slugify
+from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree, hash_object
+from gitckpt.engine.notes import PlanItem, merge_plan
+from gitckpt.safety.redact import MARK, redact
+from gitckpt.safety.scope import Scope, is_sensitive, parse_size
 
 
 @pytest.mark.parametrize("path", [
@@ -144,8 +144,8 @@ def test_objects_match_git(tmp_path):
 def test_patches_cut_lines_as_git_does_and_apply(tmp_path):
     import subprocess
 
-    from gitckpt.objects import Mode, TreeEntry
-    from gitckpt.patch import FileDiff, unified
+    from gitckpt.core.objects import Mode, TreeEntry
+    from gitckpt.engine.patch import FileDiff, unified
 
     a = b"line one\nsection\x0cbreak\r\ncaf\xe9\nend"
     b = b"line one\nsection\x0cbreak\r\ncaf\xe9\nEND\n"
@@ -162,8 +162,8 @@ def test_patches_cut_lines_as_git_does_and_apply(tmp_path):
 def test_a_workspace_path_cannot_leave_the_workspace_or_name_git():
     import pytest
 
-    from gitckpt.errors import InvalidArgument
-    from gitckpt.paths import WorkPath, normalize_paths
+    from gitckpt.core.errors import InvalidArgument
+    from gitckpt.core.paths import WorkPath, normalize_paths
 
     assert WorkPath("./src//a.py/") == "src/a.py" and WorkPath("a b/ c") == "a b/ c"
     for bad in ("", "/etc/passwd", "../x", "a/../../x", ".git", "sub/.GIT/config", "a\0b",

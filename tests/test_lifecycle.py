@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import Workspace, git, make_plain, make_repo, run_cli
 
-from gitckpt import service
-from gitckpt.errors import (
+from gitckpt.core.errors import (
     InvalidArgument,
     SchemaTooNew,
     StoreCorrupt,
@@ -22,8 +21,9 @@ from gitckpt.errors import (
     TaskElsewhere,
     TaskNotFound,
 )
-from gitckpt.store import open_store
-from gitckpt.timeline import drift_ref
+from gitckpt.engine.timeline import drift_ref
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 DAY = 86400
 

@@ -17,7 +17,7 @@ from conftest import run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gitckpt.mcp_server import build_server
+from gitckpt.mcp.server import build_server
 
 TOOLS = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_restore",
          "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress",

@@ -20,7 +20,7 @@ from conftest import run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gitckpt.mcp_server import build_server
+from gitckpt.mcp.server import build_server
 
 pytestmark = pytest.mark.slow
 
@@ -280,7 +280,7 @@ def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path):
 def test_the_handshake_is_the_sdks_own_and_comes_before_the_sdk_loads(tmp_path):
     import mcp_types.version as versions
 
-    from gitckpt import mcp_handshake
+    from gitckpt.mcp import handshake as mcp_handshake
 
     assert mcp_handshake.HANDSHAKE_VERSIONS == versions.HANDSHAKE_PROTOCOL_VERSIONS
     answers = {}
@@ -327,8 +327,8 @@ def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(ws):
 
 
 def test_skill_md_and_the_server_instructions_say_the_same_rules(ws):
-    from gitckpt.mcp_handshake import INSTRUCTIONS
-    from gitckpt.skill import skill_path
+    from gitckpt.cli.skill import skill_path
+    from gitckpt.mcp.handshake import INSTRUCTIONS
 
     skill = Path(skill_path()).read_text()
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from conftest import run_cli
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument
-from gitckpt.handoff import LIMIT
-from gitckpt.notes import SCHEMA
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.engine.handoff import LIMIT
+from gitckpt.engine.notes import SCHEMA
+from gitckpt.service import api as service
 
 
 def start(ws) -> str:
@@ -164,7 +164,7 @@ def test_the_full_resume_has_everything_and_the_brief_one_its_budget(ws):
 def test_notes_of_schema_one_still_read_and_fold(ws):
     """A task saved by the previous version (schema 1: open questions repeated at every step
     to stay open) reads as before: one question, its decisions kept."""
-    from gitckpt.store import open_store
+    from gitckpt.store.discover import open_store
 
     start(ws)
     one = service.save(ws.root, "one", open_questions=["q?"], decisions=["d1"])
@@ -185,7 +185,7 @@ def test_memory_over_mcp_commands_files_drop_and_the_full_resume(ws):
     import anyio
     from mcp import Client
 
-    from gitckpt.mcp_server import build_server
+    from gitckpt.mcp.server import build_server
 
     async def body(c):
         await c.call_tool("ckpt_init", {"name": "mcp memory"})

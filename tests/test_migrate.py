@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument
-from gitckpt.store import open_store
-from gitckpt.targets import resolve_target
-from gitckpt.timeline import Timeline
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.engine.targets import resolve_target
+from gitckpt.engine.timeline import Timeline
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 # The README's own example of a `.claude-checkpoint` (seed 002), verbatim in its structure.
 CLAUDE = {

@@ -9,11 +9,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from gitckpt import service
-from gitckpt.errors import StoreBusy
-from gitckpt.mcp_server import build_server
-from gitckpt.store.dir import DirStore
-from gitckpt.store.git import GitStore
+from gitckpt.core.errors import StoreBusy
+from gitckpt.mcp.server import build_server
+from gitckpt.service import api as service
+from gitckpt.store.git.store import GitStore
+from gitckpt.store.plain.store import DirStore
 
 
 @pytest.fixture

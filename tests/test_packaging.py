@@ -15,7 +15,7 @@ import pytest
 from conftest import run_cli
 
 from gitckpt import __version__
-from gitckpt.hook_hosts import HOSTS
+from gitckpt.hooks.hosts import HOSTS
 
 ROOT = Path(__file__).resolve().parent.parent
 

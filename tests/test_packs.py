@@ -12,9 +12,9 @@ import pygit2
 import pytest
 from conftest import RepoGuard, git, git_tree, make_repo
 
-from gitckpt import service
-from gitckpt.store.git_scan import index_trees
-from gitckpt.store.pack_write import PackWriter, object_id
+from gitckpt.service import api as service
+from gitckpt.store.git.scan import index_trees
+from gitckpt.store.packs.write import PackWriter, object_id
 
 
 def loose_count(git_dir: Path) -> int:

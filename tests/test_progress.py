@@ -14,8 +14,8 @@ import pytest
 from conftest import read_terminal
 from mcp import Client
 
-from gitckpt import progress
-from gitckpt.mcp_server import build_server
+from gitckpt.core import progress
+from gitckpt.mcp.server import build_server
 
 
 def many_files(root: Path, n: int) -> None:

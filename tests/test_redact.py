@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitckpt.redact import MARK, has_secret, redact, spans
-from gitckpt.secret_rules import RULES
+from gitckpt.safety.redact import MARK, has_secret, redact, spans
+from gitckpt.safety.secret_rules import RULES
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -76,7 +76,7 @@ def _contents() -> list[tuple[str, str, bool, str]]:
     """(path, kind, expected out, the first 8 KiB as text) for the rows of content_checked.tsv
     that `has_secret` decides: generic config names (the other rows are decided by the file
     check of gitckpt.file_secrets, or are source code and test fixtures)."""
-    from gitckpt.sensitive import classify
+    from gitckpt.safety.sensitive import classify
 
     module = _module("make_contents")
     rows = []
@@ -131,7 +131,7 @@ def test_the_held_out_part_keeps_at_most_2_percent_and_changes_at_most_2_percent
 
 
 def test_every_rule_has_generated_values_that_it_finds_itself():
-    from gitckpt.redact import first_secret
+    from gitckpt.safety.redact import first_secret
 
     assert set(GENERATED.FORMATS) | set(GENERATED.CONTEXTS) == {rule.id for rule in RULES}
     assert GENERATED.secret_lines() == GENERATED_SECRETS  # seeded: the same lines every run
@@ -324,7 +324,7 @@ def test_later_passes_near_the_replacements_find_what_full_passes_find():
 
 
 def test_every_rule_is_well_formed():
-    from gitckpt import redact as module
+    from gitckpt.safety import redact as module
 
     ids = [rule.id for rule in RULES]
     assert len(ids) == len(set(ids))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import RepoGuard, fsck, git, make_plain, make_repo, run_cli
 
-from gitckpt import service
-from gitckpt.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
+from gitckpt.core.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
+from gitckpt.service import api as service
 
 pytestmark = pytest.mark.slow
 
@@ -337,7 +337,7 @@ def test_a_thousand_tasks_list_in_one_call(machines):
 
 
 def test_credentials_in_a_url_are_never_shown(machines):
-    from gitckpt.remote_git import shown
+    from gitckpt.transfer.git import shown
 
     assert shown("https://user:s3cret@example.com/x.git failed") == \
         "https://***@example.com/x.git failed"
@@ -585,7 +585,7 @@ def test_a_killed_fetchs_lock_files_do_not_block_the_next(machines):
 
 
 def test_many_refs_go_by_glob_under_the_lock(machines, monkeypatch):
-    from gitckpt import remote_push
+    from gitckpt.transfer import push as remote_push
 
     monkeypatch.setattr(remote_push, "_EXPLICIT", 2)
     remote, a, b = machines
@@ -628,7 +628,8 @@ def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeyp
 
 
 def test_many_refs_go_in_batches(machines, monkeypatch):
-    from gitckpt import remote_fetch, remote_push
+    from gitckpt.transfer import fetch as remote_fetch
+    from gitckpt.transfer import push as remote_push
 
     monkeypatch.setattr(remote_push, "_BATCH", 5)
     monkeypatch.setattr(remote_fetch, "_BATCH", 3)

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import RepoGuard, git, make_plain, make_repo, run_cli
 
-from gitckpt import service
-from gitckpt.errors import FileTooLarge, RemoteFailed, RemoteTimeout
+from gitckpt.core.errors import FileTooLarge, RemoteFailed, RemoteTimeout
+from gitckpt.service import api as service
 from gitckpt.store.quarantine import PREFIX
 
 pytestmark = pytest.mark.slow

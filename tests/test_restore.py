@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument, StoreCorrupt, TaskClosed
-from gitckpt.notes import Note
-from gitckpt.objects import Mode, TreeEntry
-from gitckpt.restore import PlanChanged, make_plan
-from gitckpt.store import open_store
-from gitckpt.targets import resolve_target
-from gitckpt.timeline import Timeline, drift_ref
-from gitckpt.values import Skipped, Snapshot
+from gitckpt.core.errors import InvalidArgument, StoreCorrupt, TaskClosed
+from gitckpt.core.objects import Mode, TreeEntry
+from gitckpt.core.values import Skipped, Snapshot
+from gitckpt.engine.notes import Note
+from gitckpt.engine.restore import PlanChanged, make_plan
+from gitckpt.engine.targets import resolve_target
+from gitckpt.engine.timeline import Timeline, drift_ref
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 SKIP = {".git", ".gitckpt"}
 
@@ -366,7 +366,8 @@ def test_a_killed_apply_is_reported_and_recoverable(ws):
     before = fs_state(ws.root)
     code = textwrap.dedent(f"""
         import os, signal
-        from gitckpt import service, workfs
+        from gitckpt.service import api as service
+        from gitckpt.engine import workfs
         real = workfs.Workdir.remove
         def dying(self, rel):
             real(self, rel)

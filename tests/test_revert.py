@@ -14,9 +14,9 @@ from conftest import RepoGuard, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument, NeedsConfirmation, TaskClosed
-from gitckpt.revert import Conflicts, RevertChanged, span
+from gitckpt.core.errors import InvalidArgument, NeedsConfirmation, TaskClosed
+from gitckpt.engine.revert import Conflicts, RevertChanged, span
+from gitckpt.service import api as service
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -186,7 +186,7 @@ def test_the_cli_and_mcp_faces(ws, monkeypatch):
     from conftest import run_cli
     from mcp import Client
 
-    from gitckpt.mcp_server import build_server
+    from gitckpt.mcp.server import build_server
 
     (ws.root / "doc.txt").write_text(lines(4, "base"))
     service.init(ws.root, "faces")
@@ -277,7 +277,7 @@ def test_a_paths_filter_never_splits_a_rename_into_a_loss(ws):
 
 
 def test_an_interrupted_revert_says_how_to_undo_and_finish(ws):
-    from gitckpt.restore import interrupted, mark
+    from gitckpt.engine.restore import interrupted, mark
 
     (ws.root / "a.txt").write_text("a\n")
     service.init(ws.root, "killed")

@@ -19,8 +19,7 @@ import pytest
 from conftest import make_plain, make_repo, run_cli
 from mcp import Client
 
-from gitckpt import service
-from gitckpt.errors import (
+from gitckpt.core.errors import (
     InvalidArgument,
     NeedsConfirmation,
     NoActiveTask,
@@ -28,8 +27,9 @@ from gitckpt.errors import (
     StoreElsewhere,
     StoreUnsafe,
 )
-from gitckpt.mcp_server import build_server
-from gitckpt.store import open_store
+from gitckpt.mcp.server import build_server
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 
 def everything(*tops: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple]:
@@ -272,7 +272,7 @@ def test_logs_and_state_files_are_private(ws, hermetic):
     state = open_store(ws.root).state_dir
     for p in state.iterdir():
         assert stat.S_IMODE(p.stat().st_mode) & 0o077 == 0, p
-    from gitckpt.logs import log_file, write_crash
+    from gitckpt.store.logs import log_file, write_crash
     assert write_crash("boom\n") == log_file()
     assert stat.S_IMODE(log_file().stat().st_mode) == 0o600
 
@@ -565,7 +565,7 @@ def test_a_file_that_vanishes_mid_scan_is_not_fatal(ws, monkeypatch):
     service.init(ws.root, "t")
     gone = ws.root / "gone.txt"
     gone.write_text("here for a moment\n")
-    import gitckpt.store.dir_scan as snapshot
+    import gitckpt.store.plain.scan as snapshot
 
     real = snapshot.read_regular
 
@@ -599,7 +599,7 @@ def test_wildcard_heavy_patterns_match_in_linear_time_and_as_the_regex_does():
     import re
     import time
 
-    from gitckpt.ignore import IgnoreFile, _Automaton, translate
+    from gitckpt.safety.ignore import IgnoreFile, _Automaton, translate
     rnd = random.Random(7)
     tokens = ["*", "**/", "?", "a", "b", "/", "[ab]", "**", "[!a]"]
     for _ in range(3000):

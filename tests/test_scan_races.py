@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from gitckpt import service
-from gitckpt.store.dir_files import FileChanging, read_regular
+from gitckpt.service import api as service
+from gitckpt.store.files import FileChanging, read_regular
 
 WHOLE = re.compile(rb"(?:(v\d{5}\|)\1*)?")  # one version of the churned file, or empty
 

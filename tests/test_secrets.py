@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import git, make_repo, run_cli
 
-from gitckpt import service
+from gitckpt.service import api as service
 
 CORPUS = Path(__file__).parent / "corpus"
 sys.path.insert(0, str(CORPUS))
@@ -212,7 +212,7 @@ def _fake36() -> bytes:
 
 
 def test_the_file_check_reads_a_bounded_prefix_and_stays_fast():
-    from gitckpt.file_secrets import HEAD_BYTES, credential_in
+    from gitckpt.safety.file_secrets import HEAD_BYTES, credential_in
 
     token = b"ghp_" + _fake36()
     pad = b"an ordinary line of notes, nothing secret in it\n" * (HEAD_BYTES // 48 + 1)
@@ -366,7 +366,7 @@ def test_secret_strings_never_reach_a_note_through_mcp(tmp_path, capsys, monkeyp
     import anyio
     from mcp import Client
 
-    from gitckpt.mcp_server import build_server
+    from gitckpt.mcp.server import build_server
 
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     root = make_repo(tmp_path / "r")

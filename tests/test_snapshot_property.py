@@ -12,9 +12,11 @@ from conftest import git, git_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitckpt.scope import Scope
-from gitckpt.store import git_scan, git_split, open_store
-from gitckpt.values import Changes
+from gitckpt.core.values import Changes
+from gitckpt.safety.scope import Scope
+from gitckpt.store.discover import open_store
+from gitckpt.store.git import scan as git_scan
+from gitckpt.store.git import split as git_split
 
 NAMES = ["a", "b", "c.txt", "d"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)

@@ -12,8 +12,8 @@ import pygit2
 import pytest
 from test_store_contract import STORES
 
-from gitckpt.objects import Mode, TreeEntry
-from gitckpt.scope import Scope
+from gitckpt.core.objects import Mode, TreeEntry
+from gitckpt.safety.scope import Scope
 from gitckpt.store.base import Store
 
 

@@ -13,7 +13,8 @@ from gitckpt.entry import USAGE, click_usage
 
 pytestmark = pytest.mark.slow
 
-HEAVY = ("pygit2", "mcp", "click", "gitckpt.service", "gitckpt.cli", "filelock", "watchdog")
+HEAVY = ("pygit2", "mcp", "click", "gitckpt.service.api", "gitckpt.cli.main", "filelock",
+         "watchdog")
 
 
 def modules_after(*argv: str) -> tuple[str, set[str]]:
@@ -64,7 +65,7 @@ def test_a_narrow_terminal_gets_clicks_wrapping():
 
 
 def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
-    from gitckpt import service
+    from gitckpt.service import api as service
 
     root = hermetic / "plain"
     root.mkdir()

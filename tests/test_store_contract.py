@@ -16,13 +16,20 @@ import filelock
 import pytest
 from conftest import git
 
-from gitckpt.errors import RefMoved, StoreBusy, StoreCorrupt
-from gitckpt.objects import EMPTY_TREE, Mode, TreeEntry, encode_commit, encode_tree, hash_object
-from gitckpt.scope import Scope
-from gitckpt.store import open_store
+from gitckpt.core.errors import RefMoved, StoreBusy, StoreCorrupt
+from gitckpt.core.objects import (
+    EMPTY_TREE,
+    Mode,
+    TreeEntry,
+    encode_commit,
+    encode_tree,
+    hash_object,
+)
+from gitckpt.safety.scope import Scope
 from gitckpt.store.base import NOTES_REF, Store
-from gitckpt.store.dir import CONFIG_TEXT, DirStore
-from gitckpt.store.package_store import PackageStore
+from gitckpt.store.discover import open_store
+from gitckpt.store.package import PackageStore
+from gitckpt.store.plain.store import CONFIG_TEXT, DirStore
 
 
 def git_store(root: Path) -> Store:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import read_terminal, run_cli
 
-from gitckpt import pager, service
+from gitckpt.cli import pager
+from gitckpt.service import api as service
 
 ESC = "\x1b["
 
@@ -128,8 +129,8 @@ def test_a_pager_that_cannot_run_still_shows_the_output(task):
 def test_a_terminal_that_goes_away_ends_the_bar_not_the_work(monkeypatch):
     import click
 
-    from gitckpt.cli_base import TerminalProgress
-    from gitckpt.progress import Report
+    from gitckpt.cli.base import TerminalProgress
+    from gitckpt.core.progress import Report
 
     def gone(*a, **k):
         raise OSError(5, "Input/output error")

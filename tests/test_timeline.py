@@ -8,10 +8,16 @@ import subprocess
 import pytest
 from conftest import git
 
-from gitckpt import service
-from gitckpt.errors import InvalidArgument, NoActiveTask, SchemaTooNew, TaskClosed, TaskNotFound
-from gitckpt.notes import SCHEMA
-from gitckpt.store import open_store
+from gitckpt.core.errors import (
+    InvalidArgument,
+    NoActiveTask,
+    SchemaTooNew,
+    TaskClosed,
+    TaskNotFound,
+)
+from gitckpt.engine.notes import SCHEMA
+from gitckpt.service import api as service
+from gitckpt.store.discover import open_store
 
 
 class Clock:
@@ -241,7 +247,7 @@ def test_resume_of_a_task_from_another_workspace_of_the_repo(repo):
     pkg = repo / "pkg"
     pkg.mkdir()
     task = service.init(pkg, "package task").save.task
-    from gitckpt.errors import TaskElsewhere
+    from gitckpt.core.errors import TaskElsewhere
     with pytest.raises(TaskElsewhere, match=f"belongs to the workspace {pkg}, not to {repo}"):
         service.resume(repo, task=task)  # read from its own folder only
     assert service.resume(pkg, task=task).info.id == task

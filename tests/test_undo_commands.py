@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from gitckpt import service
-from gitckpt.mcp_server import build_server
+from gitckpt.mcp.server import build_server
+from gitckpt.service import api as service
 
 OVER = "3"  # GITCKPT_CONFIRM_OVER: an apply that rewrites more files than this is confirmed
 FILES = 8
@@ -46,7 +46,8 @@ def killed(root: Path, call: str) -> None:
     than OVER files are left to undo, and more than OVER to finish."""
     code = textwrap.dedent(f"""
         import os, signal
-        from gitckpt import service, workfs
+        from gitckpt.service import api as service
+        from gitckpt.engine import workfs
         real, done = workfs.Workdir.write, []
         def dying(self, *a, **k):
             real(self, *a, **k)

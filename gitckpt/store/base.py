@@ -12,15 +12,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitckpt import journal as journals
-from gitckpt import progress as progressing
-from gitckpt.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
-from gitckpt.ids import ObjectId
-from gitckpt.lazy import lazy
-from gitckpt.objects import Commit, Mode, TreeEntry, diff_entries
-from gitckpt.scope import Scope
+from gitckpt.core import progress as progressing
+from gitckpt.core.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.lazy import lazy
+from gitckpt.core.objects import Commit, Mode, TreeEntry, diff_entries
+from gitckpt.core.values import Changes, GitState, Progress, Skipped, Snapshot
+from gitckpt.safety.scope import Scope
+from gitckpt.store import journal as journals
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
-from gitckpt.values import Changes, GitState, Progress, Skipped, Snapshot
 
 filelock = lazy("filelock")  # only writers load it: a resume takes no lock
 

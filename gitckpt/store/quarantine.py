@@ -16,13 +16,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitckpt.errors import CHECK_STORE, StoreCorrupt, StoreNotWritable
-from gitckpt.ids import ObjectId
-from gitckpt.objects import Commit, TreeEntry, decode_commit, decode_tree
+from gitckpt.core.errors import CHECK_STORE, StoreCorrupt, StoreNotWritable
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import Commit, TreeEntry, decode_commit, decode_tree
 from gitckpt.store.base import Store
-from gitckpt.store.dir_files import fsync_dir, read_loose
-from gitckpt.store.loose import loose_size
-from gitckpt.store.pack_read import Packs
+from gitckpt.store.files import fsync_dir, read_loose
+from gitckpt.store.git.loose import loose_size
+from gitckpt.store.packs.read import Packs
 
 try:
     import fcntl

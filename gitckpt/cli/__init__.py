@@ -1,0 +1,1 @@
+"""The command-line front end (click): commands, rendering, paging, completion and the demo."""

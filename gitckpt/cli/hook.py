@@ -1,0 +1,92 @@
+"""`gitckpt hook ...`: the agent hosts' hook commands and `hook install`. The four event
+commands are normally reached through `gitckpt.entry` without loading click (a hook runs on
+every tool call); these definitions give them their help text and the same behaviour."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gitckpt.cli.base import Ctx, echo, pass_ctx
+from gitckpt.hooks.hosts import HOSTS
+
+# Not a click.Choice: a wrong host must not be click's exit 2 (it blocks a host's Stop); the
+# hook says so in its log line and exits 0.
+_HOST = click.option("--host", default="claude", show_default=True, metavar="|".join(HOSTS),
+                     help="The agent host whose JSON is on stdin.")
+
+
+@click.group()
+def hook() -> None:
+    """Agent hosts' hooks: handoff at session start, a drift per tool call, reminders."""
+
+
+def _event(kind: str, doc: str) -> click.Command:
+    @hook.command(kind, help=doc)
+    @_HOST
+    def command(host: str) -> None:
+        from gitckpt.hooks import run as hooks
+        from gitckpt.hooks.relay import emit
+
+        if host not in HOSTS:
+            emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOSTS)}")
+            sys.exit(0)
+        hooks.main(host, kind, hooks.read_stdin())
+
+    return command
+
+
+_event("session-start", "Print the active task's handoff as the session's context (or "
+       "nothing).")
+_event("post-tool", "Record a drift attributed to the tool call that just ran, if files "
+       "changed.")
+_event("pre-compact", "Before a compaction: keep a one-line reminder if the step is not saved.")
+_event("stop", "When the agent stops: remind it once to save the step if files changed.")
+
+
+@hook.command("install")
+@click.option("--host", required=True, type=click.Choice(list(HOSTS)),
+              help="The agent host whose project config gets gitckpt's hooks.")
+@click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+@click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
+@pass_ctx
+def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
+    """Write gitckpt's hooks into the host's project config, after showing the diff."""
+    from gitckpt.hooks import install as hook_install
+
+    plan = hook_install.plan(c.root, host)
+    if not plan.changed:
+        result = plan
+    elif dry_run:
+        result = plan
+    else:
+        if not c.json:
+            echo(plan.diff())
+        if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
+                f"Write {plan.path}?", default=True, err=True):
+            raise click.Abort()
+        result = hook_install.write(plan)
+    if c.json:
+        from gitckpt.engine.notes import json_text
+
+        echo(json_text(result.to_dict()) + "\n")
+        return
+    if not plan.changed:
+        echo(f"{plan.path} has gitckpt's hooks already.\n")
+    elif dry_run:
+        echo(plan.diff())
+        echo(f"(dry run: {plan.path} not written)\n", err=True)
+    else:
+        echo(f"Wrote {plan.path}.\n{_after(host)}")
+
+
+def _after(host: str) -> str:
+    notes = {
+        "codex": "Codex runs new hooks only once you trust them: open /hooks in Codex.\n",
+        "gemini": "Gemini CLI asks before it runs new project hooks; hooks are on unless "
+                  "hooksConfig.enabled is false.\n",
+        "windsurf": "Windsurf has no session or compaction hooks: only tool calls are "
+                    "attributed; resume with ckpt_resume.\n",
+    }
+    return notes.get(host, "")

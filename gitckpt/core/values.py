@@ -1,0 +1,97 @@
+"""The values every layer passes around: a left-out file, a snapshot, the changes between two
+trees, where the user's repository stood, and the name of a workspace's store folder.
+Nothing here reads or writes anything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gitckpt.core.ids import ObjectId
+from gitckpt.safety.scope import Reason
+
+#: Told each workspace path a scan reads (a progress report).
+Progress = Callable[[str], None]
+
+POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An existing file a snapshot left out; its content was never read."""
+
+    path: str
+    reason: Reason
+    size: int | None = None
+    mtime: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The tree of the whole in-scope workspace at one moment, plus what was left out."""
+
+    tree: ObjectId
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Workspace-relative paths that differ between two trees."""
+
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.deleted)
+
+    def paths(self) -> list[str]:
+        return sorted({*self.added, *self.modified, *self.deleted})
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"added": list(self.added), "modified": list(self.modified),
+                "deleted": list(self.deleted)}
+
+
+@dataclass(frozen=True)
+class GitState:
+    """Where the user's repository stood (git stores only)."""
+
+    head: str | None
+    branch: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"head": self.head, "branch": self.branch}
+
+
+@dataclass(frozen=True)
+class RestoreMarker:
+    """A restore in progress, left in the state folder before the first file changes and
+    removed after the last: if it outlives its apply, the files may be half-restored, and
+    restoring `safety` undoes what was done (restoring `target` finishes it)."""
+
+    task: str | None
+    target: str
+    label: str
+    safety: str
+    revert: str | None = None  # a revert's target spec: rerunning it finishes the revert
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "target": self.target, "label": self.label,
+                "safety": self.safety, "revert": self.revert}
+
+    @classmethod
+    def from_dict(cls, data: object) -> RestoreMarker | None:
+        """The marker in `data` (read from a file: anything), or None if it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("safety"), str):
+            return None
+        task = data.get("task")
+        revert = data.get("revert")
+        return cls(task if isinstance(task, str) else None, str(data.get("target") or ""),
+                   str(data.get("label") or "an earlier state"), data["safety"],
+                   revert if isinstance(revert, str) else None)
+

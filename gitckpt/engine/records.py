@@ -1,0 +1,183 @@
+"""What a timeline hands out: step records, task listings, save and drift results, and the
+commit messages humans read in `git log`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.values import Changes, GitState, Skipped
+from gitckpt.engine.notes import Note, PlanItem
+from gitckpt.safety.redact import clean
+
+
+def rfc3339(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str | None) -> float | None:
+    """Seconds since the epoch of an ISO 8601 time (`Z` or an offset; none means UTC), or
+    None if `text` is not one."""
+    try:
+        t = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One commit of a timeline (a step or a drift): its commit, tree, note and parents."""
+
+    commit: ObjectId
+    tree: ObjectId
+    note: Note
+    parents: tuple[ObjectId, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return self.note.step
+
+    def to_dict(self) -> dict:
+        n = self.note
+        return {"step": n.step, "commit": self.commit, "kind": n.kind, "title": n.title,
+                "conclusion": n.conclusion, "next": n.next, "created_at": n.created_at,
+                "verified": n.verified, "open_questions": n.open_questions,
+                "decisions": n.decisions, "closed": n.closed, "changes": n.changes,
+                "trigger": n.trigger, "partial": n.partial, "target": n.target,
+                "safety": n.safety}
+
+    @property
+    def changed(self) -> Changes:
+        """What this commit changed against the one before it (its note's `changes`)."""
+        c = self.note.changes
+        return Changes(tuple(c.get("added", ())), tuple(c.get("modified", ())),
+                       tuple(c.get("deleted", ())))
+
+    @property
+    def left_out(self) -> tuple[Skipped, ...]:
+        """The files this commit's snapshot left out (its note's `skipped`)."""
+        return tuple(Skipped(s["path"], s["reason"], s.get("size"), s.get("mtime"))
+                     for s in self.note.skipped)
+
+    @property
+    def git_then(self) -> GitState | None:
+        """Where the user's repository stood when this commit was made (git stores)."""
+        g = self.note.git
+        return GitState(g.get("head"), g.get("branch")) if g else None
+
+    @property
+    def label(self) -> str:
+        """How humans name this commit: `step 2`, `drift 1a2b3c4`, `restore 1a2b3c4`."""
+        n = self.note
+        if n.kind in ("init", "step"):
+            return f"step {n.step}"
+        kind = "safety copy" if n.trigger == "pre_restore" else n.kind
+        return f"{kind} {self.commit[:7]}"
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task as listed: metadata from its step-0 note, state from its head."""
+
+    id: TaskId
+    meta: Note
+    head: StepRecord
+    status: str  # active | suspended | closed
+    last_activity: str = ""  # the newest step's or drift's time
+
+    def to_dict(self) -> dict:
+        return {"task": self.id, "name": self.meta.name, "goal": self.meta.goal,
+                "status": self.status, "steps": self.head.n, "head": self.head.commit,
+                "last_activity": self.last_activity or self.head.note.created_at,
+                "workspace": self.meta.workspace}
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    task: TaskId
+    step: int
+    commit: ObjectId
+    tree: ObjectId
+    idempotent: bool
+    closed: bool
+    changes: Changes
+    skipped: list[dict]
+    redacted: int
+    plan: list[PlanItem] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "step": self.step, "commit": self.commit, "tree": self.tree,
+                "idempotent": self.idempotent, "closed": self.closed,
+                "changes": self.changes.to_dict(), "skipped": self.skipped,
+                "redacted": self.redacted, "plan": [vars(p) for p in self.plan]}
+
+
+def line(text: str) -> str:
+    """One line of a commit message: free text cannot forge a `Task:` line."""
+    return clean(text, one_line=True)
+
+
+def step_message(task: TaskId, note: Note) -> str:
+    lines = [f"step {note.step}: {line(note.title)}", ""]
+    body = [f"Conclusion: {line(note.conclusion)}" if note.conclusion else "",
+            f"Next: {line(note.next)}" if note.next else ""]
+    body += [f"Verified: {line(v)}" for v in note.verified]
+    body = [b for b in body if b]
+    if body:
+        lines += [*body, ""]
+    if note.closed:
+        lines += ["Closed: the task is finished.", ""]
+    lines.append(f"Task: {task}")
+    return "\n".join(lines) + "\n"
+
+
+
+@dataclass(frozen=True)
+class DriftResult:
+    """A capture: `recorded` is False when nothing changed since the tip."""
+
+    task: TaskId
+    recorded: bool
+    commit: ObjectId
+    tree: ObjectId
+    after_step: int
+    trigger: str
+    partial: bool
+    changes: Changes
+    skipped: list[dict]
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "recorded": self.recorded, "commit": self.commit,
+                "tree": self.tree, "after_step": self.after_step, "trigger": self.trigger,
+                "partial": self.partial, "changes": self.changes.to_dict(),
+                "skipped": self.skipped}
+
+
+def drift_message(task: TaskId, note: Note, changes: Changes, shown: int = 3) -> str:
+    paths = changes.paths()
+    names = ", ".join(line(p) for p in paths[:shown]) + (", ..." if len(paths) > shown else "")
+    count = f"{len(paths)} file{'' if len(paths) == 1 else 's'}"
+    what = f"{count} ({names})" if paths else "no changes"
+    if note.trigger == "pre_restore":
+        what = f"safety copy before a restore, {what}"
+    by = ""
+    if note.tool:  # the host's tool call that made the change; the message is redacted
+        command = note.tool.get("command")
+        by = f"\nTool: {line(note.tool.get('name', '?'))}" + (f": {line(command)}" if command
+                                                             else "")
+    return (f"drift: {what}\n\nAfter step {note.step}; trigger: {note.trigger}"
+            f"{' (partial)' if note.partial else ''}{by}\n\nTask: {task}\n")
+
+
+def restore_message(task: TaskId, label: str, safety: ObjectId, changes: Changes) -> str:
+    return (f"restore: {line(label)} (safety copy {safety[:7]})\n\n"
+            f"{len(changes.paths())} files changed; restore {safety[:7]} to undo.\n\n"
+            f"Task: {task}\n")
+
+
+def revert_message(task: TaskId, label: str, safety: ObjectId, changes: Changes) -> str:
+    return (f"revert: {line(label)} (safety copy {safety[:7]})\n\n"
+            f"{len(changes.paths())} files changed; restore {safety[:7]} to undo.\n\n"
+            f"Task: {task}\n")

@@ -1,0 +1,390 @@
+"""Revert: undo what one step or drift (or a run of them) changed and keep every change made
+since, by libgit2's three-way merge per file, previewed like a restore and applied through
+restore's safe writes, after the same safety copy.
+
+The change to undo is tree(first's parent) -> tree(last). It is merged onto the live
+in-scope workspace with base = tree(last), ours = the live workspace, theirs = tree(first's
+parent), renames found as git finds them. The merged tree becomes the target of a restore
+plan, so everything restore refuses to touch (left-out files, nested repositories, the
+store) a revert leaves alone too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+
+from gitckpt.core.errors import GitckptError, InvalidArgument
+from gitckpt.core.hints import Arg, call
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import Mode, apply_changes, in_filter
+from gitckpt.core.values import Snapshot
+from gitckpt.engine.records import StepRecord
+from gitckpt.engine.restore import (
+    Plan,
+    check_obstacles,
+    check_plan_id,
+    check_reach,
+    mark,
+    plan_for,
+    unmark,
+    write_plan,
+)
+from gitckpt.engine.targets import Target, resolve_target
+from gitckpt.engine.timeline import Timeline
+from gitckpt.engine.workfs import Workdir
+from gitckpt.store.base import Store
+
+CHOICES = ("markers", "ours", "theirs")
+_BINARY_PROBE = 8000  # bytes git looks at for a NUL
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A file whose change to undo overlaps a change made since."""
+
+    path: str
+    binary: bool
+    text: str | None = None  # the file with git-style conflict markers (None: not merged)
+    why: str = "content"  # content | binary | modify/delete | rename | file/folder
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "binary": self.binary, "why": self.why}
+
+
+@dataclass(frozen=True)
+class RevertPlan:
+    """What undoing first..last does to the workspace now."""
+
+    first: Target
+    last: Target
+    before: ObjectId  # tree of first's parent: what the change started from
+    after: ObjectId   # tree of last: what the change made
+    plan: Plan        # the restore plan from the live workspace to the merged tree
+    conflicts: tuple[Conflict, ...]
+    already: tuple[str, ...]  # paths whose change the workspace already lacks
+    choice: str | None
+
+    @property
+    def id(self) -> str:
+        h = hashlib.sha256(f"revert\0{self.first.commit}\0{self.last.commit}\0{self.choice}\0"
+                           f"{self.plan.id}\0".encode())
+        for c in self.conflicts:
+            h.update(f"{c.path}\0".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        if self.first.commit == self.last.commit:
+            return self.first.label
+        return f"{self.first.label}..{self.last.label}"
+
+    def to_dict(self) -> dict:
+        d = self.plan.to_dict()
+        conflicted = {c.path for c in self.conflicts}
+        for kind in ("create", "modify", "delete", "mode"):  # a conflict is listed as one
+            d[kind] = [p for p in d[kind] if p not in conflicted]
+        d.update(plan_id=self.id, target=self.first.to_dict(), last=self.last.to_dict(),
+                 label=self.label, conflicts=[c.to_dict() for c in self.conflicts],
+                 already=list(self.already), choice=self.choice)
+        d["counts"] = {**d["counts"], **{k: len(d[k]) for k in ("create", "modify", "delete",
+                                                                "mode")},
+                       "conflict": len(self.conflicts), "already": len(self.already)}
+        return d
+
+
+class Conflicts(GitckptError):
+    """An apply of a revert some of whose files conflict, with no choice for them."""
+
+    code = "conflicts"
+
+
+def span(tl: Timeline, spec: str, task: str | None) -> tuple[Target, Target]:
+    """The first and last commit `spec` names: one target, or `A..B` (consecutive steps, or
+    drifts of one chain), B descending from A by first parents."""
+    a, sep, b = spec.partition("..")
+    first = resolve_target(tl, a, task)
+    last = resolve_target(tl, b, task or first.task) if sep else first
+    if last.task != first.task:
+        raise InvalidArgument(f"{a} and {b} belong to different tasks.",
+                              "Revert a range of one task.")
+    record, walked = last.record, 0
+    while record.commit != first.commit:
+        if not record.parents or record.note.kind == "init" or walked > 100_000:
+            raise InvalidArgument(f"{first.label} does not come before {last.label} on one "
+                                  "line of the timeline.",
+                                  "Name the older first: A..B, both steps or both drifts of "
+                                  "one chain.")
+        record, walked = tl.record(record.parents[0]), walked + 1
+    if first.record.note.kind == "init" or not first.record.parents:
+        raise InvalidArgument("Step 0 is the task's starting point: it changed nothing to undo.",
+                              "Revert a later step, or restore step 0 instead: {0}.",
+                              [call("restore", target="0")])
+    return first, last
+
+
+def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
+            paths: tuple[str, ...], choice: str | None) -> RevertPlan:
+    """The revert plan; pure but for the objects it writes (merged files and trees)."""
+    import pygit2
+
+    store = tl.store
+    before = tl.record(first.record.parents[0]).tree
+    after = last.tree
+    repo = store.repository()
+    # With a paths filter, no rename detection: a rename split by the filter would delete
+    # one side and never write the other; without it, that file is a modify/delete conflict.
+    flags = pygit2.enums.MergeFlag.FIND_RENAMES if not paths else pygit2.enums.MergeFlag(0)
+    index = repo.merge_trees(after, live.tree, before, flags=flags)
+    only = tuple(p.encode("utf-8", "surrogateescape") for p in paths)
+    left_out = {s.path for s in live.skipped}
+    ignored = store.ignore_check()
+    conflicts: list[Conflict] = []
+    untouchable: list[tuple[str, str]] = []
+    resolved: list[tuple[str, tuple[int, ObjectId] | None]] = []
+    for anc, ours, theirs in list(index.conflicts or ()):
+        entry = ours or theirs or anc
+        path = entry.path
+        keep = (int(ours.mode), ObjectId(str(ours.id))) if ours is not None else None
+        if not in_filter(path.encode("utf-8", "surrogateescape"), only):
+            resolved.append((path, keep))  # outside the revert: the workspace as it is
+            continue
+        why = (scope.excluded(path) or ("ignored" if ignored(path) else None)
+               or ("left out now" if _under(path, left_out) else None))
+        if why is not None:
+            untouchable.append((path, f"left out now ({why})"))
+            resolved.append((path, keep))
+            continue
+        kind = _kind(repo, anc, ours, theirs)
+        text = _merged_text(repo, anc, ours, theirs, f"before {first.label}") \
+            if kind == "content" else None
+        if kind == "content" and text is None:
+            kind = "binary"  # not UTF-8: never merged
+        conflicts.append(Conflict(path, kind == "binary", text, kind))
+        if choice == "markers" and text is not None:
+            blob = repo.create_blob(text.encode("utf-8", "surrogateescape"))  # libgit2's own
+            # the mode merges on its own, as git merges it: the step's change of it undone
+            # unless the workspace changed it since
+            mode = int(theirs.mode) if anc is not None and ours.mode == anc.mode \
+                else int(ours.mode)
+            resolved.append((path, (mode, ObjectId(str(blob)))))
+        elif choice == "theirs":
+            resolved.append((path, (int(theirs.mode), ObjectId(str(theirs.id)))
+                             if theirs is not None else None))
+        else:
+            # ours, no choice yet (an apply refuses), or markers for a conflict that has no
+            # text to mark (binary, modify/delete, rename, file/folder): the workspace's file
+            # stays, as git revert leaves it, and nothing made since is lost
+            resolved.append((path, keep))
+    for path, _ in resolved:
+        del index.conflicts[path]
+    for path, content in resolved:
+        if content is None:
+            if path in index:
+                index.remove(path)
+        else:
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=content[1]), content[0]))
+    merged = ObjectId(str(index.write_tree(repo)))
+    record = StepRecord(last.commit, merged, replace(last.record.note, skipped=[]),
+                        last.record.parents)
+    plan = plan_for(store, Target(last.task, record), live, scope, paths)
+    acted = {a.name for a in plan.actions}
+    conflicted = {c.path for c in conflicts}
+    undo = store.diff_trees(after, before).paths()
+    already = tuple(p for p in undo if p not in acted and p not in conflicted
+                    and in_filter(p.encode("utf-8", "surrogateescape"), only)
+                    and _entry(store, live.tree, p) == _entry(store, before, p))
+    if untouchable:
+        plan = replace(plan, unrestorable=tuple(sorted({*plan.unrestorable, *untouchable})))
+    return RevertPlan(first, last, before, after, plan, tuple(conflicts), already, choice)
+
+
+def _under(path: str, roots: set[str]) -> bool:
+    while path:
+        if path in roots:
+            return True
+        path = path.rpartition("/")[0]
+    return False
+
+
+def _entry(store: Store, tree: ObjectId, path: str) -> tuple[int, str] | None:
+    for part in path.split("/")[:-1]:
+        found = next((e for e in store.read_tree(tree) if e.name == part.encode(
+            "utf-8", "surrogateescape") and e.mode == Mode.TREE), None)
+        if found is None:
+            return None
+        tree = found.id
+    name = path.rpartition("/")[2].encode("utf-8", "surrogateescape")
+    e = next((e for e in store.read_tree(tree) if e.name == name), None)
+    return (int(e.mode), e.id) if e is not None else None
+
+
+def _kind(repo, anc, ours, theirs) -> str:
+    """What kind of conflict libgit2 left: a file's content (mergeable as text), a binary
+    file, a file deleted on one side, a rename, or a file against a folder."""
+    sides = [e for e in (anc, ours, theirs) if e is not None]
+    if ours is None or theirs is None:
+        return "modify/delete"
+    if len({e.path for e in sides}) > 1:
+        return "rename"
+    for e in sides:
+        if int(e.mode) not in (Mode.FILE, Mode.EXECUTABLE):
+            return "file/folder" if int(e.mode) in (Mode.TREE, Mode.GITLINK) else "binary"
+        if b"\0" in repo[e.id].data[:_BINARY_PROBE]:
+            return "binary"
+    return "content"
+
+
+def _merged_text(repo, anc, ours, theirs, label: str) -> str | None:
+    """The file merged with git-style markers, or None if it is not UTF-8 (never merged)."""
+    try:
+        text = repo.merge_file_from_index(anc, ours, theirs).contents
+    except UnicodeDecodeError:
+        return None
+    # libgit2 labels both sides with the path; say which side is which, as git revert does
+    text = re.sub(rf"^<<<<<<< {re.escape(ours.path)}(\r?)$", r"<<<<<<< workspace\1", text,
+                  flags=re.M)
+    return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
+                  lambda m: f">>>>>>> {label}{m.group(1)}", text, flags=re.M)
+
+
+def preview(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...],
+            choice: str | None) -> RevertPlan:
+    store = tl.store
+    _, meta = tl.open_task(first.task)
+    scope = tl.scope(meta)
+    live = store.snapshot(scope, update_cache=False, exact=True)
+    rp = compute(tl, first, last, live, scope, paths, choice)
+    with Workdir(str(store.root)) as wd:
+        return replace(rp, plan=check_obstacles(rp.plan, wd))
+
+
+@dataclass(frozen=True)
+class RevertOutcome:
+    plan: RevertPlan
+    safety: StepRecord | None
+    commit: ObjectId | None
+    blocked: tuple[tuple[str, str], ...]
+
+
+def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = (),
+          expect: str | None = None, choice: str | None = None, confirmed: bool = False
+          ) -> RevertOutcome:
+    """Snapshot, merge, take the safety copy, write, and record the revert, under the lock.
+    A refused apply (a closed task, a changed plan, conflicts without a choice, a reach not
+    confirmed) has written nothing: no object, no stat cache, no ref, no note."""
+    if expect is not None:
+        check_plan_id(expect)
+    check_choice(choice)
+    store = tl.store
+    with store.lock():
+        head, meta = tl.writable(first.task)
+        scope = tl.scope(meta)
+        with Workdir(str(store.root)) as wd:
+            # Up to the last refusal nothing is written, no object and no stat cache: the
+            # snapshot's and the merge's objects are held, and published once it goes ahead.
+            with store.staging() as publish:
+                live = store.snapshot(scope, exact=True)
+                rp = compute(tl, first, last, live, scope, paths, choice)
+                rp = replace(rp, plan=check_obstacles(rp.plan, wd))
+                _refuse(rp, expect, choice)
+                plan = rp.plan
+                if not plan.actions:
+                    return RevertOutcome(rp, None, None, ())
+                check_reach(store, plan, confirmed, "revert")
+                publish()
+            drift = tl.record_drift(first.task, head, live, "pre_restore", always=True)
+            safety = tl.record(drift.commit)
+            # a killed revert is reported with its safety copy (undo) and its own command
+            # (finish: the merged tree is no commit a restore could finish with)
+            spec = first.commit[:12] if first.commit == last.commit else \
+                f"{first.commit[:12]}..{last.commit[:12]}"
+            mark(tl, first, safety.commit, spec)
+            applied = write_plan(plan, wd, store.checkout_blob)
+            store.forget_scans()
+        changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
+                   for a in applied.done}
+        tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
+        commit = tl.record_revert(first.task, safety, tree, rp.first.record, rp.last.record,
+                                  choice, [c.path for c in rp.conflicts])
+        unmark(tl)
+    return RevertOutcome(rp, safety, commit, tuple(applied.blocked))
+
+
+def _refuse(rp: RevertPlan, expect: str | None, choice: str | None) -> None:
+    """RevertChanged or Conflicts when the apply of `rp` must not go ahead."""
+    if expect is not None and rp.id != expect:
+        raise RevertChanged(rp, expect)
+    if rp.conflicts and choice is None:
+        raise Conflicts(
+            f"Reverting {rp.label} conflicts in {len(rp.conflicts)} file(s): "
+            f"{', '.join(c.path for c in rp.conflicts[:10])}; nothing was changed.",
+            "Choose for them: {0} (git-style markers), {1} (leave them as they are) "
+            "or {2} (take the version from before the change).",
+            [Arg("conflicts", "markers"), Arg("conflicts", "ours"), Arg("conflicts", "theirs")])
+
+
+class RevertChanged(GitckptError):
+    """The revert an apply would carry out is not the one its caller approved."""
+
+    code = "plan_changed"
+
+    def __init__(self, rp: RevertPlan, expected: str) -> None:
+        super().__init__(
+            f"The workspace changed since the preview: reverting {rp.label} now means "
+            f"{rp.plan.summary()} (plan {rp.id}, not {expected}); nothing was changed.",
+            "Read the new plan; apply it with {0}.",
+            [call("revert", target=rp.first.commit[:12] if rp.first == rp.last else
+                  f"{rp.first.commit[:12]}..{rp.last.commit[:12]}", apply=True, expect=rp.id,
+                  paths=list(rp.plan.paths) or None)])
+        self.plan = rp
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    """A revert preview (`applied` False) or what an apply did; `safety` undoes it."""
+
+    plan: RevertPlan
+    applied: bool
+    workspace: str = ""
+    safety: ObjectId | None = None
+    commit: ObjectId | None = None
+    blocked: tuple[tuple[str, str], ...] = ()
+    patch: str | None = None
+    needs_confirm: bool = False
+
+    def to_dict(self) -> dict:
+        d = self.plan.to_dict()
+        d.update(workspace=self.workspace, applied=self.applied, safety=self.safety,
+                 commit=self.commit, needs_confirm=self.needs_confirm,
+                 blocked=[{"path": p, "reason": r} for p, r in self.blocked],
+                 patch=self.patch)
+        return d
+
+
+def check_choice(choice: str | None) -> str | None:
+    if choice is not None and choice not in CHOICES:
+        raise InvalidArgument(f"{choice!r} is not a way to settle conflicts.",
+                              f"Choose one of {', '.join(CHOICES)}: {{0}}.",
+                              [Arg("conflicts", "markers")])
+    return choice
+
+
+def patch_text(tl: Timeline, rp: RevertPlan, first: Target, last: Target,
+               paths: tuple[str, ...]) -> str:
+    """The preview as a unified diff of the workspace now to the workspace reverted, with
+    conflicting files shown as git shows them: their hunks between conflict markers."""
+    from gitckpt.engine import patch as patching
+
+    store = tl.store
+    if rp.conflicts and rp.choice is None:
+        _, meta = tl.open_task(first.task)
+        scope = tl.scope(meta)
+        live = store.snapshot(scope, update_cache=False, exact=True)
+        rp = compute(tl, first, last, live, scope, paths, "markers")
+    target = rp.plan.target.tree
+    changed = tuple(a.name for a in rp.plan.actions)
+    pairs = patching.file_diffs(store.read_tree, store.read_blob, rp.plan.live_tree, target,
+                                changed)
+    return "".join(patching.unified(d, a, b) for d, a, b in pairs) if changed else ""

@@ -1,0 +1,157 @@
+"""`gitckpt hook install --host NAME`: gitckpt's hooks merged into a host's project config,
+shown as a diff before anything is written; every other key and hook in the file is kept."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitckpt.core import json_input
+from gitckpt.core.errors import InvalidArgument, WorkspaceError
+from gitckpt.hooks.hosts import HOSTS
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    host: str
+    path: Path
+    old: str  # "" for a new file
+    new: str
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    def diff(self) -> str:
+        name = HOSTS[self.host].config  # relative to the project, as git names files
+        return "".join(difflib.unified_diff(
+            self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
+            "/dev/null" if not self.old else f"a/{name}", f"b/{name}"))
+
+    def to_dict(self) -> dict:
+        return {"host": self.host, "path": str(self.path), "changed": self.changed,
+                "written": self.written, "diff": self.diff()}
+
+
+def project_root(folder: str | Path) -> Path:
+    """The project a host's config belongs to: the git work tree `folder` is in, else the
+    folder itself."""
+    start = Path(folder).resolve()
+    if not start.is_dir():
+        raise WorkspaceError(f"{folder} is not a folder.", "Pass an existing folder with -C.")
+    for d in (start, *start.parents):
+        if (d / ".git").exists():
+            return d
+    return start
+
+
+def plan(folder: str | Path, host: str) -> InstallPlan:
+    """What `install` would write; nothing is changed. A file gitckpt cannot merge without
+    losing something of the user's is refused, untouched."""
+    spec = HOSTS.get(host)
+    if spec is None:
+        raise InvalidArgument(f"No host {host!r}.", f"Use one of: {', '.join(HOSTS)}.")
+    root = project_root(folder)
+    path = root / spec.config
+    _no_links(root, spec.config)
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"Cannot read {path}: {e}.",
+                              "Fix the file's permissions or encoding, then run again.") from e
+    config = _parse(old, path) if old.strip() else {}
+    _check_hooks(config, path)
+    new = json.dumps(spec.merged(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if old and _parse(old, path) == json.loads(new):
+        new = old  # the same hooks already: keep the user's formatting
+    return InstallPlan(host, path, old, new)
+
+
+_BY_HAND = "Fix the file by hand, or merge the --dry-run snippet yourself."
+
+
+def _parse(text: str, path: Path) -> dict:
+    """The config as JSON that round-trips: no duplicate keys (one would be lost), no
+    number JSON cannot write back (1e400, NaN)."""
+    def pairs(items: list) -> dict:
+        keys = [k for k, _ in items]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise InvalidArgument(f"{path} has the key {dup!r} twice; merging would lose one.",
+                                  _BY_HAND)
+        return dict(items)
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise InvalidArgument(f"{path} holds the number {text}, which JSON cannot write "
+                                  "back.", _BY_HAND)
+        return value
+
+    def constant(text: str) -> float:
+        raise InvalidArgument(f"{path} holds {text}, which is not JSON.", _BY_HAND)
+
+    try:
+        config = json_input.loads(text, object_pairs_hook=pairs, parse_float=number,
+                                  parse_int=lambda t: number(t) if len(t) > 300 else int(t),
+                                  parse_constant=constant)
+    except (ValueError, RecursionError) as e:
+        raise InvalidArgument(f"{path} is not valid JSON ({e}).", _BY_HAND) from e
+    if not isinstance(config, dict):
+        raise InvalidArgument(f"{path} does not hold a JSON object.", _BY_HAND)
+    return config
+
+
+def _check_hooks(config: dict, path: Path) -> None:
+    """`hooks` is an object of lists, as every host documents it; anything else is refused
+    rather than replaced."""
+    hooks = config.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise InvalidArgument(f"{path}: \"hooks\" is not an object of events.", _BY_HAND)
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise InvalidArgument(f"{path}: the hooks of {event} are not a list.", _BY_HAND)
+
+
+def _no_links(root: Path, rel: str) -> None:
+    """The config file and the folders down to it are the project's own: a symbolic link
+    would have the merge read or write somewhere else."""
+    at = root
+    for part in Path(rel).parts:
+        at = at / part
+        if at.is_symlink():
+            raise InvalidArgument(f"{at} is a symbolic link; gitckpt writes only the "
+                                  "project's own file.",
+                                  "Merge the --dry-run snippet into the file it points to "
+                                  "yourself.")
+
+
+def write(p: InstallPlan) -> InstallPlan:
+    """Write the plan's file (atomically: a temporary file renamed over it)."""
+    if not p.changed:
+        return p
+    p.path.parent.mkdir(parents=True, exist_ok=True)
+    mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=p.path.parent, prefix=f".{p.path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(p.new)
+        os.chmod(tmp, mode)
+        os.replace(tmp, p.path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return InstallPlan(p.host, p.path, p.old, p.new, written=True)

@@ -1,0 +1,209 @@
+"""The agent hosts' front end: one hook event (the host's JSON on stdin) becomes a handoff, an
+attributed drift or a one-line reminder; stdout carries only what the host reads, and no error
+of ours ever fails the host (exit 0 and a log line).
+
+Each host's event names and fields are in `gitckpt.hook_hosts`; this module knows only the four
+moments: a session starts (or is resumed, cleared or compacted), a tool that changes files has
+run, the context is about to be compacted, the agent is about to stop.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from gitckpt.core import json_input
+from gitckpt.hooks.hosts import HOSTS, Event, Host
+from gitckpt.hooks.relay import EVENTS, emit
+
+__all__ = ["EVENTS", "main", "run", "serve"]
+
+#: A hook gives up on a busy store after this long: the change is then the next boundary's.
+LOCK_WAIT = 1.0
+#: The longest shell command a drift's note keeps (redacted first, then cut).
+COMMAND_CHARS = 2000
+#: State-file names: the last tip a stop reminder named, and a reminder kept for the session
+#: that follows a compaction (PreCompact has no channel to the agent; SessionStart has).
+REMINDED = "hook-reminded"
+AFTER_COMPACT = "hook-after-compact"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one hook run did: `stdout` for the host, `log` a line for the log file."""
+
+    stdout: str = ""
+    log: str = ""
+
+
+def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
+    """One hook event (`here`: the hook's own working folder). Never raises: any failure is
+    an empty stdout and a log line."""
+    try:
+        host = HOSTS[host_name]
+        if kind not in host.events:
+            return Outcome(log=f"{host.title} has no {kind} hook; nothing done")
+        try:
+            data = json_input.loads(raw) if raw.strip() else None
+        except ValueError as e:
+            return Outcome(log=f"the host's input is not JSON ({e}); nothing done")
+        except RecursionError:
+            return Outcome(log="the host's input is nested too deep to be read; nothing done")
+        if not isinstance(data, dict):
+            return Outcome(log="the host's input is not a JSON object; nothing done")
+        event = host.event(kind, data, here)
+        if event.cwd is None:
+            return Outcome(log="the host's input names no folder (cwd); nothing done")
+        if not os.path.isdir(event.cwd):
+            return Outcome(log=f"{event.cwd} is not a folder; nothing done")
+        from gitckpt.service import api as service
+
+        with service.one_call(event.cwd, boundary=False):  # the workspace opened once
+            return _ACTIONS[kind](host, event)
+    except Exception as e:  # the host's session goes on whatever happened here
+        from gitckpt.core.errors import GitckptError
+
+        if isinstance(e, GitckptError):
+            return Outcome(log=f"{e.message}{f' ({e.hint})' if e.hint else ''}")
+        if isinstance(e, OSError):  # a read-only or vanished store or workspace
+            return Outcome(log=f"cannot use the store or the workspace: {e}")
+        import traceback
+
+        from gitckpt.store.logs import write_crash
+
+        where = write_crash(f"--- gitckpt hook {host_name} {kind}\n{traceback.format_exc()}")
+        return Outcome(log=f"internal error ({type(e).__name__}: {e}); details: {where}")
+
+
+def _session_start(host: Host, event: Event) -> Outcome:
+    from gitckpt.service import api as service
+
+    if service.active(event.cwd) is None:
+        return Outcome(log=f"no active task at {event.cwd}")
+    result = service.resume(event.cwd, voice="mcp")
+    state = _state(event.cwd)
+    before = state.read(AFTER_COMPACT) if state is not None else None
+    head = ("gitckpt: the task below was in progress in this workspace; its handoff (as "
+            "ckpt_resume gives it) follows. Go on from it, and save each finished step.\n\n")
+    text = head + result.text
+    if before:
+        state.remove(AFTER_COMPACT)
+        if event.source == "compact":  # PreCompact's reminder, said where the agent hears it
+            text = before.decode("utf-8", "replace") + "\n\n" + text
+    return Outcome(host.context("session-start", text),
+                   f"session {event.source or 'start'}: handoff of {result.info.id}")
+
+
+def _post_tool(host: Host, event: Event) -> Outcome:
+    from gitckpt.service import api as service
+
+    if not host.changes_files(event.tool):
+        return Outcome(log=f"{event.tool} does not change files; nothing done")
+    if service.active(event.cwd) is None:
+        return Outcome(log=f"no active task at {event.cwd}")
+    tool = {"name": event.tool or "?", "host": host.name}
+    if event.session:
+        tool["session"] = event.session
+    if event.command:  # redacted before it is cut: a cut can hide a secret from the rules
+        from gitckpt.safety.redact import redact
+
+        tool["command"] = redact(event.command)[0][:COMMAND_CHARS]
+    start = time.monotonic()
+    d = service.capture(event.cwd, trigger="tool", tool=tool, lock_timeout=LOCK_WAIT)
+    took = f"{(time.monotonic() - start) * 1000:.0f} ms"
+    if not d.recorded:
+        return Outcome(log=f"{event.tool}: no files changed ({took})")
+    return Outcome(host.post_tool_output(),
+                   f"{event.tool}: drift {d.commit[:7]}, {len(d.changes.paths())} paths ({took})")
+
+
+def _reminder(kind: str):
+    def act(host: Host, event: Event) -> Outcome:
+        from gitckpt.service import api as service
+
+        if service.active(event.cwd) is None:
+            return Outcome(log=f"no active task at {event.cwd}")
+        p = service.pending(event.cwd, trigger="stop" if kind == "stop" else "pre_compact",
+                            lock_timeout=LOCK_WAIT)
+        if not p.changed:
+            return Outcome(log=f"{kind}: nothing unsaved since step {p.step}")
+        files = f"{p.changed} file{'' if p.changed == 1 else 's'}"
+        line = (f"gitckpt: {files} changed since step {p.step} ({p.title!r}) and are not saved "
+                f"as a step; if that work is finished, save it with ckpt_save (title, "
+                f"conclusion, next).")
+        state = _state(event.cwd)
+        if kind == "pre-compact":
+            if state is not None:  # said after the compaction, by session-start
+                state.write(AFTER_COMPACT, line.encode())
+            return Outcome(host.remind(kind, line), f"pre-compact: {files} unsaved")
+        if event.stop_active:
+            return Outcome(log="stop: the agent is already continuing for a hook; not again")
+        said = state.read(REMINDED) if state is not None else None
+        if said == p.tip.encode():
+            return Outcome(log=f"stop: {files} unsaved, already said for this state")
+        if state is not None:
+            state.write(REMINDED, p.tip.encode())
+        return Outcome(host.remind(kind, line), f"stop: reminded, {files} unsaved")
+
+    return act
+
+
+def _state(cwd: str):
+    """The store's state folder (for the hooks' two small files), or None."""
+    from gitckpt.service import api as service
+
+    try:
+        return service.open_timeline(cwd).store.state
+    except Exception:
+        return None
+
+
+_ACTIONS = {"session-start": _session_start, "post-tool": _post_tool,
+            "pre-compact": _reminder("pre-compact"), "stop": _reminder("stop")}
+
+
+def serve(request: dict) -> dict:
+    """A relayed hook (gitckpt.hook_relay), run in a long-lived gitckpt process."""
+    host, kind = request.get("host"), request.get("kind")
+    raw, here = request.get("raw"), request.get("here")
+    if host not in HOSTS or kind not in _ACTIONS or not isinstance(raw, str) \
+            or not isinstance(here, str):
+        return {"refused": "not a hook request"}
+    outcome = run(host, kind, raw, here)
+    return {"stdout": outcome.stdout, "log": outcome.log}
+
+
+def start_relay():
+    """The hooks' relay in a long-lived gitckpt (`mcp`, `watch`): this user's hooks run
+    there, warm. None where it cannot listen (the hooks then run in their own process)."""
+    import logging
+
+    from gitckpt.hooks.relay_server import Relay
+
+    relay = Relay(serve)
+    try:
+        if relay.start():
+            logging.getLogger("gitckpt").info("hook relay at %s", relay.path)
+            return relay
+    except Exception:
+        logging.getLogger("gitckpt").exception("cannot start the hook relay")
+    return None
+
+
+def read_stdin() -> str:
+    """The host's input; "" when stdin is closed or unreadable (the hook then says so)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        return stream.read().decode("utf-8", "replace") if stream is not None else ""
+    except (OSError, ValueError):
+        return ""
+
+
+def main(host_name: str, kind: str, raw: str) -> None:
+    """`gitckpt hook KIND [--host NAME]` after stdin was read (`raw`), in this process: the
+    outcome to stdout, a log line to stderr and the log file; exit 0."""
+    outcome = run(host_name, kind, raw, os.getcwd())
+    emit(outcome.stdout, outcome.log and f"hook {host_name} {kind}: {outcome.log}")
+    sys.exit(0)

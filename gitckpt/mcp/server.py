@@ -1,0 +1,340 @@
+"""The MCP front end: gitckpt's tools over stdio (official `mcp` SDK). Each tool parses its
+arguments, records a boundary drift, calls `service`, and returns the result's `to_dict()`:
+the same object the CLI prints with `--json`. Nothing here writes to stdout.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+from typing import Annotated, Literal
+
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+
+from gitckpt import __version__
+from gitckpt.core import progress as progressing
+from gitckpt.core.errors import GitckptError, NoActiveTask
+from gitckpt.engine.watch import release_memory
+from gitckpt.mcp import text as mcp_text
+from gitckpt.mcp.args import check_calls, lean_schemas
+from gitckpt.mcp.handshake import INSTRUCTIONS, Held, Wire, claim
+from gitckpt.mcp.schemas import (
+    CommandIn,
+    CompressOut,
+    DiffOut,
+    DriftOut,
+    ExportOut,
+    FetchOut,
+    FileIn,
+    ImportOut,
+    InitOut,
+    NewPlanEntry,
+    PlanEntry,
+    PushOut,
+    RestoreOut,
+    ResumeOut,
+    RevertOut,
+    SaveOut,
+    TaskOut,
+    TimelineOut,
+)
+from gitckpt.mcp.text import error_result, printable
+from gitckpt.mcp.wire import Out, Replay
+from gitckpt.mcp.workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
+from gitckpt.service import api as service
+
+log = logging.getLogger("gitckpt.mcp")
+
+# root, task, paths, apply, expect and confirm mean the same in every tool: the server's
+# instructions say it once.
+Root = str | None
+TaskArg = str | None
+Paths = list[str]  # shared, like root and task
+Remote = Annotated[str | None, Field(description="Git remote or URL.")]
+
+
+#: Calls that send or rewrite the workspace: their boundary drift stats every file, since
+#: the watcher's events cannot show everything (see Store.snapshot).
+EXACT = frozenset({service.restore, service.revert, service.export, service.push,
+                   service.import_})
+
+
+def build_server(root: str | None = None) -> MCPServer:
+    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
+    ws = Workspaces(root)
+    server = MCPServer("gitckpt", instructions=INSTRUCTIONS, version=__version__)
+    server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
+
+    async def call(root: str | None, ctx: Context | None, fn, *args, boundary: bool = True,
+                   text, **kwargs) -> CallToolResult:
+        """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
+        The result carries two views: `text(result)`, short and in tool-call terms, and the
+        whole result object as structured content (the CLI's `--json` object)."""
+        try:
+            path = await ws.resolve(root, ctx)
+
+            def report(r: progressing.Report) -> None:
+                # a no-op unless the client sent a progress token with its request
+                try:
+                    anyio.from_thread.run(ctx.report_progress, r.done, r.total, r.message())
+                except Exception:  # progress is a courtesy: the call goes on without it
+                    log.debug("progress not sent", exc_info=True)
+
+            def work() -> dict:
+                with progressing.reporting(report if ctx is not None else None), \
+                        service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT,
+                                         exact=fn in EXACT) as d:
+                    if d is not None and d.recorded:
+                        log.info("boundary drift %s: %d paths", d.commit[:7],
+                                 len(d.changes.paths()))
+                    result = printable(fn(path, *args, **kwargs).to_dict())
+                try:
+                    ws.watch(path)
+                except Exception:  # the call succeeded; a watcher that cannot start is logged
+                    log.exception("cannot start the watcher for %s", path)
+                # A long-lived server gives a call's memory back at once: pygit2's Repository
+                # is a reference cycle (its `branches`), freed only by the cycle collector,
+                # and glibc keeps freed pages. Only the young generations: cheap.
+                gc.collect(1)
+                release_memory()
+                return result
+
+            result = await anyio.to_thread.run_sync(work)
+            return CallToolResult(content=[TextContent(type="text", text=text(result))],
+                                  structured_content=result)
+        except GitckptError as e:
+            return error_result(e)
+        except Exception as e:  # a bug: the agent still gets a result it can read
+            log.exception("tool failed")
+            raise ToolError(f"internal error ({type(e).__name__}: {e}); this is a bug in "
+                            "gitckpt.\nhint: the details are in the server's log (mcp.log "
+                            "in the store's state folder).") from e
+
+    @server.tool()
+    async def ckpt_init(
+            name: Annotated[str, Field(description="Short task name.")],
+            goal: Annotated[str, Field(description="What done looks like.")] = "",
+            constraints: Annotated[str, Field(description="Rules to keep.")] = "",
+            exclude: Annotated[list[str], Field(description=".gitignore patterns to leave "
+                                                            "out.")] = [],  # noqa: B006
+            plan: Annotated[list[NewPlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
+            root: Root = None, ctx: Context | None = None) -> InitOut:
+        """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
+        job of several steps."""
+        return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
+                          exclude=exclude, plan=[p.model_dump() for p in plan], boundary=False,
+                          text=mcp_text.init)
+
+    @server.tool()
+    async def ckpt_save(
+            title: Annotated[str, Field(description="The step, in a few words.")],
+            conclusion: Annotated[str, Field(description="What is now true or learned.")] = "",
+            next: Annotated[str | list[str], Field(description="Next action(s), in order.")]
+            = "",
+            description: Annotated[str, Field(description="Longer notes.")] = "",
+            verified: Annotated[list[str], Field(description="Checks that passed.")] = [],  # noqa: B006
+            commands: Annotated[list[CommandIn], Field(description="Commands run on these "
+                                                                   "files.")] = [],  # noqa: B006
+            files: Annotated[list[FileIn], Field(description="Files that matter.")] = [],  # noqa: B006
+            open_questions: Annotated[list[str], Field(description="Newly open.")] = [],  # noqa: B006
+            answered: Annotated[list[str], Field(description="Questions now answered.")] = [],  # noqa: B006
+            decisions: Annotated[list[str], Field(description="Choices made.")] = [],  # noqa: B006
+            gotchas: Annotated[list[str], Field(description="Traps to remember.")] = [],  # noqa: B006
+            drop: Annotated[list[str], Field(description="Retire decisions, gotchas or "
+                                                         "questions.")] = [],  # noqa: B006
+            plan: Annotated[list[PlanEntry], Field(description="Items to update, by "
+                                                               "text.")] = [],  # noqa: B006
+            close: Annotated[bool, Field(description="Last step: end the task.")] = False,
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> SaveOut:
+        """Save a finished step: a commit of the workspace and what it meant. After every
+        step you could report in one sentence. Decisions, gotchas and questions accumulate
+        until answered or dropped."""
+        return await call(root, ctx, service.save, title, conclusion=conclusion, next=next,
+                          description=description, verified=verified,
+                          commands=[c.model_dump(exclude_none=True) for c in commands],
+                          files=[f.model_dump() for f in files],
+                          open_questions=open_questions, answered=answered,
+                          decisions=decisions, gotchas=gotchas, drop=drop,
+                          plan=[p.model_dump() for p in plan], close=close, task=task,
+                          text=mcp_text.save)
+
+    @server.tool()
+    async def ckpt_resume(task: TaskArg = None,
+                          format: Annotated[Literal["brief", "full"], Field(
+                              description="full: everything, no length limit.")] = "brief",
+                          root: Root = None, ctx: Context | None = None) -> ResumeOut:
+        """The handoff: goal, step, conclusions, next, questions, unsaved files. Read-only."""
+        result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
+                            full=format == "full", text=mcp_text.resume)
+        if not result.is_error or (result.structured_content or {}).get("error") != \
+                NoActiveTask.code:
+            return result
+        # No task yet is a normal answer, not an error: say how to start.
+        text = ("No active task in this workspace. For a job of more than a few steps, start "
+                "one: ckpt_init(name=..., goal=...). Other tasks of this store: "
+                "ckpt_log(all_tasks=true).")
+        return CallToolResult(content=[TextContent(type="text", text=text)],
+                              structured_content={"found": False, "text": text})
+
+    @server.tool()
+    async def ckpt_log(
+            task: TaskArg = None,
+            limit: Annotated[int, Field(ge=1, description="Steps shown.")] = 10,
+            before: Annotated[int | None, Field(ge=1, description="Page: steps older than "
+                                                                  "this.")] = None,
+            step: Annotated[int | None, Field(ge=0, description="One step in full.")] = None,
+            all_tasks: Annotated[bool, Field(description="List the tasks.")] = False,
+            root: Root = None, ctx: Context | None = None) -> TimelineOut:
+        """A task's steps, newest first, one line each. Read-only."""
+        if all_tasks:
+            return await call(root, ctx, service.tasks, text=mcp_text.tasks)
+        return await call(root, ctx, service.log, task=task, limit=limit, before=before,
+                          step=step, text=mcp_text.log if step is None else mcp_text.step)
+
+    @server.tool()
+    async def ckpt_diff(
+            base: Annotated[str, Field(description="Step number, commit id or 'live'.")],
+            target: Annotated[str, Field(description="Default: live.")] = "live",
+            paths: Paths = [],  # noqa: B006
+            patch: Annotated[bool, Field(description="Add the patch.")] = False,
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> DiffOut:
+        """Paths changed between two points, with line counts. Read-only."""
+        return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
+                          task=task, text=mcp_text.diff)
+
+    @server.tool()
+    async def ckpt_restore(
+            target: Annotated[str, Field(description="Step number, head, or commit id.")],
+            apply: bool = False, paths: Paths = [],  # noqa: B006
+            task: TaskArg = None,
+            expect: str | None = None, confirm: bool = False,
+            root: Root = None, ctx: Context | None = None) -> RestoreOut:
+        """Put files back as a step or drift had them; previews unless apply (then a safety
+        copy first)."""
+        return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
+                          task=task, expect=expect, confirm=confirm, text=mcp_text.restore)
+
+    @server.tool()
+    async def ckpt_revert(
+            target: Annotated[str, Field(description="Step, drift id, or A..B.")],
+            apply: bool = False, paths: Paths = [],  # noqa: B006
+            conflicts: Annotated[Literal["markers", "ours", "theirs"] | None,
+                                 Field(description="Settles conflicts.")] = None,
+            task: TaskArg = None, expect: str | None = None, confirm: bool = False,
+            root: Root = None, ctx: Context | None = None) -> RevertOut:
+        """Undo one step's or drift's changes, keeping all later work (3-way merge);
+        previews unless apply."""
+        return await call(root, ctx, service.revert, target, apply=apply, paths=paths,
+                          task=task, expect=expect, conflicts=conflicts, confirm=confirm,
+                          text=mcp_text.revert)
+
+    @server.tool()
+    async def ckpt_capture(task: TaskArg = None, root: Root = None,
+                           ctx: Context | None = None) -> DriftOut:
+        """Record the files now as a drift, e.g. before something risky."""
+        return await call(root, ctx, service.capture, task=task, boundary=False,
+                          text=mcp_text.capture)
+
+    @server.tool()
+    async def ckpt_switch(task: str,
+                          root: Root = None, ctx: Context | None = None) -> TaskOut:
+        """Make a suspended task active; the active one is suspended."""
+        return await call(root, ctx, service.switch, task, text=mcp_text.switch)
+
+    @server.tool()
+    async def ckpt_push(
+            remote: Remote = None, task: TaskArg = None,
+            as_id: Annotated[str | None, Field(description="Push as this id.")] = None,
+            confirm: Annotated[bool, Field(description="First push there.")] = False,
+            root: Root = None, ctx: Context | None = None) -> PushOut:
+        """Push a task's checkpoints to a git remote."""
+        return await call(root, ctx, service.push, remote, task=task, as_id=as_id,
+                          confirm=confirm, text=mcp_text.push)
+
+    @server.tool()
+    async def ckpt_fetch(
+            remote: Remote = None, task: TaskArg = None,
+            as_id: Annotated[str | None, Field(description="As this new id.")] = None,
+            root: Root = None, ctx: Context | None = None) -> FetchOut:
+        """List a git remote's tasks, or fetch one."""
+        return await call(root, ctx, service.fetch, remote, task=task, as_id=as_id,
+                          text=mcp_text.fetch)
+
+    @server.tool()
+    async def ckpt_export(
+            to: Annotated[str, Field(description="A new folder.")],
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> ExportOut:
+        """Write a task as a package that ckpt_import continues elsewhere."""
+        try:
+            path = await ws.resolve(root, ctx)
+            dest = export_target(path, to)
+        except GitckptError as e:
+            return error_result(e)
+        return await call(path, ctx, service.export, dest, task=task, text=mcp_text.export)
+
+    @server.tool()
+    async def ckpt_import(
+            package: Annotated[str, Field(description="The package folder.")],
+            as_id: Annotated[str | None, Field(description="Task id if taken.")] = None,
+            root: Root = None, ctx: Context | None = None) -> ImportOut:
+        """Continue a packaged task here, checked before any write."""
+        try:
+            path = await ws.resolve(root, ctx)
+            source = export_target(path, package)  # packages come from where they may go
+        except GitckptError as e:
+            return error_result(e)
+        return await call(path, ctx, service.import_, source, as_id=as_id,
+                          text=mcp_text.import_)
+
+    @server.tool()
+    async def ckpt_compress(
+            keep: Annotated[str, Field(description="Keep newer drifts (7d, 12h).")] = "7d",
+            dry_run: Annotated[bool, Field(description="Only report.")] = False,
+            min_steps: Annotated[int, Field(ge=0, description="Keep those of the newest N "
+                                                              "steps.")] = 3,
+            root: Root = None, ctx: Context | None = None) -> CompressOut:
+        """Drop old drifts (never steps or safety copies)."""
+        return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
+                          dry_run=dry_run, text=mcp_text.compress)
+
+    check_calls(server, error_result)
+    lean_schemas(server)
+    return server
+
+
+def run(root: str | None = None, wire: Wire | None = None, held: Held | None = None) -> None:
+    """Serve over stdio until the client goes away. `wire` and `held` come from
+    mcp_handshake (the first message read, and maybe answered, before the SDK loaded); the
+    watcher starts after the handshake."""
+    if root is not None and not os.path.isabs(root):
+        root = os.path.abspath(root)
+    server = build_server(root)
+    ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
+    from gitckpt.hooks.run import start_relay
+
+    relay = start_relay()
+    try:
+        first = (ws.configured() or [os.getcwd()])[0]
+        if not too_wide(os.path.realpath(first)):
+            ws.watch(first)
+        # Always through our wire (mcp_wire): it answers what the SDK would drop.
+        anyio.run(_serve, server, wire or claim(), held or Held(b""))
+    finally:
+        if relay is not None:
+            relay.close()
+        ws.close()
+
+
+async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    out = Out(wire.out, held.answered)
+    async with stdio_server(stdin=Replay(held.line, wire.inp, out), stdout=out) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())

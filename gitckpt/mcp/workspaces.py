@@ -1,0 +1,162 @@
+"""Where an MCP call acts: each call's workspace, confined to the server's roots, and one
+background watcher per workspace with an active task."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from mcp.server.mcpserver import Context
+
+from gitckpt.core.errors import GitckptError, InvalidArgument, WorkspaceError
+from gitckpt.engine.watch import Settings
+from gitckpt.service import api as service
+
+log = logging.getLogger("gitckpt.mcp")
+BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
+
+
+class Workspaces:
+    """Resolves each call's workspace and keeps one background watcher per workspace that has
+    an active task (unless GITCKPT_WATCH=off)."""
+
+    def __init__(self, root: str | None) -> None:
+        self.cli_root = root
+        self.client_roots: list[str] | None = None  # asked once, when first needed
+        self.sessions: dict[Path, service.WatchSession] = {}
+        self.logged: set[Path] = set()
+        self.watched: set[str] = set()  # folders whose workspace has its watcher
+        self.lock = threading.Lock()
+
+    def configured(self) -> list[str]:
+        """The folders this server may act in: --root, else GITCKPT_ROOT, else the client's
+        file:// roots; empty when none is known."""
+        fixed = self.cli_root or os.environ.get("GITCKPT_ROOT")
+        return [fixed] if fixed else list(self.client_roots or [])
+
+    async def resolve(self, root: str | None, ctx: Context | None) -> str:
+        """The workspace of a call: `root`, which must lie in a configured root, else the
+        first configured root, else the server's working folder. A configured root confines
+        every call; without one, `/`, the home folder and system folders are refused."""
+        if not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
+            if self.client_roots is None and ctx is not None:
+                self.client_roots = await _client_roots(ctx)
+        allowed = self.configured()
+        path = root if root is not None else allowed[0] if allowed else os.getcwd()
+        if not os.path.isabs(path):
+            raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
+                                 "Pass root as an absolute path, e.g. /home/me/project.")
+        if not os.path.isdir(path):
+            raise WorkspaceError(f"The workspace {path} does not exist.",
+                                 "Pass the absolute path of an existing folder as root.")
+        real = os.path.realpath(path)
+        if allowed and not any(_inside(real, os.path.realpath(a)) for a in allowed):
+            raise WorkspaceError(
+                f"The workspace {path} is outside this server's root ({', '.join(allowed)}).",
+                "Pass a root inside it, or start the server with --root for that folder.")
+        if too_wide(real):  # a client root of ~ must not checkpoint the whole home either
+            raise WorkspaceError(
+                f"gitckpt will not checkpoint {path}: it is the home folder, / or a system "
+                "folder.",
+                "Pass root: the absolute path of the project folder, or start the server with "
+                "--root PROJECT.")
+        return path
+
+    def watch(self, root: str) -> None:
+        """Start the watcher for `root` if it has an active task and none runs yet."""
+        if root in self.watched or not Settings.from_env().enabled:
+            return  # checked once per folder: no store is opened again on every call
+        found = service.watchable(root)
+        if found is None:
+            return
+        key = found.key
+        with self.lock:
+            self._log_to_store(found)
+            if key in self.sessions:
+                self.watched.add(root)
+                return
+            try:
+                session = service.watch(root, on_drift=lambda r: log.info(
+                    "drift %s (%s): %d paths", r.commit[:7], r.trigger, len(r.changes.paths())))
+            except GitckptError as e:
+                log.warning("no watcher for %s: %s", root, e.message)
+                return
+            self.sessions[key] = session
+            self.watched.add(root)
+        threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
+        log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
+
+    def _log_to_store(self, found: service.Watchable) -> None:
+        if found.state in self.logged:
+            return
+        try:
+            handler = logging.StreamHandler(found.log("mcp.log"))
+        except (OSError, GitckptError) as e:  # a symlink planted there is refused
+            log.warning("no log file in %s: %s", found.state, getattr(e, "message", e))
+            return
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.getLogger("gitckpt").addHandler(handler)
+        self.logged.add(found.state)
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.stop()
+
+
+async def _client_roots(ctx: Context) -> list[str]:
+    """The client's file:// roots, where the client offers roots."""
+    caps = ctx.client_capabilities
+    if caps is None or getattr(caps, "roots", None) is None:
+        return []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = await ctx.session.list_roots()
+    except Exception as e:  # a client that declared roots but cannot answer
+        log.info("roots/list failed: %s", e)
+        return []
+    out = []
+    for r in result.roots:
+        uri = urlparse(str(r.uri))
+        if uri.scheme == "file":
+            out.append(unquote(uri.path))
+    return out
+
+
+def export_target(workspace: str, to: str) -> str:
+    """Where a package may be written over MCP: inside GITCKPT_EXPORT_DIR, or else inside the
+    workspace's parent folder (service.export keeps it out of the store)."""
+    dest = os.path.realpath(os.path.join(workspace, to))
+    allowed = os.path.realpath(os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
+        os.path.realpath(workspace)))
+    inside = os.path.relpath(dest, allowed).split(os.sep)
+    if (not _inside(os.path.dirname(dest), allowed) or dest == allowed
+            or any(part in (".git", ".gitckpt") for part in inside)):
+        raise InvalidArgument(f"A package cannot be written to or read from {dest}: only a "
+                              f"folder inside {allowed}, outside any store.",
+                              "Pass to as a new folder name there, or set GITCKPT_EXPORT_DIR "
+                              "for the server.")
+    return dest
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+# Folders no checkpoint belongs in: a task there would take (and a restore rewrite) everything.
+SYSTEM = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+          "/run", "/sbin", "/sys", "/usr", "/var", "/tmp", "/var/tmp")
+
+
+def too_wide(real: str) -> bool:
+    """`/`, the home folder or a folder above it, a system folder itself, or anything below
+    /proc, /sys, /dev, /etc, /usr, /boot and /bin."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if real in ("/", home) or real in SYSTEM or _inside(home, real):
+        return True
+    return any(_inside(real, f) for f in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot",
+                                         "/bin", "/sbin", "/lib"))

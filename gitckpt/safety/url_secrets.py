@@ -1,0 +1,97 @@
+"""Credentials in remote URLs (a password, a token as the user name, a token in the query):
+found, taken out of any text that names the URL, and never kept by gitckpt, which leaves
+them to git's credential helpers."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+HIDDEN = "***"
+# a URL's user and password: up to the last @ before the path, since a password may hold @
+_USERINFO = re.compile(r"(?<=://)[^/\s'\"]*@")
+# user:password@host without a scheme: git's "unable to look up u:PASSWORD@host" (git://)
+_BARE_USERINFO = re.compile(r"(?<![\w:/.@-])[^\s/@:'\"()<>]+:[^\s/'\"()<>]+@(?=[\w\[])")
+# the value of a query parameter in a URL, or of a credential-like one anywhere
+_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s'\"<>/]+=)[^&;#\s'\"<>]+")
+_SECRET_KEY = re.compile(
+    r"(?i)(?<![\w.-])((?:[\w.-]*(?:token|secret|passw(?:or)?d|pwd|auth|key|sig|signature|"
+    r"credential|session)[\w.-]*)=)[^&;#\s'\"<>]+")
+_SHORTEST = 3  # a literal secret shorter than this is taken out by the patterns alone
+
+
+def scrub(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
+    """`text` with every credential in a URL, and each of `secrets` (the credentials of the
+    URLs involved, see `secrets_of`) wherever it appears, replaced by ***."""
+    if "@" in text:  # each pattern only where it can match: a ref listing is megabytes
+        text = _USERINFO.sub(HIDDEN + "@", text) if "://" in text else text
+        text = _BARE_USERINFO.sub(HIDDEN + "@", text)
+    if "=" in text:
+        text = _URL.sub(lambda m: _QUERY_VALUE.sub(r"\g<1>" + HIDDEN, m.group(0)), text) \
+            if "://" in text else text
+        text = _SECRET_KEY.sub(r"\g<1>" + HIDDEN, text)
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if len(secret) >= _SHORTEST:
+            text = text.replace(secret, HIDDEN)
+    return text
+
+
+def secrets_of(url: str) -> list[str]:
+    """The credentials `url` carries, as written and percent-decoded: its password (with the
+    user name before it), a user name that is a token, and the values of its query."""
+    found: list[str] = []
+    _, sep, rest = url.partition("://")
+    if sep:
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        userinfo, at, _ = authority.rpartition("@")
+        if at:
+            user, colon, password = userinfo.partition(":")
+            found += [userinfo, password] if colon else []
+            found += [user] if _token_like(unquote(user)) else []
+    query = url.partition("?")[2].partition("#")[0]
+    for pair in re.split(r"[&;]", query) if query else ():
+        found.append(pair.partition("=")[2])
+    found += [unquote(s) for s in found]
+    return [s for s in dict.fromkeys(found) if s]
+
+
+def has_credentials(url: str) -> bool:
+    """True if `url` holds a password, a user name that is a token, or a query (git remotes
+    carry none but tokens); a plain user name (git@, alice@) is no credential."""
+    _, sep, rest = url.partition("://")
+    if "?" in url.partition("#")[0] and "=" in url.partition("?")[2]:
+        return True
+    if not sep:
+        return False
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    userinfo, at, _ = authority.rpartition("@")
+    if not at:
+        return False
+    user, colon, _ = userinfo.partition(":")
+    return bool(colon) or _token_like(unquote(user))
+
+
+def _token_like(user: str) -> bool:
+    """A user name that is a token: long, or one the secret rules recognise."""
+    if len(user) >= 20:
+        return True
+    from gitckpt.safety.redact import spans  # the secret rules load on first use
+
+    return bool(spans(user))
+
+
+def without_credentials(url: str) -> str:
+    """`url` with its password (and a token user name) and its query taken out: what may be
+    kept, or suggested in its place."""
+    base = url.partition("?")[0]
+    scheme, sep, rest = base.partition("://")
+    if not sep:
+        return base
+    authority, tail = re.match(r"([^/#]*)(.*)", rest, re.S).groups()
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        keep = not colon and not _token_like(unquote(user))
+        authority = f"{user}@{host}" if keep and user else host
+    return f"{scheme}://{authority}{tail}"

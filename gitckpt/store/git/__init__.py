@@ -1,0 +1,1 @@
+"""GitStore: checkpoints in the user's own repository through libgit2, and its snapshot scanner."""

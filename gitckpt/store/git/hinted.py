@@ -1,0 +1,144 @@
+"""The git-store scan a trusted watcher makes cheap: the last scan's stat cache kept in memory,
+and a visit of only the paths the watcher saw (see journal.py).
+
+A scan through a watcher's journal leaves its index (with the changes it did not write to
+disk) and tree here. The next such scan starts from them, if nobody replaced the index file
+or its side state meanwhile, so it parses no index and walks no tree: it looks at each path
+the watcher named, and runs libgit2's diff only under folders that were made, moved or
+deleted. Whatever would need the whole diff (an ignore or attributes file changed) says so.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from gitckpt.core.values import Progress
+from gitckpt.store.git.scanpass import ScanPass, lstat
+from gitckpt.store.git.split import slices
+
+if TYPE_CHECKING:
+    from gitckpt.store.git.scan import Scanner
+
+_WHOLE = (".gitignore", ".gitattributes")  # changes that the whole diff must follow
+#: Every cached file is re-checked (its stat) within this many narrowed scans.
+RECHECK_SAVES = 10
+
+
+@dataclass
+class Rotation:
+    """Where the rotating re-check stands: the slices of this round, the next one's position,
+    and a repository of its own whose ignore and attribute caches stay warm (libgit2 fills
+    them again in every new Repository: about 70 ms per 10,000 files). It is used only by
+    watched scans, which the journal runs one at a time."""
+
+    slices: list[list[bytes]] = field(default_factory=list)
+    cursor: int = 0
+    repo: pygit2.Repository | None = None
+
+
+@dataclass
+class Memo:
+    """The cache a scan ended with: `index` (in memory, maybe ahead of the file) is `tree`.
+    Valid while the index file keeps `stamp` and the side state names `state_index`,
+    `state_tree` and `state_scanned` (a scan in another process that found another tree
+    writes its own: the cache here may then hold what that scan saw was no longer so)."""
+
+    stamp: tuple | None
+    state_index: list | None
+    state_tree: str | None
+    state_scanned: str | None
+    index: pygit2.Index
+    tree: str
+    racy: set[str]
+    rotation: Rotation = field(default_factory=Rotation)
+
+
+_memos: dict[str, Memo] = {}
+_lock = threading.Lock()
+
+
+def recall(index_path: Path, opened: tuple | None, state: dict) -> Memo | None:
+    """The memo of the last watched scan of this cache, if it still describes it."""
+    with _lock:
+        memo = _memos.get(str(index_path))
+    if memo is None or memo.stamp != opened or memo.state_index != state.get("index") \
+            or memo.state_tree != state.get("tree") \
+            or memo.state_scanned != state.get("scanned"):
+        return None
+    return memo
+
+
+def remember(index_path: Path, memo: Memo) -> None:
+    with _lock:
+        _memos[str(index_path)] = memo
+
+
+def forget(index_path: Path) -> None:
+    """A scan that used the memo failed half-way: its index is no longer its tree."""
+    with _lock:
+        _memos.pop(str(index_path), None)
+
+
+def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
+          progress: Progress | None) -> bool:
+    """Bring `p.index` up to date for the work-tree paths a trusted watcher saw (files or
+    folders); False, with nothing done, if one of them needs the whole diff."""
+    if any(path.rsplit("/", 1)[-1] in _WHOLE for path in changed):
+        return False
+    repo, index = scanner.repo, p.index
+    folders: list[str] = []
+    for path in changed:
+        if any(path == g or path.startswith(g + "/") for g in p.gitlinks):
+            continue  # a nested repository: the scan's gitlink check follows its HEAD
+        st = lstat(os.path.join(scanner.workdir, path))
+        is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        if path in index:
+            if is_dir:  # a file became a folder
+                p.remove(path)
+                folders.append(path)
+            else:
+                scanner._take(p, path, scanner._rel(path))
+        elif st is None or is_dir:
+            folders.append(path)  # a folder made, moved or deleted, or a file never cached
+        elif not repo.path_is_ignored(path):
+            scanner._take(p, path, scanner._rel(path))
+        if progress:
+            progress(scanner._rel(path))
+    done: list[str] = []
+    for folder in sorted(folders):
+        if any(folder.startswith(d + "/") for d in done):
+            continue  # already under one diffed
+        done.append(folder)
+        for delta in scanner.differ.under(p, folder):
+            scanner._visit(p, delta, progress)
+    return True
+
+
+def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
+            ) -> Rotation:
+    """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; where the next
+    scan goes on from.
+
+    Events are not complete (a write through mmap or through a hard link from outside the
+    workspace raises none), so each narrowed scan also asks libgit2 about one slice of the
+    rest, in turn: a change no event named is found within RECHECK_SAVES scans (two rounds
+    for a file in a folder made after the round began, when the slices are cut again)."""
+    was = memo.rotation
+    repo = was.repo if was.repo is not None else pygit2.Repository(scanner.repo.path)
+    parts, cursor = was.slices, was.cursor
+    if not parts or cursor >= len(parts):
+        parts = slices(repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
+                       RECHECK_SAVES) if len(p.index) else []
+        cursor = 0
+    if not parts:
+        return Rotation([], 0, repo)
+    for delta in scanner.differ.under(p, parts[cursor], repo):
+        scanner._visit(p, delta, progress)
+    return Rotation(parts, cursor + 1, repo)

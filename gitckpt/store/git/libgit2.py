@@ -1,0 +1,109 @@
+"""Every libgit2 call pygit2 does not wrap, in one place: a pathspec-limited index diff,
+index entries with stat data, a standalone index, an entry's path by position, binding an
+index to a repository, and the HEAD of a nested repository.
+
+These go through pygit2's cffi handles (`C`, `ffi`, `_repo`, `_index`), which are not its
+public API: importing this module checks that the installed pygit2 is one of the versions
+gitckpt was tested with (pyproject.toml pins the same range), so a change there fails with
+a clear error instead of a crash in the middle of a save.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pygit2
+from pygit2 import C, ffi
+from pygit2.enums import RepositoryOpenFlag
+from pygit2.errors import check_error
+
+from gitckpt.core.errors import Unsupported
+
+TESTED = ((1, 18), (1, 21))  # the oldest and newest pygit2 minor versions tested
+
+
+def _check_version(version: str) -> None:
+    try:
+        found = tuple(int(p) for p in version.split(".")[:2])
+    except ValueError:
+        found = (0, 0)
+    if not TESTED[0] <= found <= TESTED[1]:
+        low, high = (".".join(map(str, v)) for v in TESTED)
+        raise Unsupported(f"gitckpt was tested with pygit2 {low} to {high}.x; this is pygit2 "
+                          f"{version}, whose internals it uses may differ.",
+                          f"Install a tested version: pip install 'pygit2>={low},<"
+                          f"{TESTED[1][0]}.{TESTED[1][1] + 1}'.")
+
+
+_check_version(pygit2.__version__)
+
+
+def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int,
+               under: str | list[bytes]) -> pygit2.Diff:
+    """libgit2's index-to-work-tree diff of a standalone `index`, limited to the work-tree
+    folder `under` ("" for all), or to a list of literal work-tree paths (files or folders)."""
+    opts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(opts, 1))
+    opts.flags = int(flags)
+    paths = under if isinstance(under, list) else [os.fsencode(under + "/")] if under else []
+    if paths:
+        keep = [ffi.new("char[]", p) for p in paths]
+        strings = ffi.new("char *[]", keep)
+        opts.pathspec.strings = strings
+        opts.pathspec.count = len(keep)
+    out = ffi.new("git_diff **")
+    check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts))
+    return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
+
+
+def add_entry(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,
+              racy: bool) -> None:
+    """Add an entry with the stat data libgit2 compares on the next scan.
+
+    `racy` stores size 0 instead of the real size, so libgit2 re-reads the file next time.
+    """
+    entry = ffi.new("git_index_entry *")
+    if st is not None:
+        entry.ctime.seconds = st.st_ctime_ns // 1_000_000_000
+        entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
+        entry.mtime.seconds = st.st_mtime_ns // 1_000_000_000
+        entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
+        entry.dev = st.st_dev & 0xFFFFFFFF
+        entry.ino = st.st_ino & 0xFFFFFFFF
+        entry.uid = st.st_uid & 0xFFFFFFFF
+        entry.gid = st.st_gid & 0xFFFFFFFF
+        entry.file_size = 0 if racy else st.st_size & 0xFFFFFFFF
+    entry.mode = mode
+    ffi.buffer(ffi.addressof(entry, "id"))[:] = bytes.fromhex(oid)
+    cpath = ffi.new("char[]", os.fsencode(path))
+    entry.path = cpath
+    check_error(C.git_index_add(index._index, entry))
+
+
+def nested_head(path: str) -> str | None:
+    """The HEAD commit of the repository at `path`, or None (not a repository, or unborn)."""
+    try:
+        nested = pygit2.Repository(path, RepositoryOpenFlag.NO_SEARCH)
+        return None if nested.head_is_unborn else str(nested.head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+
+
+def open_index(path: str) -> pygit2.Index:
+    """A standalone index read from (or later written to) `path`. GitError if the file is
+    not a usable index; unlike `pygit2.Index(path)`, a failure leaves no half-made object
+    whose `__del__` prints "Exception ignored" on stderr."""
+    out = ffi.new("git_index **")
+    check_error(C.git_index_open(out, os.fsencode(path)))
+    return pygit2.Index.from_c(None, out)
+
+
+def path_at(index: pygit2.Index, position: int) -> bytes:
+    """The path of the index entry at `position` (git's order), without building the entry."""
+    return ffi.string(C.git_index_get_byindex(index._index, position).path)
+
+
+def bind(index: pygit2.Index, repo: pygit2.Repository) -> pygit2.Index:
+    """`index` (standalone) used against `repo`'s work tree and object database."""
+    index._repo = repo
+    return index

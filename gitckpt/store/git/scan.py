@@ -1,0 +1,597 @@
+"""GitStore snapshots: the live workspace to a tree through a private libgit2 index (stat cache).
+
+The private index lives under `<git-dir>/gitckpt/` and is opened as a standalone libgit2 index,
+never through `repo.index`, so the user's `.git/index` cannot be read or written by accident.
+libgit2 compares it with the work tree (one stat walk, git's ignore rules, nested repositories
+as single entries); only the paths it reports are looked at again.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption, ObjectType
+
+from gitckpt.core import json_input
+from gitckpt.core.errors import (
+    GitckptError,
+    GitIndexChanged,
+    InternalError,
+    StoreCorrupt,
+    StoreNotWritable,
+)
+from gitckpt.core.gitnames import refused_path
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import (
+    EMPTY_TREE,
+    Mode,
+    TreeEntry,
+    apply_changes,
+    decode_tree,
+    encode_tree,
+)
+from gitckpt.core.values import Progress, Skipped, Snapshot
+from gitckpt.safety.scope import Scope
+from gitckpt.safety.sensitive import content_sensitive
+from gitckpt.store.files import READ_TRIES, FileChanging
+from gitckpt.store.git import hinted
+from gitckpt.store.git.config import filter_key, filters_possible, ignore_key, stamp, trust_exec
+from gitckpt.store.git.diff import Differ, read_race
+from gitckpt.store.git.libgit2 import bind, nested_head, open_index
+from gitckpt.store.git.scanpass import ScanPass, dirs_of, lstat, read_regular
+from gitckpt.store.git.split import objects_dir, read_checked, scan_deltas
+from gitckpt.store.packs.write import PackWriter, object_id
+from gitckpt.store.state import StateDir, unsafe
+
+# A file modified this recently may change again within the file system's timestamp
+# granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
+# re-reads it, and the next scan re-takes it with its real stat once it is old enough.
+# (libgit2's own UPDATE_INDEX refresh is not used: with a standalone index it would update the
+# repository's index in memory instead.)
+RACY_NS = 2_000_000_000
+# Index changes kept pending (re-found by the next scan) rather than written at once.
+PENDING_MAX = 100
+_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
+          | DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
+          | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
+          | DiffOption.DISABLE_PATHSPEC_MATCH)
+
+_KINDS = {"blob": ObjectType.BLOB, "tree": ObjectType.TREE}
+SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
+CHANGING = pygit2.Oid(hex="0" * 39 + "1")  # `_blob`'s answer for a file that kept changing
+SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
+
+
+class Scanner:
+    """Snapshots one workspace (`prefix` inside the work tree) of one repository."""
+
+    def __init__(self, repo: pygit2.Repository, workdir: Path, prefix: str, state: StateDir,
+                 common_dir: Path, user_index: Path) -> None:
+        self.repo = repo
+        self.workdir = workdir
+        self.prefix = prefix
+        self.common_dir = common_dir
+        self.state = state
+        self.index_path = state.path / "index"
+        if not self.index_path.is_symlink() and (
+                self.index_path.resolve() == user_index.resolve()):
+            raise InternalError(f"private index {self.index_path} is the user's index")
+        self.user_index = user_index
+        self.differ = Differ(repo, workdir, prefix, _FLAGS, self._rel)
+        self.parallel = True  # two diff threads on large workspaces (twice the index memory)
+        self.hold = False  # staging (Store.staging): new objects only through the odb, held
+
+    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
+                 changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = (),
+                 watched: bool = False) -> Snapshot:
+        """The guard: `.git/index` must keep its stat over a whole scan. We never open it, so
+        a change means another git process; the scan is retried, then refused.
+
+        `watched`: a watcher's journal runs this scan (journal.py), so its cache is kept in
+        memory for the next (git_hinted). `changed`, the workspace-relative paths the
+        trusted watcher saw since, limits the scan to them when that cache still holds;
+        `skipped_before` is what the scan before left out."""
+        for _ in range(3):
+            before = stamp(self.user_index)
+            snap = self._snapshot(scope, update_cache, progress, fresh=False, changed=changed,
+                                  skipped_before=skipped_before, watched=watched)
+            if stamp(self.user_index) == before:
+                return snap
+        raise GitIndexChanged(str(self.user_index))
+
+    def _snapshot(self, scope: Scope, update_cache: bool, progress: Progress | None,
+                  fresh: bool, changed: set[str] | None = None,
+                  skipped_before: tuple[Skipped, ...] = (), watched: bool = False
+                  ) -> Snapshot:
+        # The new blobs of a large scan go into one pack, not a loose file each (pack_write).
+        # Staging, nothing goes to disk: every new object is held, then written through the
+        # repository's (staging) object database when the scan closes its pack.
+        self._pack = PackWriter(objects_dir(self.repo.path), self._loose,
+                                **({"threshold": 1 << 62, "spill": 1 << 62} if self.hold else {}))
+        try:
+            return self._scan(scope, update_cache, progress, fresh, changed, skipped_before,
+                              watched)
+        except BaseException:
+            self._pack.abort()
+            hinted.forget(self.index_path)
+            raise
+
+    def _loose(self, kind: str, data: bytes) -> str:
+        return str(self.repo.odb.write(_KINDS[kind], data))
+
+    def _scan(self, scope: Scope, update_cache: bool, progress: Progress | None,
+              fresh: bool, changed: set[str] | None, skipped_before: tuple[Skipped, ...],
+              watched: bool) -> Snapshot:
+        opened = stamp(self.index_path)
+        state = {} if fresh else self._read_state()
+        # A watched scan starts from the last one's cache in memory, if it still holds.
+        memo = hinted.recall(self.index_path, opened, state) if watched and not fresh else None
+        if memo is not None and memo.tree in self.repo.odb:
+            index, base = bind(memo.index, self.repo), memo.tree
+            state = {**state, "racy": sorted(memo.racy)}
+            if update_cache:
+                self._prepare_write()
+        else:
+            memo = None
+            index = self._open_index(update_cache, fresh)
+            # The recorded tree is that of the index we read only if the file did not change
+            # while we read it (writers replace it by rename) and the state names that file.
+            same_file = opened is not None and stamp(self.index_path) == opened
+            base = state.get("tree") if same_file and state.get("index") == list(opened) \
+                else None
+        if len(index) and base is not None and base not in self.repo.odb:
+            # git gc pruned what the cache points at: its blob ids cannot be trusted either.
+            return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
+        ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
+        filters = filter_key(self.repo, self.common_dir)
+        p = ScanPass(index, scope, set(state.get("gitlinks", [])),
+                     set(state.get("attributes", [])), set(state.get("racy", [])),
+                     trust_exec(self.repo))
+        old_links, old_attributes = set(p.gitlinks), set(p.attributes)
+        cached = len(index)
+        if state.get("fingerprint") != ignores:
+            p.refilter.add(self.prefix)  # rules changed: cached entries may be out of scope
+        if state.get("filters") != filters:
+            p.renormalize.add("")  # line-ending settings changed: cached blobs may differ
+        recheck = set(p.racy)
+        p.filters = filters_possible(self.repo, self.common_dir, p.attributes)
+        seen = changed is not None and memo is not None and not (p.refilter or p.renormalize) \
+            and hinted.visit(self, p, self._repo_paths(changed), _FLAGS, progress)
+        rotation = hinted.Rotation()
+        if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
+            recheck -= set(self._repo_paths(changed))
+            # and what events cannot show (mmap writes, hard links from outside) is found by a
+            # stat of a rotating slice of the rest
+            rotation = hinted.recheck(self, p, memo, progress)
+            # what earlier scans left out stays left out, unless it was looked at again
+            p.skipped = [*(s for s in skipped_before if not _under(s.path, changed)),
+                         *p.skipped]
+            new_repo_dirs = self._repo_paths(changed)
+        else:
+            deltas = self._all_deltas(p, index, opened, base, parallel=memo is None)
+            p.filters = p.filters or any(
+                d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
+            for delta in deltas:
+                recheck.discard(self._visit(p, delta, progress))
+            new_repo_dirs = state.get("dirs", [])
+        for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
+            if path in index:
+                self._take(p, path, self._rel(path))
+            else:
+                p.racy.discard(path)
+        self._check_gitlinks(p)
+        self._find_new_repos(p, new_repo_dirs)
+        if p.renormalize and cached:
+            self._renormalize(p)
+        if p.refilter and cached:  # an empty cache holds nothing the rules could drop
+            self._refilter(p)
+        self._publish(index, base)
+        tree = self._tree(index, base, p.changes)
+        if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
+            return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
+        snap = self._finish(p, index, base, tree, state, update_cache, ignores, filters,
+                            old_links, old_attributes)
+        if watched:  # the side state as `_finish` left it on disk: no second read
+            now = self._state_after
+            hinted.remember(self.index_path, hinted.Memo(
+                stamp(self.index_path), now.get("index"), now.get("tree"), now.get("scanned"),
+                index, tree, set(p.racy), rotation))
+        return snap
+
+    def _repo_paths(self, changed: set[str]) -> list[str]:
+        return sorted({f"{self.prefix}/{r}" if self.prefix else r for r in changed})
+
+    def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: tuple | None,
+                    base: str | None, parallel: bool = True) -> list[pygit2.DiffDelta]:
+        """Everything libgit2 finds changed between the cache and the work tree (`parallel`:
+        the second half may be diffed from the index file, which holds `index`)."""
+        return self.differ.whole(p, lambda first: scan_deltas(
+            self.repo, index, self.index_path, opened, base, self.workdir, self.prefix,
+            _FLAGS, self.parallel and parallel and first))
+
+    def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
+                state: dict, update_cache: bool, ignores: str, filters: str,
+                old_links: set[str], old_attributes: set[str]) -> Snapshot:
+        """Write the cache (when it pays) and its side state; the snapshot."""
+        new_state = {"fingerprint": ignores, "filters": filters,
+                     "gitlinks": sorted(p.gitlinks), "attributes": sorted(p.attributes),
+                     # smudged entries stay listed until the index holding them is rewritten
+                     "racy": sorted(p.racy | set(state.get("racy", []))),
+                     "index": state.get("index"), "tree": state.get("tree"),
+                     "dirs": state.get("dirs", []),
+                     # the tree the newest scan of any process found: a watcher's cache in
+                     # memory (git_hinted) yields to a scan elsewhere that saw otherwise
+                     "scanned": tree}
+        # Writing a large index costs more than re-reading a few changed files next time, so
+        # small changes stay pending. Rule changes, nested repositories and unknown bases are
+        # written at once: the side state above must describe the index file.
+        written = update_cache and p.changes and (
+            base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
+            or p.gitlinks != old_links or p.attributes != old_attributes)
+        if written:
+            self._write_index(index)
+            new_state.update(index=list(stamp(self.index_path) or ()), tree=tree,
+                             racy=sorted(p.racy), dirs=dirs_of(index))
+        if update_cache and new_state != state:
+            self._write_state(new_state)
+        self._state_after = new_state if update_cache else state
+        once = {s.path: s for s in p.skipped}  # a path may be looked at twice in one scan
+        return Snapshot(tree, tuple(sorted(once.values(), key=lambda s: s.path)))
+
+    def _rel(self, path: str) -> str:
+        return path[len(self.prefix) + 1:] if self.prefix else path
+
+    # -- the private index and its side state ------------------------------------------------
+
+    def _open_index(self, update_cache: bool, fresh: bool) -> pygit2.Index:
+        # libgit2 reads and writes the index through a symlink: one planted there (a
+        # downloaded repository) could name another repository's index.
+        if self.index_path.is_symlink():
+            raise unsafe(self.index_path)
+        return self._open(update_cache, fresh)
+
+    def _open(self, update_cache: bool, fresh: bool) -> pygit2.Index:
+        if fresh:
+            index = pygit2.Index()
+            if update_cache:
+                self.state.ensure()
+                self.state.remove("index")
+                index = open_index(str(self.index_path))
+            return bind(index, self.repo)
+        if update_cache:
+            self._prepare_write()
+        try:
+            index = open_index(str(self.index_path))
+        except pygit2.GitError:
+            # A corrupt stat cache costs a re-read, never data: start from empty.
+            if not update_cache:
+                index = pygit2.Index()
+            else:
+                self.state.remove("index")
+                index = open_index(str(self.index_path))
+        return bind(index, self.repo)  # the diff needs the repository; ownership stays None
+
+    def _prepare_write(self) -> None:
+        if self.index_path.is_symlink():
+            raise unsafe(self.index_path)
+        try:
+            self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
+            # Left by a killed writer: the caller holds the store lock.
+            self.state.remove("index.lock")
+        except OSError as e:
+            raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
+                                   "Check the permissions of the .git folder.") from e
+
+    def _write_index(self, index: pygit2.Index) -> None:
+        try:
+            index.write()
+            os.chmod(self.index_path, 0o600)  # libgit2 writes 0644; state files are private
+        except (pygit2.GitError, OSError) as e:
+            raise StoreNotWritable(f"Cannot write the stat cache {self.index_path}: {e}.",
+                                   "Check the permissions of the repository's .git folder."
+                                   ) from e
+
+    def attributes(self) -> set[str]:
+        """Folders holding a .gitattributes file, as the last scan found them."""
+        return set(self._read_state().get("attributes", []))
+
+    def _read_state(self) -> dict:
+        try:
+            data = json_input.loads(self.state.read(SCAN_STATE) or b"{}")
+        except (OSError, ValueError, GitckptError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write_state(self, state: dict) -> None:
+        self.state.write(SCAN_STATE, json.dumps(state).encode())
+
+    # -- the scan ------------------------------------------------------------------------------
+
+    def _visit(self, p: ScanPass, delta: pygit2.DiffDelta, progress: Progress | None) -> str:
+        """Bring the index up to date for one reported path; returns the path."""
+        status = delta.status
+        side = delta.old_file if status == DeltaStatus.DELETED else delta.new_file
+        path = os.fsdecode(side.raw_path).rstrip("/")
+        rel = path[len(self.prefix) + 1:] if self.prefix else path
+        if progress:
+            progress(rel)
+        name = path.rsplit("/", 1)[-1]
+        if name == ".gitignore":
+            p.refilter.add(path.rpartition("/")[0])
+        if status == DeltaStatus.DELETED:
+            p.remove(path)
+            p.attributes.discard(path)
+        elif status == DeltaStatus.UNREADABLE:
+            p.remove(path)
+            p.skip(rel, "unreadable")
+        else:
+            self._take(p, path, rel)
+        if name == ".gitattributes":
+            if status != DeltaStatus.DELETED and path in p.index:
+                p.attributes.add(path)
+            p.renormalize.add(path.rpartition("/")[0])
+        return path
+
+    def _take(self, p: ScanPass, path: str, rel: str) -> None:
+        """Put the current state of `path` into the index, or leave it out and say why."""
+        full = os.path.join(self.workdir, path)
+        st = lstat(full)
+        reason = p.scope.excluded(rel) or (
+            st is not None and stat.S_ISDIR(st.st_mode) and p.scope.excluded(rel + "/"))
+        if st is not None and refused_path(os.fsencode(path), mode=st.st_mode):
+            reason = "invalid_name"  # libgit2 refuses it in an index (`GIT~1/config`)
+        if reason == "invalid_name":
+            p.remove(path)
+            p.skip(rel, reason, st)
+        elif reason:
+            p.remove(path)
+            if reason == "sensitive" and st:
+                p.skip(rel, reason, st)
+        elif st is None:
+            p.remove(path)
+        elif stat.S_ISDIR(st.st_mode):
+            self._take_nested(p, path, rel)
+        elif not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            p.remove(path)  # fifos, sockets, devices: not content
+        elif stat.S_ISREG(st.st_mode) and p.scope.too_large(st.st_size):
+            p.remove(path)
+            p.skip(rel, "too_large", st)
+        else:
+            verdict = None if stat.S_ISLNK(st.st_mode) else p.scope.content_verdict(rel)
+            oid = self._blob(path, full, st, p.filters, verdict)
+            if oid is SENSITIVE or oid is CHANGING:
+                p.remove(path)
+                p.skip(rel, "sensitive" if oid is SENSITIVE else "changing", st)
+                return
+            if oid is None:
+                p.remove(path)
+                if lstat(full) is not None:
+                    p.skip(rel, "unreadable", st)
+                return
+            if stat.S_ISLNK(st.st_mode):
+                mode = Mode.SYMLINK
+            else:
+                mode = Mode.EXECUTABLE if st.st_mode & 0o100 and p.trust_exec else Mode.FILE
+            p.put(path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
+
+    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool,
+              verdict: str | None = None) -> pygit2.Oid | None:
+        """The blob of a file or link (None if it cannot be read, SENSITIVE if its content is
+        a credential: see `sensitive.content_sensitive`); written only when the object
+        database lacks it.
+
+        Hashing first avoids creating a temp file per already-known object, which dominates a
+        first save in an existing repository. A failure to write is the store's problem, not
+        the file's, and is raised.
+        """
+        odb = self.repo.odb
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data = os.readlink(os.fsencode(full))
+                oid = pygit2.hash(data)
+            else:
+                data = read_regular(full)  # one read: the content check and the hash
+                if verdict is not None and content_sensitive(data, verdict):
+                    return SENSITIVE
+                if filters:
+                    data, oid = None, self._hashfile(path)
+                else:
+                    oid = pygit2.hash(data)
+        except FileChanging:
+            return CHANGING
+        except (pygit2.GitError, OSError):
+            return None
+        if oid in self._pack or oid in odb:
+            return oid
+        try:
+            if data is not None:
+                return pygit2.Oid(hex=self._pack.add("blob", data, str(oid)))
+            return self.repo.create_blob_fromworkdir(path)
+        except (pygit2.GitError, OSError) as e:
+            if lstat(full) is None:
+                return None  # vanished after hashing
+            raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
+                                   "Check free space and the permissions of the .git folder."
+                                   ) from e
+
+    def _hashfile(self, path: str) -> pygit2.Oid:
+        """The id of work-tree file `path` through its content filters, as libgit2 reads it;
+        a read that races a writer is retried, then FileChanging."""
+        for attempt in range(READ_TRIES):
+            try:
+                return self.repo.hashfile(path)
+            except pygit2.GitError as e:
+                if not read_race(e):
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
+
+    def _take_nested(self, p: ScanPass, path: str, rel: str) -> None:
+        """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
+        head = nested_head(os.path.join(self.workdir, path))
+        if head is None:
+            p.remove(path)
+            p.gitlinks.discard(path)
+            p.skip(rel, "nested_repo")
+            return
+        p.put(path, head, Mode.GITLINK, None, racy=False)
+        p.gitlinks.add(path)
+
+    def _check_gitlinks(self, p: ScanPass) -> None:
+        """Nested repositories whose HEAD moved or that vanished (libgit2 skips gitlinks)."""
+        for path in sorted(p.gitlinks):
+            head = nested_head(os.path.join(self.workdir, path))
+            current = p.index[path].id if path in p.index else None
+            if head is None:  # no longer a repository: what is there now is plain content
+                p.remove(path)
+                p.gitlinks.discard(path)
+                st = lstat(os.path.join(self.workdir, path))
+                if st is not None and stat.S_ISDIR(st.st_mode):
+                    self._take_all(p, path)
+                elif st is not None:
+                    self._take(p, path, self._rel(path))
+            elif current is None or str(current) != head:
+                p.put(path, head, Mode.GITLINK, None, racy=False)
+
+    def _take_all(self, p: ScanPass, under: str) -> None:
+        """Take every file git would add under work-tree folder `under`."""
+        for path in self.differ.new_files(p, under):
+            self._take(p, path, self._rel(path))
+
+    def _find_new_repos(self, p: ScanPass, dirs: list[str]) -> None:
+        """Folders of cached files that became repositories (libgit2 reports nothing)."""
+        pending = {k.rpartition("/")[0] for k, v in p.changes.items() if v is not None}
+        for d in sorted(set(dirs) | pending):
+            if d and d not in p.gitlinks and os.path.lexists(
+                    os.path.join(self.workdir, d, ".git")):
+                under = d + "/"
+                for entry in list(p.index):
+                    if entry.path.startswith(under):
+                        p.remove(entry.path)
+                self._take(p, d, self._rel(d))
+
+    def _renormalize(self, p: ScanPass) -> None:
+        """Re-hash cached files under dirs whose .gitattributes changed, as a fresh `git add`
+        would filter them (line endings) differently now."""
+        unders = tuple(d + "/" if d else "" for d in p.renormalize)
+        for entry in list(p.index):
+            if entry.path.startswith(unders) and entry.mode in (Mode.FILE, Mode.EXECUTABLE):
+                self._take(p, entry.path, self._rel(entry.path))
+
+    def _refilter(self, p: ScanPass) -> None:
+        """Drop cached entries that changed rules now leave out, under the dirs `p.refilter`.
+
+        libgit2 lists what git would add under each dir (an untracked scan against an empty
+        index); cached entries it does not list are ignored now.
+        """
+        everything = any(d == self.prefix or not d for d in p.refilter)
+        for d in [self.prefix] if everything else sorted(p.refilter):
+            listed = set(self.differ.new_files(p, d))
+            under = d + "/" if d else ""
+            for entry in list(p.index):
+                path = entry.path
+                if not path.startswith(under):
+                    continue
+                rel = path[len(self.prefix) + 1:] if self.prefix else path
+                gone = path not in listed or p.scope.excluded(rel)
+                if not gone and everything and entry.mode != Mode.GITLINK:
+                    full = os.path.join(self.workdir, path)
+                    st = lstat(full)
+                    gone = (st is not None and stat.S_ISREG(st.st_mode)
+                            and p.scope.too_large(st.st_size))
+                    if gone:
+                        p.skip(rel, "too_large", st)
+                    elif st is not None and stat.S_ISREG(st.st_mode) and _looks_sensitive(
+                            full, p.scope.content_verdict(rel)):
+                        gone = True  # cached before the content rules knew it
+                        p.skip(rel, "sensitive", st)
+                if gone:
+                    p.remove(path)
+
+    def _publish(self, index: pygit2.Index, base: str | None) -> None:
+        """Make this scan's new objects readable before any tree names them. When libgit2 is
+        about to write every tree of the index, they go into the pack too (libgit2 writes no
+        object that exists), so a first save leaves no loose trees either."""
+        if self._pack.streaming and base is None:
+            try:
+                for body in index_trees(index):
+                    self._pack.add("tree", body)
+            except ValueError:  # an entry mode git does not write: libgit2 writes them loose
+                pass
+        self._pack.close()
+
+    def _tree(self, index: pygit2.Index, base: str | None,
+              changes: dict[str, tuple[int, str] | None]) -> ObjectId:
+        """The workspace tree: `base` with `changes` applied, or the whole index written."""
+        if base is not None:
+            cut = len(self.prefix) + 1 if self.prefix else 0
+            tree = apply_changes(self._read_tree, self._write_tree, ObjectId(base),
+                                 {os.fsencode(k[cut:]): v for k, v in changes.items()})
+        else:
+            try:
+                root = index.write_tree(self.repo)
+            except pygit2.GitError as e:  # an object the cache names is missing or damaged
+                raise StoreCorrupt(f"Cannot write the workspace tree: {e}",
+                                   "Run `gitckpt doctor`; `gitckpt doctor --fix` deletes the "
+                                   "stat cache so the next save reads every file again.") from e
+            try:
+                tree = ObjectId(str(self.repo[root][self.prefix].id) if self.prefix
+                                else str(root))
+            except KeyError:
+                tree = EMPTY_TREE
+        if tree == EMPTY_TREE:
+            self.repo.odb.write(ObjectType.TREE, b"")
+        return tree
+
+    def _read_tree(self, tree: ObjectId) -> list[TreeEntry]:
+        if tree == EMPTY_TREE:
+            return []
+        return decode_tree(read_checked(self.repo, tree))
+
+    def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
+        return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
+
+
+def index_trees(index: pygit2.Index) -> list[bytes]:
+    """The bodies of the trees `index.write_tree()` writes, computed here, subtrees first."""
+    root: dict = {}
+    for e in index:
+        *folders, name = os.fsencode(e.path).split(b"/")
+        node = root
+        for d in folders:
+            node = node.setdefault(d, {})
+        node[name] = (Mode(int(e.mode)), str(e.id))
+    out: list[bytes] = []
+
+    def write(node: dict) -> str:
+        entries = [TreeEntry(name, Mode.TREE, ObjectId(write(v))) if isinstance(v, dict)
+                   else TreeEntry(name, v[0], ObjectId(v[1])) for name, v in node.items()]
+        body = encode_tree(entries)
+        out.append(body)
+        return object_id("tree", body)
+
+    write(root)
+    return out
+
+
+def _under(rel: str, changed: set[str]) -> bool:
+    """True if `rel` or a folder above it is in `changed`."""
+    parts = rel.split("/")
+    return any("/".join(parts[:i]) in changed for i in range(1, len(parts) + 1))
+
+
+def _looks_sensitive(full: str, verdict: str | None) -> bool:
+    if verdict not in ("content", "key"):
+        return False  # a private key block in any other file is found when it next changes
+    try:
+        return content_sensitive(read_regular(full), verdict) is not None
+    except OSError:
+        return False
+
+

@@ -1,0 +1,1 @@
+"""git pack files: read in place and written for large scans."""

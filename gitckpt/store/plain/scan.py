@@ -1,0 +1,410 @@
+"""The plain-folder scanner: workspace -> tree in pure Python, with a stat cache.
+
+Used by DirStore. Git's ignore semantics come from nested `.gitignore` files (matched by
+ignore.py), plus a built-in list of dependency and build folders, `.ckptignore`, the task's
+excludes, the sensitive list and the size limit (scope.py). A file whose stat (mtime, ctime,
+size, inode, mode) matches the cache is not read; one modified within RACY_NS of a scan is
+re-read by the next scan, and ctime catches an edit whose mtime was put back.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import marshal
+import os
+import stat
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
+
+from gitckpt.core.errors import GitckptError
+from gitckpt.core.gitnames import refused_name
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import EMPTY_TREE, Mode, hash_object
+from gitckpt.core.values import POINTER, Progress, Skipped
+from gitckpt.safety.ignore import IgnoreFile
+from gitckpt.safety.rules import decide
+from gitckpt.safety.scope import MAX_DEPTH, Scope, is_sensitive
+from gitckpt.safety.sensitive import content_sensitive
+from gitckpt.store.files import FileChanging, read_regular
+from gitckpt.store.state import StateDir
+
+RACY_NS = 2_000_000_000
+CACHE = "cache"  # the stat cache's file name in the workspace's state folder
+CACHE_VERSION = 6  # 6: files are read again once, for the content check of sensitive.py
+
+# Dependency and build folders left out of plain-folder snapshots. A `.ckptignore` line such as
+# `!build/` brings one back; GITCKPT_BUILTIN_IGNORE=off drops the whole list.
+BUILTIN_IGNORE = (
+    "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".tox/", ".nox/",
+    ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".hypothesis/", "*.egg-info/", ".eggs/",
+    ".gradle/", ".next/", ".nuxt/", ".parcel-cache/", ".turbo/", ".cache/", "target/",
+    "build/", "dist/", ".DS_Store", "Thumbs.db",
+)
+
+_OURS = (".git", POINTER)
+_TREE, _FILE, _EXEC, _LINK, _GITLINK = (b"%o" % m for m in (Mode.TREE, Mode.FILE,
+                                                          Mode.EXECUTABLE, Mode.SYMLINK,
+                                                          Mode.GITLINK))
+# A cache entry is one bytes value (fast to load): the stat key, the blob id, a racy flag.
+_KEY = struct.Struct("<qqqQI")
+_ENTRY = _KEY.size + 20 + 1
+
+
+def _key(st: os.stat_result) -> bytes:
+    return _KEY.pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def _list(path: str) -> list[tuple[os.DirEntry, os.stat_result | None]]:
+    """A folder's entries with their lstat (None if gone), taken relative to the open folder
+    (fstatat), which saves resolving the whole path once per file."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+        out = []
+        for e in entries:
+            try:
+                out.append((e, e.stat(follow_symlinks=False)))
+            except OSError:
+                out.append((e, None))
+        return out
+    finally:
+        os.close(fd)
+
+
+def builtin_ignore() -> tuple[str, ...]:
+    return () if os.environ.get("GITCKPT_BUILTIN_IGNORE", "").lower() in ("off", "0", "no") \
+        else BUILTIN_IGNORE
+
+
+@dataclass
+class _Walk:
+    scope: Scope
+    rules: IgnoreFile  # built-ins, then .ckptignore, then task excludes
+    old_files: dict[str, bytes]  # rel -> stat key + blob id + racy flag
+    old_dirs: dict[str, tuple]  # rel dir -> (.gitignore chain, names left out, tree id, size)
+    new_files: dict[str, bytes] = field(default_factory=dict)
+    new_dirs: dict[str, tuple] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    now: int = field(default_factory=time.time_ns)
+
+
+class _GitIgnore:
+    """One .gitignore file, parsed only when a decision is not in the cache."""
+
+    def __init__(self, base: str, path: str) -> None:
+        self.base = base
+        self.path = path
+        self._spec: IgnoreFile | None | bool = False
+
+    @property
+    def spec(self) -> IgnoreFile | None:
+        if self._spec is False:
+            self._spec = _gitignore(self.path)
+        return self._spec  # type: ignore[return-value]
+
+
+def read_nested_head(path: str) -> str | None:
+    """The HEAD commit of the git repository whose `.git` is at `path` (standard library)."""
+    try:
+        if os.path.isfile(path):
+            with open(path) as f:
+                line = f.read().strip()
+            if not line.startswith("gitdir:"):
+                return None
+            path = os.path.join(os.path.dirname(path), line[len("gitdir:"):].strip())
+        common = path
+        if os.path.isfile(os.path.join(path, "commondir")):
+            with open(os.path.join(path, "commondir")) as f:
+                common = os.path.join(path, f.read().strip())
+        with open(os.path.join(path, "HEAD")) as f:
+            head = f.read().strip()
+        for _ in range(5):
+            if not head.startswith("ref: "):
+                return head if len(head) == 40 and all(c in "0123456789abcdef" for c in head) \
+                    else None
+            ref = head[5:]
+            for base in (path, common):
+                try:
+                    with open(os.path.join(base, ref)) as f:
+                        head = f.read().strip()
+                    break
+                except OSError:
+                    continue
+            else:
+                head = _packed_ref(common, ref)
+                if head is None:
+                    return None
+    except OSError:
+        return None
+    return None
+
+
+def _packed_ref(git_dir: str, ref: str) -> str | None:
+    try:
+        with open(os.path.join(git_dir, "packed-refs")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref:
+                    return parts[0]
+    except OSError:
+        pass
+    return None
+
+
+class DirScanner:
+    """Snapshots a plain folder into a store's object database."""
+
+    def __init__(self, root: Path, state: StateDir, skip: set[str],
+                 has_object: Callable[[ObjectId], bool],
+                 write_object: Callable[[str, bytes], ObjectId],
+                 flush: Callable[[], None]) -> None:
+        self.root = root
+        self.state = state
+        self.cache_path = state.path / CACHE
+        self.skip = skip  # workspace-relative paths that are ours (a store inside the root)
+        self.has_object = has_object
+        self.write_object = write_object
+        self.flush = flush  # makes written objects durable and visible
+
+    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
+                 ) -> tuple[ObjectId, list[Skipped]]:
+        rules_key = self._rules_key(scope)
+        cache = self._read_cache()
+        files = cache.get("files", {})
+        # Ignore decisions hold only under the same rules; content hashes hold regardless.
+        dirs = cache.get("dirs", {}) if cache.get("rules") == rules_key else {}
+        rules = IgnoreFile([*builtin_ignore(), *scope.ckptignore, *scope.excludes])
+        w = _Walk(scope, rules, files, dirs)
+        raw = self._walk(w, str(self.root), "", [], (), progress)
+        tree = ObjectId(raw.hex()) if raw else EMPTY_TREE
+        if tree == EMPTY_TREE and not self.has_object(EMPTY_TREE):
+            self.write_object("tree", b"")
+        # The objects first: a cache naming objects a crash lost would be trusted forever.
+        self.flush()
+        if update_cache and (w.new_files != files or w.new_dirs != dirs
+                             or cache.get("rules") != rules_key):
+            self._write_cache({"version": CACHE_VERSION, "rules": rules_key,
+                               "paths": "\0".join(w.new_files),
+                               "values": b"".join(w.new_files.values()), "dirs": w.new_dirs})
+        return tree, sorted(w.skipped, key=lambda s: s.path)
+
+    # -- the cache ---------------------------------------------------------------------------
+
+    def _rules_key(self, scope: Scope) -> str:
+        return hashlib.sha1(repr((scope.fingerprint(), builtin_ignore())).encode()).hexdigest()
+
+    def _read_cache(self) -> dict:
+        """The cache file: marshal (never pickle: a workspace may come from anyone), with the
+        file entries packed into one string of paths and one string of fixed-size values,
+        which loads ten times faster than a marshalled dict."""
+        try:
+            raw = self.state.read(CACHE)
+            data = marshal.loads(raw) if raw is not None else None
+            if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+                paths, values = data.pop("paths"), data.pop("values")
+                n = _ENTRY
+                names = paths.split("\0") if paths else []
+                if len(values) != n * len(names):
+                    return {}
+                data["files"] = dict(zip(names, [values[i:i + n] for i in
+                                                 range(0, len(values), n)], strict=True))
+                return data
+        except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError,
+                GitckptError):
+            pass  # a missing or corrupt cache costs a re-read, never data
+        return {}
+
+    def cache_problem(self) -> str | None:
+        """Why the cache file cannot be used, or None (also when there is none yet)."""
+        if not self.state.exists(CACHE) or self._read_cache():
+            return None
+        return "unreadable, damaged or from another version"
+
+    def _write_cache(self, data: dict) -> None:
+        try:
+            self.state.write(CACHE, marshal.dumps(data))
+        except OSError:
+            pass  # the cache is an optimisation; the snapshot stands (a symlink is refused)
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+              progress: Progress | None) -> bytes | None:
+        """The raw tree id of directory `path` (`rel` inside the workspace); None when empty.
+
+        `chain` names the .gitignore files that apply here (path and stat): while it and the
+        rules are unchanged, cached decisions are reused without matching, and while every
+        entry also matches the cache, the cached tree id is reused without rebuilding.
+        """
+        try:
+            entries = _list(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except PermissionError:
+            w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
+            return None
+        except OSError as e:  # a path longer than the system allows (ENAMETOOLONG), ...
+            w.skipped.append(Skipped(rel.rstrip("/") or ".",
+                                     "too_deep" if e.errno == errno.ENAMETOOLONG else "unreadable"))
+            return None
+        for e, st in entries:
+            if e.name == ".gitignore" and not e.is_symlink():  # git 2.32+ skips linked ones
+                stack = [*stack, _GitIgnore(rel, os.path.join(path, ".gitignore"))]
+                chain = (*chain, (rel, _key(st) if st else None))
+        known = w.old_dirs.get(rel)
+        trusted = known is not None and known[0] == chain
+        left_out = set(known[1]) if trusted else None
+        same = trusted  # the cached tree holds while nothing below differs from the cache
+        items: list[tuple[bytes, bytes, bytes]] = []  # (name, mode, raw id)
+        now_out: list[str] = []
+        old_files, old_dirs, new_files = w.old_files, w.old_dirs, w.new_files
+        skip, pack, size = self.skip, _KEY.pack, _KEY.size
+        max_size = w.scope.max_file_size
+        racy_after = w.now - RACY_NS
+        for entry, st in entries:  # the hot loop: all from the cache when nothing changed
+            name = entry.name
+            child = rel + name
+            if name in _OURS or (skip and child in skip):
+                continue  # git's and gitckpt's own folders (a nested workspace's store too)
+            if st is None:
+                same = False
+                continue  # vanished between listing and stat
+            mode = st.st_mode
+            if ((name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii())
+                    and refused_name(os.fsencode(name), mode=mode)):
+                same = False  # git and libgit2 refuse it (`GIT~1`): a tree cannot hold it
+                w.skipped.append(Skipped(child, "invalid_name", st.st_size,
+                                         round(st.st_mtime, 3)))
+                continue
+            if S_ISDIR(mode):
+                # Decisions are per name and kind: `build/` may ignore a folder, not a file.
+                tag = name + "/"
+                if left_out is not None and (tag in left_out or child + "/" in old_dirs):
+                    ignored = tag in left_out
+                else:
+                    ignored = self._ignored(w, child, True, stack)
+                    same = same and ignored  # a newly seen in-scope name changes the tree
+                if ignored:
+                    self._leave_out(w, now_out, tag, child, st)
+                    continue
+                if child.count("/") >= MAX_DEPTH:
+                    same = False
+                    w.skipped.append(Skipped(child, "too_deep"))
+                    continue
+                if progress:
+                    progress(child)
+                item = self._directory(w, os.path.join(path, name), child, stack, chain,
+                                       progress)
+                if item is None or item[0] != _TREE or old_dirs.get(
+                        child + "/", (0, 0, b""))[2] != item[1]:
+                    same = False
+                if item is not None:
+                    items.append((name, *item))
+                continue
+            cached = old_files.get(child)
+            if left_out is not None and (cached is not None or name in left_out):
+                ignored = cached is None  # the cache holds in-scope files only
+            else:
+                ignored = self._ignored(w, child, False, stack)
+                same = same and ignored
+            if ignored:
+                self._leave_out(w, now_out, name, child, st)
+                continue
+            if progress:
+                progress(child)
+            if not (S_ISREG(mode) or S_ISLNK(mode)):
+                continue  # fifos, sockets, devices: not content
+            key = pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode)
+            if st.st_size > max_size and S_ISREG(mode):
+                same = False
+                w.skipped.append(Skipped(child, "too_large", st.st_size, round(st.st_mtime, 3)))
+                continue
+            if cached is not None and cached[-1] == 0 and cached[:size] == key:
+                new_files[child] = cached
+                raw = cached[size:-1]
+            else:
+                same = False
+                raw = self._blob(w, os.path.join(path, name), child, st)
+                if raw is None:
+                    continue
+                new_files[child] = key + raw + (b"\1" if st.st_mtime_ns > racy_after else b"\0")
+            items.append((name, _LINK if S_ISLNK(mode) else _EXEC if mode & 0o100 else _FILE,
+                          raw))
+        if same and len(items) == known[3] and self.has_object(ObjectId(known[2].hex())):
+            tree = known[2]
+        elif items:
+            named = [(os.fsencode(name), mode, raw) for name, mode, raw in items]
+            named.sort(key=lambda i: i[0] + b"/" if i[1] == _TREE else i[0])
+            body = b"".join(b"%s %s\0" % (mode, name) + raw for name, mode, raw in named)
+            oid = hash_object("tree", body)
+            if not self.has_object(oid):
+                self.write_object("tree", body)
+            tree = bytes.fromhex(oid)
+        else:
+            tree = b""
+        w.new_dirs[rel] = (chain, tuple(now_out), tree, len(items))
+        return tree or None
+
+    @staticmethod
+    def _leave_out(w: _Walk, now_out: list[str], tag: str, child: str, st: os.stat_result
+                   ) -> None:
+        now_out.append(tag)
+        rel = child + "/" if tag.endswith("/") else child
+        if is_sensitive(rel) and not w.scope.kept(rel):
+            w.skipped.append(Skipped(child, "sensitive", None if tag.endswith("/") else st.st_size,
+                                     round(st.st_mtime, 3)))
+
+    def _ignored(self, w: _Walk, child: str, is_dir: bool, stack: list[_GitIgnore]) -> bool:
+        """git's rule (rules.decide) over the .gitignore files of the folders walked."""
+        return decide(child, is_dir, ((len(gi.base), gi.spec) for gi in reversed(stack)),
+                      w.rules, lambda r, d: w.scope.kept(r + "/" if d else r))
+
+    def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+                   progress: Progress | None) -> tuple[bytes, bytes] | None:
+        dotgit = os.path.join(path, ".git")
+        if os.path.isfile(dotgit) or os.path.isfile(os.path.join(dotgit, "HEAD")):
+            # a nested repository: a gitlink, as git stores it
+            head = read_nested_head(dotgit)
+            if head is None:
+                w.skipped.append(Skipped(rel, "nested_repo"))
+                return None
+            return _GITLINK, bytes.fromhex(head)
+        tree = self._walk(w, path, rel + "/", stack, chain, progress)
+        return (_TREE, tree) if tree else None
+
+    def _blob(self, w: _Walk, path: str, rel: str, st: os.stat_result) -> bytes | None:
+        """Read, hash and store one file or link; None if it is gone or unreadable."""
+        try:
+            data = (os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode)
+                    else read_regular(path))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            reason = "changing" if isinstance(e, FileChanging) else "unreadable"
+            w.skipped.append(Skipped(rel, reason, st.st_size, round(st.st_mtime, 3)))
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            verdict = w.scope.content_verdict(rel)
+            if verdict is not None and content_sensitive(data, verdict):
+                w.skipped.append(Skipped(rel, "sensitive", st.st_size, round(st.st_mtime, 3)))
+                return None  # never stored, never cached: read again while it stays so
+        oid = hash_object("blob", data)
+        if not self.has_object(oid):
+            self.write_object("blob", data)
+        return bytes.fromhex(oid)
+
+
+
+
+def _gitignore(path: str) -> IgnoreFile | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return IgnoreFile.from_text(f.read())
+    except (OSError, ValueError):
+        return None
