@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from gitckpt.cli.output import echo
 from gitckpt.core.lazy import lazy
 from gitckpt.engine.notes import json_text
 
@@ -32,19 +33,6 @@ class Ctx:
 
             pager.show(render(result), page, color=self.color, paging=self.paging,
                        root=self.root)
-
-
-def echo(text: str, err: bool = False, color: bool | None = None) -> None:
-    """click.echo, except that file names which are not UTF-8 go out as their own bytes.
-    `color=True` keeps colour codes where click would strip them (not a terminal)."""
-    try:
-        click.echo(text, nl=False, err=err, color=color)
-    except UnicodeEncodeError:
-        stream = click.get_binary_stream("stderr" if err else "stdout")
-        if not stream.isatty() and not color:
-            text = click.unstyle(text)
-        stream.write(text.encode("utf-8", "surrogateescape"))
-        stream.flush()
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -47,6 +47,5 @@ def complete_target(ctx: click.Context, param: click.Parameter, incomplete: str
 def completion(shell: str) -> None:
     """Print the completion script for SHELL; for example, in ~/.bashrc:
     eval "$(gitckpt completion bash)"."""
-    from gitckpt.cli.main import cli
-
+    cli = click.get_current_context().find_root().command  # the whole command tree
     echo(get_completion_class(shell)(cli, {}, "gitckpt", VAR).source() + "\n")

@@ -396,9 +396,15 @@ def mcp(root: str | None) -> None:
 
     wire = mcp_handshake.claim()
     held = mcp_handshake.answer(wire)  # before the SDK loads: hosts wait for this answer
+    from gitckpt.hooks.run import start_relay
     from gitckpt.mcp.server import run
 
-    run(root, wire, held)
+    relay = start_relay()  # hosts' hooks run in this process, warm
+    try:
+        run(root, wire, held)
+    finally:
+        if relay is not None:
+            relay.close()
 
 
 @cli.group()

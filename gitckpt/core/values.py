@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from gitckpt.core.ids import ObjectId
-from gitckpt.safety.scope import Reason
+
+#: Why a snapshot left an existing file out.
+Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo",
+                 "invalid_name", "too_deep", "changing"]
 
 #: Told each workspace path a scan reads (a progress report).
 Progress = Callable[[str], None]

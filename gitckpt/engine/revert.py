@@ -12,7 +12,6 @@ store) a revert leaves alone too.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, replace
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
@@ -37,7 +36,6 @@ from gitckpt.engine.workfs import Workdir
 from gitckpt.store.base import Store
 
 CHOICES = ("markers", "ours", "theirs")
-_BINARY_PROBE = 8000  # bytes git looks at for a NUL
 
 
 @dataclass(frozen=True)
@@ -127,26 +125,21 @@ def span(tl: Timeline, spec: str, task: str | None) -> tuple[Target, Target]:
 def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
             paths: tuple[str, ...], choice: str | None) -> RevertPlan:
     """The revert plan; pure but for the objects it writes (merged files and trees)."""
-    import pygit2
-
     store = tl.store
     before = tl.record(first.record.parents[0]).tree
     after = last.tree
-    repo = store.repository()
     # With a paths filter, no rename detection: a rename split by the filter would delete
     # one side and never write the other; without it, that file is a modify/delete conflict.
-    flags = pygit2.enums.MergeFlag.FIND_RENAMES if not paths else pygit2.enums.MergeFlag(0)
-    index = repo.merge_trees(after, live.tree, before, flags=flags)
+    merge = store.merge_trees(after, live.tree, before, renames=not paths)
     only = tuple(p.encode("utf-8", "surrogateescape") for p in paths)
     left_out = {s.path for s in live.skipped}
     ignored = store.ignore_check()
     conflicts: list[Conflict] = []
     untouchable: list[tuple[str, str]] = []
     resolved: list[tuple[str, tuple[int, ObjectId] | None]] = []
-    for anc, ours, theirs in list(index.conflicts or ()):
-        entry = ours or theirs or anc
-        path = entry.path
-        keep = (int(ours.mode), ObjectId(str(ours.id))) if ours is not None else None
+    for c in merge.conflicts:
+        path, ours, theirs, anc = c.path, c.ours, c.theirs, c.ancestor
+        keep = (ours.mode, ours.id) if ours is not None else None
         if not in_filter(path.encode("utf-8", "surrogateescape"), only):
             resolved.append((path, keep))  # outside the revert: the workspace as it is
             continue
@@ -156,36 +149,27 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
             untouchable.append((path, f"left out now ({why})"))
             resolved.append((path, keep))
             continue
-        kind = _kind(repo, anc, ours, theirs)
-        text = _merged_text(repo, anc, ours, theirs, f"before {first.label}") \
+        kind = merge.kind(c)
+        text = merge.marked(c, "workspace", f"before {first.label}") \
             if kind == "content" else None
         if kind == "content" and text is None:
             kind = "binary"  # not UTF-8: never merged
         conflicts.append(Conflict(path, kind == "binary", text, kind))
-        if choice == "markers" and text is not None:
-            blob = repo.create_blob(text.encode("utf-8", "surrogateescape"))  # libgit2's own
+        if choice == "markers" and text is not None and ours is not None \
+                and theirs is not None:
+            blob = merge.blob(text.encode("utf-8", "surrogateescape"))
             # the mode merges on its own, as git merges it: the step's change of it undone
             # unless the workspace changed it since
-            mode = int(theirs.mode) if anc is not None and ours.mode == anc.mode \
-                else int(ours.mode)
-            resolved.append((path, (mode, ObjectId(str(blob)))))
+            mode = theirs.mode if anc is not None and ours.mode == anc.mode else ours.mode
+            resolved.append((path, (mode, blob)))
         elif choice == "theirs":
-            resolved.append((path, (int(theirs.mode), ObjectId(str(theirs.id)))
-                             if theirs is not None else None))
+            resolved.append((path, (theirs.mode, theirs.id) if theirs is not None else None))
         else:
             # ours, no choice yet (an apply refuses), or markers for a conflict that has no
             # text to mark (binary, modify/delete, rename, file/folder): the workspace's file
             # stays, as git revert leaves it, and nothing made since is lost
             resolved.append((path, keep))
-    for path, _ in resolved:
-        del index.conflicts[path]
-    for path, content in resolved:
-        if content is None:
-            if path in index:
-                index.remove(path)
-        else:
-            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=content[1]), content[0]))
-    merged = ObjectId(str(index.write_tree(repo)))
+    merged = merge.settle(resolved)
     record = StepRecord(last.commit, merged, replace(last.record.note, skipped=[]),
                         last.record.parents)
     plan = plan_for(store, Target(last.task, record), live, scope, paths)
@@ -218,35 +202,6 @@ def _entry(store: Store, tree: ObjectId, path: str) -> tuple[int, str] | None:
     name = path.rpartition("/")[2].encode("utf-8", "surrogateescape")
     e = next((e for e in store.read_tree(tree) if e.name == name), None)
     return (int(e.mode), e.id) if e is not None else None
-
-
-def _kind(repo, anc, ours, theirs) -> str:
-    """What kind of conflict libgit2 left: a file's content (mergeable as text), a binary
-    file, a file deleted on one side, a rename, or a file against a folder."""
-    sides = [e for e in (anc, ours, theirs) if e is not None]
-    if ours is None or theirs is None:
-        return "modify/delete"
-    if len({e.path for e in sides}) > 1:
-        return "rename"
-    for e in sides:
-        if int(e.mode) not in (Mode.FILE, Mode.EXECUTABLE):
-            return "file/folder" if int(e.mode) in (Mode.TREE, Mode.GITLINK) else "binary"
-        if b"\0" in repo[e.id].data[:_BINARY_PROBE]:
-            return "binary"
-    return "content"
-
-
-def _merged_text(repo, anc, ours, theirs, label: str) -> str | None:
-    """The file merged with git-style markers, or None if it is not UTF-8 (never merged)."""
-    try:
-        text = repo.merge_file_from_index(anc, ours, theirs).contents
-    except UnicodeDecodeError:
-        return None
-    # libgit2 labels both sides with the path; say which side is which, as git revert does
-    text = re.sub(rf"^<<<<<<< {re.escape(ours.path)}(\r?)$", r"<<<<<<< workspace\1", text,
-                  flags=re.M)
-    return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
-                  lambda m: f">>>>>>> {label}{m.group(1)}", text, flags=re.M)
 
 
 def preview(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...],

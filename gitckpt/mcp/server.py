@@ -316,9 +316,6 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         root = os.path.abspath(root)
     server = build_server(root)
     ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
-    from gitckpt.hooks.run import start_relay
-
-    relay = start_relay()
     try:
         first = (ws.configured() or [os.getcwd()])[0]
         if not too_wide(os.path.realpath(first)):
@@ -326,8 +323,6 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         # Always through our wire (mcp_wire): it answers what the SDK would drop.
         anyio.run(_serve, server, wire or claim(), held or Held(b""))
     finally:
-        if relay is not None:
-            relay.close()
         ws.close()
 
 

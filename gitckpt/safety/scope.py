@@ -13,16 +13,15 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.values import Reason
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.sensitive import RULES_VERSION, classify, is_sensitive
 
 __all__ = ["Reason", "Scope", "is_sensitive", "classify", "CKPTIGNORE", "MAX_DEPTH"]
 
-Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo",
-                 "invalid_name", "too_deep", "changing"]
+
 #: Folders nested deeper than this below the root are left out (`too_deep`): libgit2 does not
 #: enter them (its iterator's limit), and both stores must take the same files.
 MAX_DEPTH = 99

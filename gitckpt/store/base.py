@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitckpt.core import progress as progressing
 from gitckpt.core.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
@@ -20,6 +21,10 @@ from gitckpt.core.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.core.values import Changes, GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
 from gitckpt.store import journal as journals
+
+if TYPE_CHECKING:
+    from gitckpt.store.merge import Merge
+
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 
 filelock = lazy("filelock")  # only writers load it: a resume takes no lock
@@ -142,6 +147,15 @@ class Backend(ABC):
         """Stop holding; with `publish`, write what `held` holds to the store."""
         for _, (kind, body) in held.objects.items() if publish else ():
             self.write_object(kind, body)
+
+    def merge_trees(self, base: ObjectId, ours: ObjectId, theirs: ObjectId, *,
+                    renames: bool) -> Merge:
+        """The three-way merge of trees `ours` and `theirs` from `base` (`renames`: found by
+        similarity, as git finds them); its objects go where this store's go, held while
+        staging."""
+        from gitckpt.store.merge import merge_trees
+
+        return merge_trees(self.repository(), base, ours, theirs, renames)
 
     def repository(self):
         """A libgit2 repository over the store's objects (for merges): its writes go where
@@ -374,6 +388,15 @@ class WorkingCopy(ABC):
 
     #: The workspace root: an absolute, resolved directory.
     root: Path
+    #: The workspace's folder inside the user's repository: "" at its top, and for stores
+    #: that have no repository around them.
+    prefix: str = ""
+
+    @property
+    def top(self) -> Path:
+        """Where git runs for this workspace: the top of the user's work tree (where git
+        resolves the relative remote URLs of its config), else the workspace itself."""
+        return self.root
     #: Workspace-relative folders that belong to the store itself (never snapshotted, never
     #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
     private: tuple[str, ...] = ()

@@ -138,7 +138,7 @@ class PushResult:
 def _state(store: Store):
     """Where confirmed first pushes are kept: the repository's shared state (every worktree
     of it pushes the same tasks), or the plain folder's."""
-    return getattr(store, "shared", None) or store.state
+    return store.shared
 
 
 def _pushed(store: Store) -> dict[str, list[str]]:
@@ -157,7 +157,7 @@ def untracked(tl: Timeline, task: TaskId) -> list[str]:
     theirs: ObjectId | None = None
     if state is not None and state.head:
         theirs = store.read_commit(ObjectId(state.head)).tree
-        for part in filter(None, getattr(store, "prefix", "").split("/")):
+        for part in filter(None, store.prefix.split("/")):
             entry = next((e for e in store.read_tree(theirs) if e.name == part.encode()
                           and e.mode == Mode.TREE), None) if theirs else None
             theirs = entry.id if entry else None

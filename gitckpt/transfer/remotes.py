@@ -52,7 +52,7 @@ def git_dir(store: Store) -> Path | None:
 def top(store: Store) -> Path:
     """Where git runs: the repository's top folder (where it resolves the relative URLs of
     its config), or the plain folder."""
-    return Path(getattr(store, "workdir", None) or store.root)
+    return store.top
 
 
 def default_remote(store: Store, remote: str | None, op: str) -> Remote:

@@ -168,6 +168,10 @@ class GitStore(Store):
                     pack.add(kind, body, oid)
             pack.close()
 
+    @property
+    def top(self) -> Path:
+        return self.workdir
+
     def repository(self) -> pygit2.Repository:
         return self.repo
 
