@@ -172,7 +172,8 @@ def test_every_module_is_in_a_layer_folder():
 
 
 def test_nothing_above_store_asks_which_store_it_has():
-    sniff = re.compile(r"getattr\(\s*(self\.)?store\b|\bstore\.kind\s*[!=]=|isinstance\([^)]*Store\)")
+    sniff = re.compile(r"getattr\(\s*(self\.)?store\b|\bstore\.kind\s*[!=]="
+                       r"|isinstance\([^)]*Store\)")
     found = [f"{p.relative_to(PACKAGE)}:{n}" for p in PACKAGE.rglob("*.py")
              if "store" not in p.relative_to(PACKAGE).parts[:1]
              for n, line in enumerate(p.read_text().splitlines(), 1) if sniff.search(line)]

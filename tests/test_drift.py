@@ -14,6 +14,7 @@ import pytest
 from conftest import git, run_cli
 
 from gitckpt.core.errors import InvalidArgument, StoreBusy
+from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.timeline import Timeline, drift_ref
 from gitckpt.engine.watch import Debouncer, Settings, Source, WatchdogSource, Watcher, ignored
 from gitckpt.service import api as service
@@ -305,7 +306,7 @@ def test_the_handoff_of_a_long_task_fits_one_screen(ws):
         (ws.root / f"f{i}.txt").write_text(str(i))
         service.save(ws.root, f"step number {i} " + "title " * 20, conclusion=long,
                      next=long, verified=[long] * 3, open_questions=[long] * 6,
-                     decisions=[long] * 6, plan=[f"item {j}=done" for j in range(20)])
+                     decisions=[long] * 6, plan=[PlanItem(f"item {j}", "done") for j in range(20)])
     text = service.resume(ws.root).text
     assert len(text) < 2500
     assert "30. step number 29" in text and "Conclusion: a long conclusion" in text
@@ -390,7 +391,8 @@ def test_names_starting_with_two_dots_are_inside_the_workspace(tmp_path):
 
 
 def test_the_handoff_never_calls_an_open_plan_item_done(ws):
-    service.init(ws.root, "big plan", plan=[f"item {i}" for i in range(20)] + ["finished=done"])
+    items = [f"item {i}" for i in range(20)] + ["finished=done"]
+    service.init(ws.root, "big plan", plan=[PlanItem.parse(t) for t in items])
     text = service.resume(ws.root).text
     assert "more done" not in text
     assert "more (" in text and "pending" in text.split("more (")[1]

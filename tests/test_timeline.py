@@ -15,7 +15,7 @@ from gitckpt.core.errors import (
     TaskClosed,
     TaskNotFound,
 )
-from gitckpt.engine.notes import SCHEMA
+from gitckpt.engine.notes import SCHEMA, PlanItem
 from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
@@ -44,7 +44,8 @@ def note(ws, rev) -> dict:
 def test_init_creates_step_zero_and_makes_it_active(ws):
     result = service.init(ws.root, "Refactor auth", goal="move sessions to JWT",
                           constraints="no new deps", exclude=["*.tmp"],
-                          plan=["Extract signing", "Logout endpoint=in_progress"])
+                          plan=[PlanItem("Extract signing"),
+                                PlanItem("Logout endpoint", "in_progress")])
     task = result.save.task
     assert task.startswith("refactor-auth-")
     r = refs(ws)
@@ -135,16 +136,17 @@ def test_save_into_another_task_keeps_the_active_one(ws):
 
 
 def test_plan_updates_merge_by_text(ws):
-    service.init(ws.root, "t", plan=["Login", "Logout"])
-    r = service.save(ws.root, "s1", plan=["Logout=in_progress", "Refresh tokens"])
+    service.init(ws.root, "t", plan=[PlanItem("Login"), PlanItem("Logout")])
+    r = service.save(ws.root, "s1", plan=[PlanItem("Logout", "in_progress"),
+                                         PlanItem("Refresh tokens")])
     assert [(p.item, p.status) for p in r.plan] == [
         ("Login", "pending"), ("Logout", "in_progress"), ("Refresh tokens", "pending")]
-    r = service.save(ws.root, "s2", plan=["Login=done", "Logout=blocked"])
+    r = service.save(ws.root, "s2", plan=[PlanItem("Login", "done"), PlanItem("Logout", "blocked")])
     assert [p.status for p in r.plan] == ["done", "blocked", "pending"]
     text = service.resume(ws.root).text
     assert "[x] Login" in text and "[!] Logout" in text and "[ ] Refresh tokens" in text
     with pytest.raises(InvalidArgument):
-        service.save(ws.root, "s3", plan=["Login=finished"])
+        service.save(ws.root, "s3", plan=[PlanItem.parse("Login=finished")])
 
 
 def test_free_text_is_redacted_and_counted(ws):
@@ -239,7 +241,7 @@ def test_a_retried_save_with_new_details_is_not_dropped(ws):
     r = service.save(ws.root, "A", conclusion="c", open_questions=["new question"])
     assert not r.idempotent and r.step == 2
     r = service.save(ws.root, "A", conclusion="c", open_questions=["new question"],
-                     plan=["Docs=done"])
+                     plan=[PlanItem("Docs", "done")])
     assert not r.idempotent and r.step == 3
 
 

@@ -38,6 +38,21 @@ class Ctx:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
+def plan_items(texts: tuple[str, ...] | list[str]) -> tuple[list, list[str]]:
+    """`--plan` values as plan items: "TEXT[=STATUS]", "+TEXT[=STATUS]" for an item said to
+    be new (else its text must match one); and the texts said to be new."""
+    from gitckpt.engine.notes import PlanItem
+
+    items, new = [], []
+    for text in texts:
+        fresh = text.startswith("+")
+        item = PlanItem.parse(text[1:] if fresh else text)
+        items.append(item)
+        if fresh:
+            new.append(item.item)
+    return items, new
+
+
 class TerminalProgress:
     """Progress reports as click's bar on stderr (a count where the total is unknown); the
     CLI installs it only when stderr is a terminal and the output is not --json."""

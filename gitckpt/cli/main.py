@@ -20,6 +20,7 @@ from gitckpt.cli.base import (
     echo,
     pass_ctx,
     paths_after,
+    plan_items,
     service,
 )
 from gitckpt.cli.complete import VAR as COMPLETE_VAR
@@ -78,7 +79,7 @@ def init(c: Ctx, name: str, goal: str, constraints: str, exclude: tuple[str, ...
          plan: tuple[str, ...], store: str | None) -> None:
     """Start a task NAME: snapshot 0, and make it the active task."""
     result = service.init(c.root, name, goal=goal, constraints=constraints,
-                          exclude=list(exclude), plan=list(plan), store=store)
+                          exclude=list(exclude), plan=plan_items(plan)[0], store=store)
     c.emit(result, render_init)
 
 
@@ -121,13 +122,14 @@ def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], descriptio
         raise click.UsageError("Give each --ran its --exit, in the same order "
                                f"({len(ran)} --ran, {len(exits)} --exit).")
     notes = [dict(zip(("path", "note"), f.split("=", 1), strict=False)) for f in files]
+    items, new = plan_items(plan)
     result = service.save(c.root, title, conclusion=conclusion, next=list(next_) or "",
                           description=description, verified=list(verified),
                           commands=[{"command": r, "exit_code": e}
                                     for r, e in zip(ran, exits, strict=True)],
                           open_questions=list(question), answered=list(answered),
                           decisions=list(decision), gotchas=list(gotcha), drop=list(drop),
-                          files=notes, plan=list(plan), close=close, task=task)
+                          files=notes, plan=items, plan_new=new, close=close, task=task)
     c.emit(result, render_save)
 
 

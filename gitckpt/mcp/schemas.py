@@ -12,6 +12,12 @@ class NewPlanEntry(BaseModel):
     item: str
     status: Literal["pending", "in_progress", "done", "blocked"] = "pending"
 
+    def as_item(self):
+        """The plan item the service takes."""
+        from gitckpt.engine.notes import PlanItem
+
+        return PlanItem(self.item, self.status or "pending")
+
 
 class PlanEntry(NewPlanEntry):
     item: str = Field(description="Its text.")

@@ -128,7 +128,7 @@ def build_server(root: str | None = None) -> MCPServer:
         """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
         job of several steps."""
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
-                          exclude=exclude, plan=[p.model_dump() for p in plan], boundary=False,
+                          exclude=exclude, plan=[p.as_item() for p in plan], boundary=False,
                           text=mcp_text.init)
 
     @server.tool()
@@ -161,7 +161,8 @@ def build_server(root: str | None = None) -> MCPServer:
                           files=[f.model_dump() for f in files],
                           open_questions=open_questions, answered=answered,
                           decisions=decisions, gotchas=gotchas, drop=drop,
-                          plan=[p.model_dump() for p in plan], close=close, task=task,
+                          plan=[p.as_item() for p in plan],
+                          plan_new=[p.item for p in plan if p.add], close=close, task=task,
                           text=mcp_text.save)
 
     @server.tool()

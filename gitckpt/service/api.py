@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +24,7 @@ from gitckpt.engine.memory import CommandRun, checks, recall, touched
 from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.records import DriftResult, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
-from gitckpt.engine.timeline import Clock, Timeline, step_ref
+from gitckpt.engine.timeline import Clock, step_ref
 from gitckpt.service.results import (
     AdoptResult,
     DiffResult,
@@ -41,6 +39,7 @@ from gitckpt.service.results import (
     TasksResult,
     Watchable,
 )
+from gitckpt.service.workspace import one_call, open_timeline  # noqa: F401 (the API)
 from gitckpt.store.discover import open_store
 
 if TYPE_CHECKING:
@@ -60,106 +59,15 @@ restoring = lazy("gitckpt.engine.restore")
 watching = lazy("gitckpt.engine.watch")
 
 
-PlanInput = str | dict | PlanItem
-
-
-def _plan_items(plan: list[PlanInput] | None) -> tuple[list[PlanItem], frozenset[str]]:
-    """Plan items, the one place they are read: as the CLI gives them ("text=status",
-    "+text" for a new item), as MCP gives them ({item, status?, add?}) or as PlanItems; and
-    the texts said to be new."""
-    items, new = [], set()
-    for p in plan or []:
-        if isinstance(p, dict):
-            fresh = bool(p.get("add"))
-            p = PlanItem(p["item"], p.get("status") or "pending")
-        elif isinstance(p, str):
-            fresh = p.startswith("+")
-            p = PlanItem.parse(p[1:] if fresh else p)
-        else:
-            fresh = False
-        if fresh:
-            new.add(p.item)
-        items.append(p)
-    return items, frozenset(new)
-
-
-def open_timeline(root: str | Path, clock: Clock = time.time, store: str | None = None,
-                  *, discover: bool = True, ancestors: bool = True, adopt: bool = False
-                  ) -> Timeline:
-    """The timeline of the workspace at `root`. With `discover`, a folder without an active
-    task of its own resolves to the nearest enclosing workspace of the same store that has
-    one, so commands work from any subfolder (as git does). Inside `one_call(root)`, the
-    timeline that call opened."""
-    opened = _CALL.get()
-    if (opened is not None and opened[0] == str(root) and clock is time.time and store is None
-            and discover and ancestors and not adopt):
-        return opened[1]
-    tl = Timeline(open_store(root, store=store, ancestors_too=ancestors, adopt=adopt), clock)
-    if not discover or tl.active_id() is not None:
-        return tl
-    for parent in tl.store.root.parents:
-        if parent == Path.home() or parent == Path(parent.anchor):
-            break
-        try:
-            other = Timeline(open_store(parent), clock)
-        except GitckptError:
-            break
-        if other.store.lock_path != tl.store.lock_path:
-            break  # another store: the workspace ends here
-        if other.active_id() is not None:
-            return other
-    return tl
-
-
-#: The workspace a `one_call` opened: (root as given, its timeline).
-_CALL: ContextVar[tuple[str, Timeline] | None] = ContextVar("gitckpt_call", default=None)
-
-
-@contextmanager
-def one_call(root: str | Path, *, boundary: bool = True, lock_wait: float = 2.0,
-             exact: bool = False) -> Iterator[DriftResult | None]:
-    """One front-end call on `root`: the service functions called inside open the workspace
-    once, and with `boundary` the changes made since the last call are first recorded as a
-    `boundary` drift, under a hold of the lock that lasts the whole call, so the call's own
-    snapshot is the boundary's (one scan per call). Yields that drift, or None if none was
-    taken: no active task, or the store was busy for `lock_wait` seconds (the call then
-    scans on its own). `exact`: the boundary is a full stat of the workspace, for calls that
-    send or rewrite it (see `Store.snapshot`). Errors in opening or in the drift are the
-    call's to meet later."""
-    try:
-        tl = open_timeline(root)
-    except GitckptError:
-        yield None  # the call itself will say what is wrong
-        return
-    token = _CALL.set((str(root), tl))
-    try:
-        with ExitStack() as held:
-            yield _boundary(tl, held, lock_wait, exact) if boundary else None
-    finally:
-        _CALL.reset(token)
-
-
-def _boundary(tl: Timeline, held: ExitStack, lock_wait: float,
-              exact: bool) -> DriftResult | None:
-    """The boundary drift of `one_call`; the lock stays held by `held` until the call ends."""
-    try:
-        tid = tl.resolve(None)
-        held.enter_context(tl.store.one_scan(lock_wait))
-        return tl.capture("boundary", tid, exact=exact)
-    except GitckptError:
-        return None
-
-
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
-         exclude: list[str] | None = None, plan: list[PlanInput] | None = None,
+         exclude: list[str] | None = None, plan: list[PlanItem] | None = None,
          store: str | None = None, clock: Clock = time.time) -> InitResult:
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
     tl = open_timeline(root, clock, store, discover=False, ancestors=False)
-    items, _ = _plan_items(plan)
     before = tl.active_id()
-    task, result = tl.init(name, goal, constraints, exclude, items)
+    task, result = tl.init(name, goal, constraints, exclude, list(plan or ()))
     meta = tl.meta(task)
     suspended = before if before and before != task and tl.store.get_ref(
         f"refs/checkpoints/{before}/head") is not None else None
@@ -171,7 +79,7 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
          open_questions: list[str] | None = None, decisions: list[str] | None = None,
          gotchas: list[str] | None = None, answered: list[str] | None = None,
          drop: list[str] | None = None, commands: list[dict] | None = None,
-         files: list[dict] | None = None, plan: list[PlanInput] | None = None,
+         files: list[dict] | None = None, plan: list[PlanItem] | None = None,
          close: bool = False, task: str | None = None, plan_new: list[str] | None = None,
          clock: Clock = time.time) -> SaveResult:
     """Save a finished step of the active task (or `task`, without changing the active one).
@@ -181,11 +89,10 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
     workspace as saved ({command, exit_code, note?, duration_s?}); `files` say why a path
     matters ({path, note}); `next` may be a list of ordered next actions."""
     tl = open_timeline(root, clock)
-    items, new = _plan_items(plan)
     spec = step_input.prepare(title, conclusion=conclusion, next=next, description=description,
                               verified=verified, open_questions=open_questions,
                               decisions=decisions, gotchas=gotchas, answered=answered,
-                              dropped=drop, plan=items, plan_new=new | set(plan_new or ()),
+                              dropped=drop, plan=list(plan or ()), plan_new=set(plan_new or ()),
                               commands=commands, files=files)
     return tl.save(spec, close=close, task=task)
 
