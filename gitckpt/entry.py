@@ -97,7 +97,8 @@ def click_usage() -> str:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    return subprocess.run([sys.executable, "-c", "from gitckpt.cli import main; main(['-h'])"],
+    code = "from gitckpt.cli.main import main; main(['-h'])"
+    return subprocess.run([sys.executable, "-c", code],
                           env=env, capture_output=True, text=True, check=True).stdout
 
 

@@ -127,7 +127,7 @@ def test_version_and_help():
 
 
 def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
-    code = ("import sys, gitckpt.cli as c\n"
+    code = ("import sys, gitckpt.cli.main as c\n"
             "c.service.tasks = lambda *a, **k: {}['boom']\n"
             "c.main(['tasks'])\n")
     p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)

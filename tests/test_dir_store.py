@@ -284,9 +284,9 @@ def test_a_subfolder_uses_the_parent_store(hermetic):
 def test_dir_store_needs_only_the_standard_library(tmp_path):
     root = make_plain(tmp_path / "w")
     code = ("import sys; sys.modules['pygit2'] = None\n"
-            "from gitckpt.store.dir import DirStore\n"
-            "from gitckpt.timeline import Timeline\n"
-            "from gitckpt.step_input import prepare\n"
+            "from gitckpt.store.plain.store import DirStore\n"
+            "from gitckpt.engine.timeline import Timeline\n"
+            "from gitckpt.engine.step_input import prepare\n"
             "from pathlib import Path\n"
             f"root = Path({str(root)!r})\n"
             "tl = Timeline(DirStore(root, root / '.gitckpt'))\n"

@@ -343,7 +343,7 @@ def test_skill_ships_inside_the_wheel(tmp_path):
     wheel = next((tmp_path / "dist").glob("gitckpt-*.whl"))
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path / "site")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from gitckpt.skill import skill_path;"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from gitckpt.cli.skill import skill_path;"
             "print(skill_path())")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site")],
                          capture_output=True, text=True, cwd=tmp_path, check=True).stdout

@@ -307,7 +307,7 @@ def test_the_handshake_is_the_sdks_own_and_comes_before_the_sdk_loads(tmp_path):
     for version in versions.HANDSHAKE_PROTOCOL_VERSIONS:
         assert answers["1", version] == answers["0", version]
     # the answer is written before the SDK is imported
-    code = ("import os, sys; from gitckpt import mcp_handshake as h; w = h.claim(); "
+    code = ("import os, sys; from gitckpt.mcp import handshake as h; w = h.claim(); "
             "held = h.answer(w); print('mcp' in sys.modules, held.answered, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           input=json.dumps({"jsonrpc": "2.0", "id": 7, "method": "initialize",

@@ -75,7 +75,7 @@ def _changed(texts: list[str]) -> list[tuple[str, str]]:
 def _contents() -> list[tuple[str, str, bool, str]]:
     """(path, kind, expected out, the first 8 KiB as text) for the rows of content_checked.tsv
     that `has_secret` decides: generic config names (the other rows are decided by the file
-    check of gitckpt.file_secrets, or are source code and test fixtures)."""
+    check of gitckpt.safety.file_secrets, or are source code and test fixtures)."""
     from gitckpt.safety.sensitive import classify
 
     module = _module("make_contents")
@@ -335,8 +335,8 @@ def test_every_rule_is_well_formed():
 
 
 def test_importing_redact_compiles_no_rule():
-    code = ("import sys, gitckpt.redact as r; r.clean('x'); "
-            "assert 'gitckpt.secret_rules' not in sys.modules and not r._LAZY")
+    code = ("import sys, gitckpt.safety.redact as r; r.clean('x'); "
+            "assert 'gitckpt.safety.secret_rules' not in sys.modules and not r._LAZY")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

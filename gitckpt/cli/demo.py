@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitckpt.cli.base import plan_items
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.service import api as service
 
@@ -73,18 +74,19 @@ def run_demo(where: str | None = None) -> DemoResult:
     (root / ".env").write_text("API_TOKEN=not-a-real-token\n")  # left out: sensitive
 
     init = service.init(root, "Polish the greeter", goal="friendlier greetings, with tests",
-                        plan=["Capitalise names", "Add tests", "Document usage"])
+                        plan=plan_items(["Capitalise names", "Add tests", "Document usage"])[0])
     (root / "greet.py").write_text(
         'def greet(name):\n    return "Hello, " + name.capitalize() + "!"\n')
     service.save(root, "Capitalise names", conclusion="greet() capitalises and punctuates",
-                 next="add tests for empty names", plan=["Capitalise names=done",
-                                                         "Add tests=in_progress"])
+                 next="add tests for empty names", plan=plan_items(["Capitalise names=done",
+                                                                   "Add tests=in_progress"])[0])
     (root / "test_greet.py").write_text(
         "from greet import greet\n\n\ndef test_greet():\n"
         '    assert greet("ada") == "Hello, Ada!"\n')
     service.save(root, "Add tests", conclusion="one test covers the happy path",
                  next="document usage in README.md", verified=["pytest: 1 passed"],
-                 open_questions=["What should greet('') return?"], plan=["Add tests=done"])
+                 open_questions=["What should greet('') return?"],
+                 plan=plan_items(["Add tests=done"])[0])
     with open(root / "README.md", "a") as f:
         f.write("\nUsage: `greet('ada')`\n")  # an edit the agent has not saved yet
     subprocess.run(["sh", "-c", "echo 'def greet(name): return None' > greet.py"], cwd=root,

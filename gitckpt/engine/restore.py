@@ -54,6 +54,7 @@ class Action:
     path: bytes
     kind: str  # create | modify | delete | mode
     entry: TreeEntry | None
+    was: TreeEntry | None = None  # what the live snapshot (the safety copy) holds there
 
     @property
     def name(self) -> str:
@@ -158,7 +159,7 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
             if rules_change and left_after is not None and left_after(name):
                 kept.append((name, "left out by the restored ignore rules"))
                 continue
-            actions.append(Action(path, "delete", None))
+            actions.append(Action(path, "delete", None, old))
         elif not has_object(new.id):
             unrestorable.append((name, "content missing"))
         elif old is None:
@@ -168,9 +169,9 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
             else:
                 actions.append(Action(path, "create", new))
         elif old.id == new.id and {old.mode, new.mode} <= {Mode.FILE, Mode.EXECUTABLE}:
-            actions.append(Action(path, "mode", new))
+            actions.append(Action(path, "mode", new, old))
         else:
-            actions.append(Action(path, "modify", new))
+            actions.append(Action(path, "modify", new, old))
     lost = {p for p, _ in unrestorable}
     return Plan(target, live.tree, paths, tuple(actions), tuple(sorted(set(unrestorable))),
                 tuple(sorted({k for k in kept if k[0] not in lost})))
@@ -271,15 +272,32 @@ class Applied:
     blocked: list[tuple[str, str]] = field(default_factory=list)
 
 
-def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], bytes]) -> Applied:
-    """Carry out `plan` below `wd`. Per-path failures are collected, not raised."""
+#: Why a file is not overwritten or deleted: it changed after the safety copy was taken.
+CHANGED_SINCE = "changed since the safety copy was taken; left as it is"
+
+
+def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], bytes],
+               current: Callable[[str], tuple[int, str] | None] | None = None) -> Applied:
+    """Carry out `plan` below `wd`. Per-path failures are collected, not raised.
+
+    `current(path)` is the (mode, blob id) a snapshot would take of a file now: a file that
+    is no longer what the plan (and its safety copy) saw is left as it is, never overwritten
+    or deleted, so an edit made while the restore runs is not lost."""
     out = Applied()
+
+    def moved(a: Action) -> bool:
+        if current is None or a.was is None or a.was.mode in (Mode.TREE, Mode.GITLINK):
+            return False
+        return current(a.name) != (int(a.was.mode), a.was.id)
+
     needed = {a.path.rpartition(b"/")[0] for a in plan.actions if a.kind != "delete"}
     needed = {p for n in needed for p in _folders(n)}
     emptied: set[bytes] = set()
     for a in sorted((a for a in plan.actions if a.kind == "delete"), key=lambda a: a.path,
                     reverse=True):
         try:
+            if moved(a):
+                raise Blocked(CHANGED_SINCE)
             wd.remove(a.path)
             out.done.append(a)
             emptied.update(_folders(a.path.rpartition(b"/")[0]))
@@ -292,6 +310,8 @@ def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], byte
             continue
         assert a.entry is not None
         try:
+            if moved(a):
+                raise Blocked(CHANGED_SINCE)
             if a.kind == "mode":
                 wd.set_executable(a.path, a.entry.mode == Mode.EXECUTABLE)
             else:
@@ -437,7 +457,7 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
             drift = tl.record_drift(target.task, head, live, "pre_restore", always=True)
             safety = tl.record(drift.commit)
             mark(tl, target, safety.commit)
-            applied = write_plan(plan, wd, store.checkout_blob)
+            applied = write_plan(plan, wd, store.checkout_blob, store.blob_of)
             store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
                    for a in applied.done}

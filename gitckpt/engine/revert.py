@@ -256,7 +256,7 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
             spec = first.commit[:12] if first.commit == last.commit else \
                 f"{first.commit[:12]}..{last.commit[:12]}"
             mark(tl, first, safety.commit, spec)
-            applied = write_plan(plan, wd, store.checkout_blob)
+            applied = write_plan(plan, wd, store.checkout_blob, store.blob_of)
             store.forget_scans()
         changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
                    for a in applied.done}

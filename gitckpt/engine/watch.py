@@ -343,6 +343,7 @@ class WatchdogSource(Source):
         # What it sees, for snapshots in this process (see journal.py); `cookie_dir` is a
         # folder of gitckpt's inside `root` for the sync cookies.
         self.journal = Journal(root, cookie_dir, lambda p: ignored(p, root, private))
+        self.journal.probe = lambda: unwatched(root, private)
 
     def start(self, hint: Hint) -> None:
         from watchdog import events as ev
@@ -419,3 +420,55 @@ def _overflow_hints(hint: Hint) -> None:
         logger = logging.getLogger(name)
         if not any(isinstance(h, _OverflowHint) for h in logger.handlers):
             logger.addHandler(_OverflowHint())
+
+
+def unwatched(root: str, private: tuple[str, ...] = ()) -> set[str]:
+    """Folders under `root` (links not followed; `.git`, `.gitckpt` and `private` left out)
+    that no inotify watch of this process covers, relative to `root`. Empty where the kernel
+    does not list its watches (not Linux)."""
+    watched = _watched_inodes()
+    if watched is None:
+        return set()
+    out: set[str] = set()
+    dev = os.lstat(root).st_dev
+    key = (os.major(dev), os.minor(dev))
+    stack = [("", root)]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = [e for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue  # unreadable: found as unwatched by its parent (a watch needs read)
+        for e in entries:
+            child = f"{rel}/{e.name}" if rel else e.name
+            if e.name in _IGNORED_NAMES or ignored(e.path, root, private):
+                continue
+            if (*key, e.inode()) not in watched:
+                out.add(child)  # and nothing below it is watched either
+            else:
+                stack.append((child, e.path))
+    return out
+
+
+def _watched_inodes() -> set[tuple[int, int, int]] | None:
+    """(major, minor, inode) of every folder this process's inotify instances watch, from
+    /proc/self/fdinfo; None where that cannot be read."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    found: set[tuple[int, int, int]] = set()
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("inotify wd:"):
+                        fields = dict(part.split(":", 1) for part in line.split()[1:4])
+                        sdev, ino = int(fields["sdev"], 16), int(fields["ino"], 16)
+                        found.add((sdev >> 20, sdev & 0xFFFFF, ino))
+        except (OSError, ValueError, KeyError):
+            continue
+    return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -127,11 +128,14 @@ class Backend(ABC):
             self._held = None
             self._release(held, publish=True)
             done = True
+            if self.__dict__.pop("_held_scan", False):
+                self.forget_hints(elsewhere=True)  # its snapshot now stands for the files
 
         try:
             yield publish
         finally:
             if not done:
+                self.__dict__.pop("_held_scan", None)
                 self._held = None
                 self._release(held, publish=False)
                 self.forget_scans()  # a snapshot of the held objects is gone with them
@@ -427,8 +431,9 @@ class WorkingCopy(ABC):
         if self._held is not None:
             update_cache = False  # staging writes nothing, the stat cache included
             # and its scan may find what a watcher's cache in memory missed: that cache
-            # can no longer stand for the files
+            # can no longer stand for the files (in other processes too, once published)
             self.forget_hints()
+            self.__dict__["_held_scan"] = True
         journal = journals.for_root(str(self.root)) \
             if self.takes_hints and self._held is None else None  # a held scan takes no hints
         if journal is None:
@@ -452,9 +457,11 @@ class WorkingCopy(ABC):
     #: True if `scan` can visit only the paths a watcher saw change (`changed`).
     takes_hints = False
 
-    def forget_hints(self) -> None:  # noqa: B027 (optional hook, not abstract)
-        """Drop what watched scans keep in memory for the next one (stores that take hints):
-        the next watched scan looks at every file."""
+    def forget_hints(self, elsewhere: bool = False) -> None:  # noqa: B027 (optional hook)
+        """The files were read outside a watcher's journal, and nothing was cached (a held
+        scan): what watched scans keep in memory in this process, and with `elsewhere` in
+        other processes too (a write in the store's state), can no longer stand for them
+        (stores that take hints). The caller holds the lock."""
 
     def estimate(self) -> int | None:
         """About how many files a scan visits, for progress (None: unknown)."""
@@ -492,6 +499,33 @@ class WorkingCopy(ABC):
         `commits_since` (on HEAD, not in `then`) and `head_reachable` (`then` is still in
         HEAD's history; False after a rebase or reset). None for stores without one."""
         return None
+
+    def blob_of(self, path: str) -> tuple[int, str] | None:
+        """The (mode, blob id) a snapshot would record for the workspace file `path` now
+        (nothing is written), or None where none is there (missing, a folder, unreadable)."""
+        from gitckpt.core.objects import hash_object
+        from gitckpt.store.files import read_regular
+
+        full = os.path.join(self.root, path)
+        try:
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                return int(Mode.SYMLINK), hash_object("blob", os.fsencode(os.readlink(full)))
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = self.cleaned(path, read_regular(full))
+        except OSError:
+            return None
+        mode = Mode.EXECUTABLE if st.st_mode & 0o100 and self.trusts_mode() else Mode.FILE
+        return int(mode), hash_object("blob", data)
+
+    def cleaned(self, path: str, data: bytes) -> bytes:
+        """A file's bytes as a snapshot stores them (a git store's content filters)."""
+        return data
+
+    def trusts_mode(self) -> bool:
+        """Whether the executable bit on disk is recorded (git's core.fileMode)."""
+        return True
 
     def checkout_blob(self, oid: ObjectId, path: str) -> bytes:
         """The bytes blob `oid` has on disk at workspace path `path`: the blob itself, or in

@@ -128,28 +128,47 @@ def _header(header: bytes) -> tuple[str, int]:
     return kind.decode("ascii", "replace"), int(size)
 
 
+#: How long a file's times must stand still before its bytes are taken as one moment's: the
+#: kernel stamps them when a write begins, before the bytes are copied in, so a file whose
+#: times are newer may still be in the middle of a write.
+SETTLED_NS = 100_000_000
+
+
 def read_regular(path: str) -> bytes:
     """A regular file's bytes as they were at one moment, never through a link or into a fifo
     swapped in since the stat (OSError otherwise).
 
-    A read that races a writer (the file grown, truncated or rewritten while it is read: its
-    size, mtime or ctime moved, or fewer bytes came than its size) is retried; FileChanging
-    after READ_TRIES such reads, so that no torn mix of two versions is ever stored."""
+    A read is retried while it races a writer: the file's size, mtime or ctime moved during
+    it, or fewer bytes came than its size. A file whose times are less than SETTLED_NS old
+    (a write may be under way) is read again once they are, and its two reads must agree.
+    FileChanging after READ_TRIES attempts, so no torn mix of two versions is stored (short
+    of one write call that stalls for longer than SETTLED_NS in the middle of its copy)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
             raise FileNotFoundError(path)
-        for attempt in range(READ_TRIES):
-            if attempt:
-                f.seek(0)
-                time.sleep(0.01 * attempt)
-            data = f.read()
-            after = os.fstat(fd)
-            if len(data) == after.st_size and _same_moment(before, after):
+        for _ in range(READ_TRIES):
+            started = time.time_ns()
+            data, after = _read_once(f, fd)
+            if len(data) != after.st_size or not _same_moment(before, after):
+                before = after
+                continue
+            settled = max(after.st_mtime_ns, after.st_ctime_ns) + SETTLED_NS
+            if settled <= started:
+                return data  # its times were settled before this read began
+            time.sleep(max(0, settled - time.time_ns()) / 1e9)
+            again, last = _read_once(f, fd)
+            if again == data and _same_moment(after, last):
                 return data
-            before = after
+            before = last
         raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
+
+
+def _read_once(f, fd: int) -> tuple[bytes, os.stat_result]:
+    f.seek(0)
+    data = f.read()
+    return data, os.fstat(fd)
 
 
 def _same_moment(a: os.stat_result, b: os.stat_result) -> bool:

@@ -73,6 +73,10 @@ class Journal:
         self.full_due = 0.0
         self.arrived: set[str] = set()
         self.counts = {"hinted": 0, "full": 0}  # snapshots of each kind (logs, tests)
+        #: Workspace-relative folders no event watch covers, and the source's way to find
+        #: them (called after each full scan): every snapshot visits them.
+        self.unwatched: set[str] = set()
+        self.probe: Callable[[], set[str]] | None = None
 
     # -- the event source's side (its thread) --------------------------------------------------
 
@@ -96,8 +100,8 @@ class Journal:
         mine = False
         with self.cond:
             for path in paths:
-                name = os.path.basename(path)
-                if name.startswith(COOKIE):
+                folder, name = os.path.split(path)
+                if name.startswith(COOKIE) and self._cookie_folder(folder):
                     self.arrived.add(name)
                     self.cond.notify_all()
                     continue
@@ -112,6 +116,12 @@ class Journal:
                 self.dirty.add("" if rel == "." else rel)
         return mine
 
+    def _cookie_folder(self, folder: str) -> bool:
+        """Only a cookie in gitckpt's own folder is ours (a user's file may bear the name)."""
+        return self.cookie_dir is not None and (
+            os.path.normpath(folder) == os.path.normpath(self.cookie_dir)
+            or os.path.realpath(folder) == os.path.realpath(self.cookie_dir))
+
     # -- the snapshot's side ---------------------------------------------------------------------
 
     def begin(self, full: bool = False) -> Grant:
@@ -124,7 +134,8 @@ class Journal:
                 full = full or not (synced and self.trusted) or self.clock() >= self.full_due \
                     or "" in self.dirty  # the root itself changed (moved, replaced)
                 taken, self.dirty = self.dirty, set()
-                paths = None if full else taken
+                # folders no watch covers are looked at by every snapshot, as a poll would
+                paths = None if full else taken | self.unwatched
                 self.counts["full" if full else "hinted"] += 1
                 return Grant(paths, self.generation if synced and self.healthy else -1, taken,
                              self.skipped)
@@ -145,8 +156,24 @@ class Journal:
                 if grant.paths is None:
                     self.trusted = grant.generation == self.generation and self.healthy
                     self.full_due = self.clock() + self.verify_every
+            if ok and grant.paths is None and self.probe is not None:
+                self._probe()
         finally:
             self.scan_lock.release()
+
+    def _probe(self) -> None:
+        """After a full scan: which folders the event source does not watch (it could not:
+        an unreadable folder, the watch limit reached; watchdog says nothing of either)."""
+        try:
+            found = self.probe() if self.probe is not None else set()
+        except Exception:  # a probe that cannot run says nothing: the verification scans go on
+            log.debug("watch probe failed", exc_info=True)
+            return
+        with self.cond:
+            if found and found != self.unwatched:
+                log.info("%d folder(s) not watched (e.g. %s): looked at by every snapshot",
+                         len(found), sorted(found)[0])
+            self.unwatched = found
 
     def full_due_now(self) -> bool:
         with self.cond:

@@ -1,6 +1,7 @@
 """Generated free text for the redaction tests: a value of every secret format that
-gitckpt.secret_rules redacts, in prose, commands, logs and config lines; and innocent lines that
-look like them (placeholders, prefixes named in prose, masked and truncated values, hashes).
+gitckpt.safety.secret_rules redacts, in prose, commands, logs and config lines; and innocent
+lines that look like them (placeholders, prefixes named in prose, masked and truncated
+values, hashes).
 
 Part of the TUNING corpus: rules may be tuned on these lines (the held-out lines are in
 heldout/ and never are). Seeded, so every run gives the same lines; every value is random

@@ -13,6 +13,7 @@ leaves a file that keeps changing out as `changing`).
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,10 +37,12 @@ def too_deep_error(e: pygit2.GitError) -> bool:
 
 
 def read_race(e: pygit2.GitError) -> bool:
-    """True if libgit2 failed because a file changed or went away while it read it."""
+    """True if libgit2 failed to read a file it hashed: it changed or went away while it read
+    it, or it cannot be read (a file made unreadable since it was cached)."""
     text = str(e).lower()
     return any(s in text for s in ("reading file", "failed to open", "could not find",
-                                   "no such file", "could not open"))
+                                   "no such file", "could not open", "could not read",
+                                   "permission denied"))
 
 
 class Differ:
@@ -79,8 +82,9 @@ class Differ:
             try:
                 return list(index_diff(repo, p.index, self.flags, under).deltas)
             except pygit2.GitError as e:
-                if too_deep_error(e) and isinstance(under, str):
-                    return self._shallow(p, under)
+                if too_deep_error(e):
+                    return self._shallow(p, under) if isinstance(under, str) \
+                        else self._each(p, under, repo)
                 if not read_race(e):
                     raise
                 time.sleep(0.01 * (attempt + 1))
@@ -113,6 +117,18 @@ class Differ:
         paths = cover(self.workdir, under, deep, cached)
         return self.under(p, paths) if paths else []
 
+    def _each(self, p: ScanPass, paths: list[bytes], repo: pygit2.Repository) -> Deltas:
+        """A diff of literal paths one of whose folders is too deep: each folder on its own
+        (`_shallow` leaves its deep part out), the other paths together."""
+        root = os.fsencode(self.workdir)
+        folders = [q for q in paths if os.path.isdir(os.path.join(root, q))
+                   and not os.path.islink(os.path.join(root, q))]
+        rest = [q for q in paths if q not in folders]
+        out = self.under(p, rest, repo) if rest else []
+        for q in folders:
+            out += self.under(p, os.fsdecode(q), repo)
+        return out
+
     def _deep(self, p: ScanPass, under: str) -> list[str]:
         deep = too_deep(self.workdir, under, self.repo.path_is_ignored)
         for path in deep:
@@ -131,9 +147,13 @@ class Differ:
                      if any(e.path == w or e.path.startswith(w + "/") for w in wanted)]
         since = time.time_ns() - RECENT_NS
         for path in paths:
-            st = lstat(os.path.join(self.workdir, path))
+            full = os.path.join(self.workdir, path)
+            try:
+                st = lstat(full)
+            except PermissionError:
+                st = None  # a folder above it cannot be entered now
             if path in p.racy or st is None or st.st_ctime_ns >= since \
-                    or st.st_mtime_ns >= since:
+                    or st.st_mtime_ns >= since or not _readable(full, st):
                 p.remove(path)
 
     @staticmethod
@@ -144,3 +164,14 @@ class Differ:
             if read_race(e):
                 raise WorkspaceChanging(str(e)) from e
             raise
+
+
+def _readable(full: str, st) -> bool:
+    """Whether a cached file can be opened for reading now (a link always: it is not read)."""
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    try:
+        os.close(os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError:
+        return False
+    return True

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from gitckpt.core.values import Progress
+from gitckpt.safety.scope import MAX_DEPTH
 from gitckpt.store.git.scanpass import ScanPass, lstat
 from gitckpt.store.git.split import slices
 
@@ -46,14 +47,17 @@ class Rotation:
 @dataclass
 class Memo:
     """The cache a scan ended with: `index` (in memory, maybe ahead of the file) is `tree`.
-    Valid while the index file keeps `stamp` and the side state names `state_index`,
-    `state_tree` and `state_scanned` (a scan in another process that found another tree
-    writes its own: the cache here may then hold what that scan saw was no longer so)."""
+    Valid while the index file keeps `stamp`, the side state names `state_index`,
+    `state_tree`, `state_scanned` and `state_by` (a scan in another process writes its own
+    `by`: the cache here may then hold what that scan saw was no longer so), and the scan
+    runs under the same rules."""
 
     stamp: tuple | None
     state_index: list | None
     state_tree: str | None
     state_scanned: str | None
+    state_by: str | None
+    ignores: str  # the rules it was made under (a task's excludes among them)
     index: pygit2.Index
     tree: str
     racy: set[str]
@@ -64,13 +68,14 @@ _memos: dict[str, Memo] = {}
 _lock = threading.Lock()
 
 
-def recall(index_path: Path, opened: tuple | None, state: dict) -> Memo | None:
+def recall(index_path: Path, opened: tuple | None, state: dict, ignores: str) -> Memo | None:
     """The memo of the last watched scan of this cache, if it still describes it."""
     with _lock:
         memo = _memos.get(str(index_path))
     if memo is None or memo.stamp != opened or memo.state_index != state.get("index") \
             or memo.state_tree != state.get("tree") \
-            or memo.state_scanned != state.get("scanned"):
+            or memo.state_scanned != state.get("scanned") \
+            or memo.state_by != state.get("by") or memo.ignores != ignores:
         return None
     return memo
 
@@ -94,11 +99,26 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
         return False
     repo, index = scanner.repo, p.index
     folders: list[str] = []
+    above = _Above(scanner.workdir, scanner.prefix)
     for path in changed:
         if any(path == g or path.startswith(g + "/") for g in p.gitlinks):
             continue  # a nested repository: the scan's gitlink check follows its HEAD
-        st = lstat(os.path.join(scanner.workdir, path))
+        # a folder above that is no longer a folder (a link, a file, gone, unreadable) is
+        # what changed: nothing is ever read through it
+        path = above.first_not_a_folder(path) or path
+        deep = too_deep_folder(path)
+        if deep is not None:
+            p.skip(scanner._rel(deep), "too_deep")  # as a full scan leaves it out
+            continue
+        try:
+            st = lstat(os.path.join(scanner.workdir, path))
+        except PermissionError:
+            folders.append(path.rpartition("/")[0])  # its folder: libgit2 says unreadable
+            continue
         is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        if is_dir and too_deep_folder(path, True):
+            p.skip(scanner._rel(path), "too_deep")
+            continue
         if path in index:
             if is_dir:  # a file became a folder
                 p.remove(path)
@@ -121,6 +141,40 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
     return True
 
 
+class _Above:
+    """Which folders on the way to a work-tree path are real folders now (one lstat each per
+    scan)."""
+
+    def __init__(self, workdir: Path, prefix: str) -> None:
+        self.workdir = workdir
+        self.floor = prefix.count("/") + 1 if prefix else 0  # the workspace's own depth
+        self.known: dict[str, bool] = {}
+
+    def first_not_a_folder(self, path: str) -> str | None:
+        """The topmost folder above `path`, inside the workspace, that is not a folder."""
+        parts = path.split("/")
+        for i in range(self.floor + 1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder not in self.known:
+                try:
+                    st = os.lstat(os.path.join(self.workdir, folder))
+                    self.known[folder] = stat.S_ISDIR(st.st_mode)
+                except OSError:
+                    self.known[folder] = False
+            if not self.known[folder]:
+                return folder
+        return None
+
+
+def too_deep_folder(path: str, is_dir: bool = False) -> str | None:
+    """The folder libgit2 will not enter (one of more than MAX_DEPTH levels, as the full
+    scan finds them: git_deep.too_deep) that holds `path`, or is it, or None."""
+    parts = path.split("/")
+    if len(parts) > MAX_DEPTH + 1 or (is_dir and len(parts) == MAX_DEPTH + 1):
+        return "/".join(parts[:MAX_DEPTH + 1])
+    return None
+
+
 def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
             ) -> Rotation:
     """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; where the next
@@ -128,17 +182,20 @@ def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
 
     Events are not complete (a write through mmap or through a hard link from outside the
     workspace raises none), so each narrowed scan also asks libgit2 about one slice of the
-    rest, in turn: a change no event named is found within RECHECK_SAVES scans (two rounds
-    for a file in a folder made after the round began, when the slices are cut again)."""
+    rest, in turn. The slices are cut once after each full scan and kept, round after round,
+    until the next: a change no event named is found within RECHECK_SAVES narrowed scans in a
+    file the last full scan saw, and by the next full scan (journal.VERIFY_EVERY) in one made
+    since."""
     was = memo.rotation
     repo = was.repo if was.repo is not None else pygit2.Repository(scanner.repo.path)
     parts, cursor = was.slices, was.cursor
-    if not parts or cursor >= len(parts):
+    if not parts:
         parts = slices(repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
                        RECHECK_SAVES) if len(p.index) else []
         cursor = 0
     if not parts:
         return Rotation([], 0, repo)
+    cursor %= len(parts)
     for delta in scanner.differ.under(p, parts[cursor], repo):
         scanner._visit(p, delta, progress)
     return Rotation(parts, cursor + 1, repo)

@@ -8,15 +8,14 @@ as single entries); only the paths it reports are looked at again.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
+import secrets
 import stat
-import time
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, ObjectType
+from pygit2.enums import DeltaStatus, DiffOption, FilterMode, ObjectType
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -39,10 +38,10 @@ from gitckpt.core.objects import (
 from gitckpt.core.values import Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
 from gitckpt.safety.sensitive import content_sensitive
-from gitckpt.store.files import READ_TRIES, FileChanging
+from gitckpt.store.files import FileChanging
 from gitckpt.store.git import hinted
 from gitckpt.store.git.config import filter_key, filters_possible, ignore_key, stamp, trust_exec
-from gitckpt.store.git.diff import Differ, read_race
+from gitckpt.store.git.diff import Differ
 from gitckpt.store.git.libgit2 import bind, nested_head, open_index
 from gitckpt.store.git.scanpass import ScanPass, dirs_of, lstat, read_regular
 from gitckpt.store.git.split import objects_dir, read_checked, scan_deltas
@@ -130,8 +129,11 @@ class Scanner:
               watched: bool) -> Snapshot:
         opened = stamp(self.index_path)
         state = {} if fresh else self._read_state()
-        # A watched scan starts from the last one's cache in memory, if it still holds.
-        memo = hinted.recall(self.index_path, opened, state) if watched and not fresh else None
+        ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
+        # A watched scan starts from the last one's cache in memory, if it still holds (for
+        # these rules: another task's excludes made another cache).
+        memo = hinted.recall(self.index_path, opened, state, ignores) \
+            if watched and not fresh else None
         if memo is not None and memo.tree in self.repo.odb:
             index, base = bind(memo.index, self.repo), memo.tree
             state = {**state, "racy": sorted(memo.racy)}
@@ -148,7 +150,6 @@ class Scanner:
         if len(index) and base is not None and base not in self.repo.odb:
             # git gc pruned what the cache points at: its blob ids cannot be trusted either.
             return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
-        ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
         filters = filter_key(self.repo, self.common_dir)
         p = ScanPass(index, scope, set(state.get("gitlinks", [])),
                      set(state.get("attributes", [])), set(state.get("racy", [])),
@@ -163,7 +164,8 @@ class Scanner:
         p.filters = filters_possible(self.repo, self.common_dir, p.attributes)
         seen = changed is not None and memo is not None and not (p.refilter or p.renormalize) \
             and hinted.visit(self, p, self._repo_paths(changed), _FLAGS, progress)
-        rotation = hinted.Rotation()
+        # a full diff re-checked every file: the slices are cut again from it
+        rotation = hinted.Rotation(repo=memo.rotation.repo if memo is not None else None)
         if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
             recheck -= set(self._repo_paths(changed))
             # and what events cannot show (mmap writes, hard links from outside) is found by a
@@ -196,12 +198,12 @@ class Scanner:
         if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
             return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
         snap = self._finish(p, index, base, tree, state, update_cache, ignores, filters,
-                            old_links, old_attributes)
+                            old_links, old_attributes, watched)
         if watched:  # the side state as `_finish` left it on disk: no second read
             now = self._state_after
             hinted.remember(self.index_path, hinted.Memo(
                 stamp(self.index_path), now.get("index"), now.get("tree"), now.get("scanned"),
-                index, tree, set(p.racy), rotation))
+                now.get("by"), ignores, index, tree, set(p.racy), rotation))
         return snap
 
     def _repo_paths(self, changed: set[str]) -> list[str]:
@@ -217,8 +219,12 @@ class Scanner:
 
     def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
                 state: dict, update_cache: bool, ignores: str, filters: str,
-                old_links: set[str], old_attributes: set[str]) -> Snapshot:
-        """Write the cache (when it pays) and its side state; the snapshot."""
+                old_links: set[str], old_attributes: set[str], watched: bool) -> Snapshot:
+        """Write the cache (when it pays) and its side state; the snapshot.
+
+        A scan outside a watcher's journal (another process's, usually) always writes a new
+        `by` token: a watcher's cache in memory, which may hold what its events did not show,
+        then yields to it (git_hinted.recall), whatever tree it found."""
         new_state = {"fingerprint": ignores, "filters": filters,
                      "gitlinks": sorted(p.gitlinks), "attributes": sorted(p.attributes),
                      # smudged entries stay listed until the index holding them is rewritten
@@ -227,7 +233,8 @@ class Scanner:
                      "dirs": state.get("dirs", []),
                      # the tree the newest scan of any process found: a watcher's cache in
                      # memory (git_hinted) yields to a scan elsewhere that saw otherwise
-                     "scanned": tree}
+                     "scanned": tree,
+                     "by": state.get("by") if watched else secrets.token_hex(8)}
         # Writing a large index costs more than re-reading a few changed files next time, so
         # small changes stay pending. Rule changes, nested repositories and unknown bases are
         # written at once: the side state above must describe the index file.
@@ -308,6 +315,15 @@ class Scanner:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def looked_elsewhere(self, elsewhere: bool) -> None:
+        """The files were read outside any watcher's journal and nothing was cached (a held
+        scan): caches in memory here, and with `elsewhere` in other processes, can no longer
+        stand for them. The caller holds the lock."""
+        hinted.forget(self.index_path)
+        state = self._read_state() if elsewhere else None
+        if state:
+            self._write_state({**state, "by": secrets.token_hex(8)})
+
     def _write_state(self, state: dict) -> None:
         self.state.write(SCAN_STATE, json.dumps(state).encode())
 
@@ -327,6 +343,8 @@ class Scanner:
         if status == DeltaStatus.DELETED:
             p.remove(path)
             p.attributes.discard(path)
+            if _behind_a_locked_folder(os.path.join(self.workdir, path)):
+                p.skip(rel, "unreadable")  # not gone: a folder above it cannot be entered
         elif status == DeltaStatus.UNREADABLE:
             p.remove(path)
             p.skip(rel, "unreadable")
@@ -341,7 +359,12 @@ class Scanner:
     def _take(self, p: ScanPass, path: str, rel: str) -> None:
         """Put the current state of `path` into the index, or leave it out and say why."""
         full = os.path.join(self.workdir, path)
-        st = lstat(full)
+        try:
+            st = lstat(full)
+        except PermissionError:  # a folder above it cannot be entered
+            p.remove(path)
+            p.skip(rel, "unreadable")
+            return
         reason = p.scope.excluded(rel) or (
             st is not None and stat.S_ISDIR(st.st_mode) and p.scope.excluded(rel + "/"))
         if st is not None and refused_path(os.fsencode(path), mode=st.st_mode):
@@ -399,10 +422,11 @@ class Scanner:
                 data = read_regular(full)  # one read: the content check and the hash
                 if verdict is not None and content_sensitive(data, verdict):
                     return SENSITIVE
-                if filters:
-                    data, oid = None, self._hashfile(path)
-                else:
-                    oid = pygit2.hash(data)
+                if filters:  # as `git add` cleans it (line endings, ident), from this read
+                    cleaning = self.repo.load_filter_list(path, FilterMode.TO_ODB)
+                    if cleaning is not None:
+                        data = cleaning.apply_to_buffer(data)
+                oid = pygit2.hash(data)
         except FileChanging:
             return CHANGING
         except (pygit2.GitError, OSError):
@@ -410,27 +434,13 @@ class Scanner:
         if oid in self._pack or oid in odb:
             return oid
         try:
-            if data is not None:
-                return pygit2.Oid(hex=self._pack.add("blob", data, str(oid)))
-            return self.repo.create_blob_fromworkdir(path)
+            return pygit2.Oid(hex=self._pack.add("blob", data, str(oid)))
         except (pygit2.GitError, OSError) as e:
             if lstat(full) is None:
                 return None  # vanished after hashing
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check free space and the permissions of the .git folder."
                                    ) from e
-
-    def _hashfile(self, path: str) -> pygit2.Oid:
-        """The id of work-tree file `path` through its content filters, as libgit2 reads it;
-        a read that races a writer is retried, then FileChanging."""
-        for attempt in range(READ_TRIES):
-            try:
-                return self.repo.hashfile(path)
-            except pygit2.GitError as e:
-                if not read_race(e):
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-        raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
 
     def _take_nested(self, p: ScanPass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
@@ -595,3 +605,14 @@ def _looks_sensitive(full: str, verdict: str | None) -> bool:
         return False
 
 
+
+
+def _behind_a_locked_folder(full: str) -> bool:
+    """True if a path libgit2 reports deleted lies in a folder that cannot be entered now."""
+    try:
+        os.lstat(full)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import ObjectType, RepositoryOpenFlag
+from pygit2.enums import FilterMode, ObjectType, RepositoryOpenFlag
 
 from gitckpt.core.errors import (
     RefMoved,
@@ -38,8 +38,7 @@ from gitckpt.core.values import GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.rules import IgnoreRules, disk_loader
 from gitckpt.safety.scope import Scope
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
-from gitckpt.store.git import hinted
-from gitckpt.store.git.config import filters_possible
+from gitckpt.store.git.config import filters_possible, trust_exec
 from gitckpt.store.git.loose import loose_problem, loose_size
 from gitckpt.store.git.scan import Scanner
 from gitckpt.store.packs.write import PackWriter
@@ -171,6 +170,14 @@ class GitStore(Store):
     @property
     def top(self) -> Path:
         return self.workdir
+
+    def cleaned(self, path: str, data: bytes) -> bytes:
+        cleaning = self.repo.load_filter_list(f"{self.prefix}/{path}".lstrip("/"),
+                                              FilterMode.TO_ODB)
+        return cleaning.apply_to_buffer(data) if cleaning is not None else data
+
+    def trusts_mode(self) -> bool:
+        return trust_exec(self.repo)
 
     def repository(self) -> pygit2.Repository:
         return self.repo
@@ -402,8 +409,8 @@ class GitStore(Store):
                                       changed=changed, skipped_before=skipped_before,
                                       watched=watched)
 
-    def forget_hints(self) -> None:
-        hinted.forget(self._scanner.index_path)
+    def forget_hints(self, elsewhere: bool = False) -> None:
+        self._scanner.looked_elsewhere(elsewhere)
 
     def cache_problem(self) -> tuple[Path, str] | None:
         """Checked as git checks an index file: signature, version, trailing SHA-1."""
