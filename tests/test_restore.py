@@ -17,7 +17,8 @@ from gitckpt.core.errors import InvalidArgument, StoreCorrupt, TaskClosed
 from gitckpt.core.objects import Mode, TreeEntry
 from gitckpt.core.values import Skipped, Snapshot
 from gitckpt.engine.notes import Note
-from gitckpt.engine.restore import PlanChanged, make_plan
+from gitckpt.engine.restore import PlanChanged
+from gitckpt.engine.restore_plan import make_plan
 from gitckpt.engine.targets import resolve_target
 from gitckpt.engine.timeline import Timeline, drift_ref
 from gitckpt.service import api as service

@@ -20,16 +20,8 @@ from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, apply_changes, in_filter
 from gitckpt.core.values import Snapshot
 from gitckpt.engine.records import StepRecord
-from gitckpt.engine.restore import (
-    Plan,
-    check_obstacles,
-    check_plan_id,
-    check_reach,
-    mark,
-    plan_for,
-    unmark,
-    write_plan,
-)
+from gitckpt.engine.restore import check_plan_id, check_reach, mark, unmark, write_plan
+from gitckpt.engine.restore_plan import Plan, check_obstacles, plan_for
 from gitckpt.engine.targets import Target, resolve_target
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.workfs import Workdir

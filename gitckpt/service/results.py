@@ -15,8 +15,8 @@ from gitckpt.engine.records import SaveResult, StepRecord, TaskInfo
 
 if TYPE_CHECKING:  # annotations only: a resume loads neither
     from gitckpt.engine import explain as explaining
-    from gitckpt.engine import restore as restoring
     from gitckpt.engine.patch import FileDiff
+    from gitckpt.engine.restore_plan import Plan
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class TasksResult:
 class RestoreResult:
     """A restore preview (`applied` False) or what an apply did; `safety` undoes it."""
 
-    plan: restoring.Plan
+    plan: Plan
     applied: bool
     workspace: str = ""
     safety: ObjectId | None = None
