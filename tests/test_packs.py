@@ -13,7 +13,7 @@ import pytest
 from conftest import RepoGuard, git, git_tree, make_repo
 
 from gitckpt.service import api as service
-from gitckpt.store.git.scan import index_trees
+from gitckpt.store.git.trees import index_trees
 from gitckpt.store.packs.write import PackWriter, object_id
 
 

@@ -8,45 +8,35 @@ as single entries); only the paths it reports are looked at again.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import stat
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, FilterMode, ObjectType
+from pygit2.enums import DeltaStatus, DiffOption, ObjectType
 
-from gitckpt.core import json_input
 from gitckpt.core.errors import (
-    GitckptError,
     GitIndexChanged,
-    InternalError,
-    StoreCorrupt,
-    StoreNotWritable,
 )
 from gitckpt.core.gitnames import refused_path
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import (
-    EMPTY_TREE,
     Mode,
-    TreeEntry,
-    apply_changes,
-    decode_tree,
-    encode_tree,
 )
 from gitckpt.core.values import Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
-from gitckpt.safety.sensitive import content_sensitive
-from gitckpt.store.files import FileChanging
 from gitckpt.store.git import hinted
+from gitckpt.store.git.blobs import CHANGING, SENSITIVE, file_blob, looks_sensitive
+from gitckpt.store.git.cache import StatCache
 from gitckpt.store.git.config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git.diff import Differ
-from gitckpt.store.git.libgit2 import bind, nested_head, open_index
-from gitckpt.store.git.scanpass import ScanPass, dirs_of, lstat, read_regular
-from gitckpt.store.git.split import objects_dir, read_checked, scan_deltas
-from gitckpt.store.packs.write import PackWriter, object_id
-from gitckpt.store.state import StateDir, unsafe
+from gitckpt.store.git.libgit2 import bind, nested_head
+from gitckpt.store.git.scanpass import ScanPass, dirs_of, lstat
+from gitckpt.store.git.split import objects_dir, scan_deltas
+from gitckpt.store.git.trees import index_trees, workspace_tree
+from gitckpt.store.packs.write import PackWriter
+from gitckpt.store.state import StateDir
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -62,9 +52,6 @@ _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.DISABLE_PATHSPEC_MATCH)
 
 _KINDS = {"blob": ObjectType.BLOB, "tree": ObjectType.TREE}
-SENSITIVE = pygit2.Oid(hex="0" * 40)  # `_blob`'s answer for a file whose content is a credential
-CHANGING = pygit2.Oid(hex="0" * 39 + "1")  # `_blob`'s answer for a file that kept changing
-SCAN_STATE = "scan.json"  # the scanner's side state in the workspace's state folder
 
 
 class Scanner:
@@ -76,11 +63,8 @@ class Scanner:
         self.workdir = workdir
         self.prefix = prefix
         self.common_dir = common_dir
-        self.state = state
-        self.index_path = state.path / "index"
-        if not self.index_path.is_symlink() and (
-                self.index_path.resolve() == user_index.resolve()):
-            raise InternalError(f"private index {self.index_path} is the user's index")
+        self.cache = StatCache(repo, state, user_index)
+        self.index_path = self.cache.path
         self.user_index = user_index
         self.differ = Differ(repo, workdir, prefix, _FLAGS, self._rel)
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
@@ -128,7 +112,7 @@ class Scanner:
               fresh: bool, changed: set[str] | None, skipped_before: tuple[Skipped, ...],
               watched: bool) -> Snapshot:
         opened = stamp(self.index_path)
-        state = {} if fresh else self._read_state()
+        state = {} if fresh else self.cache.read_state()
         ignores = ignore_key(self.repo, self.common_dir, self.workdir, self.prefix, scope)
         # A watched scan starts from the last one's cache in memory, if it still holds (for
         # these rules: another task's excludes made another cache).
@@ -138,10 +122,10 @@ class Scanner:
             index, base = bind(memo.index, self.repo), memo.tree
             state = {**state, "racy": sorted(memo.racy)}
             if update_cache:
-                self._prepare_write()
+                self.cache.prepare_write()
         else:
             memo = None
-            index = self._open_index(update_cache, fresh)
+            index = self.cache.open(update_cache, fresh)
             # The recorded tree is that of the index we read only if the file did not change
             # while we read it (writers replace it by rename) and the state names that file.
             same_file = opened is not None and stamp(self.index_path) == opened
@@ -194,7 +178,7 @@ class Scanner:
         if p.refilter and cached:  # an empty cache holds nothing the rules could drop
             self._refilter(p)
         self._publish(index, base)
-        tree = self._tree(index, base, p.changes)
+        tree = workspace_tree(self.repo, self.prefix, index, base, p.changes)
         if tree not in self.repo.odb and not fresh:  # a stale tree cache after a gc
             return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
         snap = self._finish(p, index, base, tree, state, update_cache, ignores, filters,
@@ -242,90 +226,17 @@ class Scanner:
             base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
             or p.gitlinks != old_links or p.attributes != old_attributes)
         if written:
-            self._write_index(index)
+            self.cache.write(index)
             new_state.update(index=list(stamp(self.index_path) or ()), tree=tree,
                              racy=sorted(p.racy), dirs=dirs_of(index))
         if update_cache and new_state != state:
-            self._write_state(new_state)
+            self.cache.write_state(new_state)
         self._state_after = new_state if update_cache else state
         once = {s.path: s for s in p.skipped}  # a path may be looked at twice in one scan
         return Snapshot(tree, tuple(sorted(once.values(), key=lambda s: s.path)))
 
     def _rel(self, path: str) -> str:
         return path[len(self.prefix) + 1:] if self.prefix else path
-
-    # -- the private index and its side state ------------------------------------------------
-
-    def _open_index(self, update_cache: bool, fresh: bool) -> pygit2.Index:
-        # libgit2 reads and writes the index through a symlink: one planted there (a
-        # downloaded repository) could name another repository's index.
-        if self.index_path.is_symlink():
-            raise unsafe(self.index_path)
-        return self._open(update_cache, fresh)
-
-    def _open(self, update_cache: bool, fresh: bool) -> pygit2.Index:
-        if fresh:
-            index = pygit2.Index()
-            if update_cache:
-                self.state.ensure()
-                self.state.remove("index")
-                index = open_index(str(self.index_path))
-            return bind(index, self.repo)
-        if update_cache:
-            self._prepare_write()
-        try:
-            index = open_index(str(self.index_path))
-        except pygit2.GitError:
-            # A corrupt stat cache costs a re-read, never data: start from empty.
-            if not update_cache:
-                index = pygit2.Index()
-            else:
-                self.state.remove("index")
-                index = open_index(str(self.index_path))
-        return bind(index, self.repo)  # the diff needs the repository; ownership stays None
-
-    def _prepare_write(self) -> None:
-        if self.index_path.is_symlink():
-            raise unsafe(self.index_path)
-        try:
-            self.state.ensure()  # libgit2 writes the index itself: no symlinked folder
-            # Left by a killed writer: the caller holds the store lock.
-            self.state.remove("index.lock")
-        except OSError as e:
-            raise StoreNotWritable(f"Cannot write {self.index_path.parent}: {e.strerror}.",
-                                   "Check the permissions of the .git folder.") from e
-
-    def _write_index(self, index: pygit2.Index) -> None:
-        try:
-            index.write()
-            os.chmod(self.index_path, 0o600)  # libgit2 writes 0644; state files are private
-        except (pygit2.GitError, OSError) as e:
-            raise StoreNotWritable(f"Cannot write the stat cache {self.index_path}: {e}.",
-                                   "Check the permissions of the repository's .git folder."
-                                   ) from e
-
-    def attributes(self) -> set[str]:
-        """Folders holding a .gitattributes file, as the last scan found them."""
-        return set(self._read_state().get("attributes", []))
-
-    def _read_state(self) -> dict:
-        try:
-            data = json_input.loads(self.state.read(SCAN_STATE) or b"{}")
-        except (OSError, ValueError, GitckptError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def looked_elsewhere(self, elsewhere: bool) -> None:
-        """The files were read outside any watcher's journal and nothing was cached (a held
-        scan): caches in memory here, and with `elsewhere` in other processes, can no longer
-        stand for them. The caller holds the lock."""
-        hinted.forget(self.index_path)
-        state = self._read_state() if elsewhere else None
-        if state:
-            self._write_state({**state, "by": secrets.token_hex(8)})
-
-    def _write_state(self, state: dict) -> None:
-        self.state.write(SCAN_STATE, json.dumps(state).encode())
 
     # -- the scan ------------------------------------------------------------------------------
 
@@ -387,7 +298,7 @@ class Scanner:
             p.skip(rel, "too_large", st)
         else:
             verdict = None if stat.S_ISLNK(st.st_mode) else p.scope.content_verdict(rel)
-            oid = self._blob(path, full, st, p.filters, verdict)
+            oid = file_blob(self.repo, self._pack, path, full, st, p.filters, verdict)
             if oid is SENSITIVE or oid is CHANGING:
                 p.remove(path)
                 p.skip(rel, "sensitive" if oid is SENSITIVE else "changing", st)
@@ -402,45 +313,6 @@ class Scanner:
             else:
                 mode = Mode.EXECUTABLE if st.st_mode & 0o100 and p.trust_exec else Mode.FILE
             p.put(path, str(oid), mode, st, racy=p.now - st.st_mtime_ns < RACY_NS)
-
-    def _blob(self, path: str, full: str, st: os.stat_result, filters: bool,
-              verdict: str | None = None) -> pygit2.Oid | None:
-        """The blob of a file or link (None if it cannot be read, SENSITIVE if its content is
-        a credential: see `sensitive.content_sensitive`); written only when the object
-        database lacks it.
-
-        Hashing first avoids creating a temp file per already-known object, which dominates a
-        first save in an existing repository. A failure to write is the store's problem, not
-        the file's, and is raised.
-        """
-        odb = self.repo.odb
-        try:
-            if stat.S_ISLNK(st.st_mode):
-                data = os.readlink(os.fsencode(full))
-                oid = pygit2.hash(data)
-            else:
-                data = read_regular(full)  # one read: the content check and the hash
-                if verdict is not None and content_sensitive(data, verdict):
-                    return SENSITIVE
-                if filters:  # as `git add` cleans it (line endings, ident), from this read
-                    cleaning = self.repo.load_filter_list(path, FilterMode.TO_ODB)
-                    if cleaning is not None:
-                        data = cleaning.apply_to_buffer(data)
-                oid = pygit2.hash(data)
-        except FileChanging:
-            return CHANGING
-        except (pygit2.GitError, OSError):
-            return None
-        if oid in self._pack or oid in odb:
-            return oid
-        try:
-            return pygit2.Oid(hex=self._pack.add("blob", data, str(oid)))
-        except (pygit2.GitError, OSError) as e:
-            if lstat(full) is None:
-                return None  # vanished after hashing
-            raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
-                                   "Check free space and the permissions of the .git folder."
-                                   ) from e
 
     def _take_nested(self, p: ScanPass, path: str, rel: str) -> None:
         """A nested repository becomes a gitlink to its HEAD commit, as `git add` makes it."""
@@ -517,7 +389,7 @@ class Scanner:
                             and p.scope.too_large(st.st_size))
                     if gone:
                         p.skip(rel, "too_large", st)
-                    elif st is not None and stat.S_ISREG(st.st_mode) and _looks_sensitive(
+                    elif st is not None and stat.S_ISREG(st.st_mode) and looks_sensitive(
                             full, p.scope.content_verdict(rel)):
                         gone = True  # cached before the content rules knew it
                         p.skip(rel, "sensitive", st)
@@ -536,75 +408,10 @@ class Scanner:
                 pass
         self._pack.close()
 
-    def _tree(self, index: pygit2.Index, base: str | None,
-              changes: dict[str, tuple[int, str] | None]) -> ObjectId:
-        """The workspace tree: `base` with `changes` applied, or the whole index written."""
-        if base is not None:
-            cut = len(self.prefix) + 1 if self.prefix else 0
-            tree = apply_changes(self._read_tree, self._write_tree, ObjectId(base),
-                                 {os.fsencode(k[cut:]): v for k, v in changes.items()})
-        else:
-            try:
-                root = index.write_tree(self.repo)
-            except pygit2.GitError as e:  # an object the cache names is missing or damaged
-                raise StoreCorrupt(f"Cannot write the workspace tree: {e}",
-                                   "Run `gitckpt doctor`; `gitckpt doctor --fix` deletes the "
-                                   "stat cache so the next save reads every file again.") from e
-            try:
-                tree = ObjectId(str(self.repo[root][self.prefix].id) if self.prefix
-                                else str(root))
-            except KeyError:
-                tree = EMPTY_TREE
-        if tree == EMPTY_TREE:
-            self.repo.odb.write(ObjectType.TREE, b"")
-        return tree
-
-    def _read_tree(self, tree: ObjectId) -> list[TreeEntry]:
-        if tree == EMPTY_TREE:
-            return []
-        return decode_tree(read_checked(self.repo, tree))
-
-    def _write_tree(self, entries: list[TreeEntry]) -> ObjectId:
-        return ObjectId(str(self.repo.odb.write(ObjectType.TREE, encode_tree(entries))))
-
-
-def index_trees(index: pygit2.Index) -> list[bytes]:
-    """The bodies of the trees `index.write_tree()` writes, computed here, subtrees first."""
-    root: dict = {}
-    for e in index:
-        *folders, name = os.fsencode(e.path).split(b"/")
-        node = root
-        for d in folders:
-            node = node.setdefault(d, {})
-        node[name] = (Mode(int(e.mode)), str(e.id))
-    out: list[bytes] = []
-
-    def write(node: dict) -> str:
-        entries = [TreeEntry(name, Mode.TREE, ObjectId(write(v))) if isinstance(v, dict)
-                   else TreeEntry(name, v[0], ObjectId(v[1])) for name, v in node.items()]
-        body = encode_tree(entries)
-        out.append(body)
-        return object_id("tree", body)
-
-    write(root)
-    return out
-
-
 def _under(rel: str, changed: set[str]) -> bool:
     """True if `rel` or a folder above it is in `changed`."""
     parts = rel.split("/")
     return any("/".join(parts[:i]) in changed for i in range(1, len(parts) + 1))
-
-
-def _looks_sensitive(full: str, verdict: str | None) -> bool:
-    if verdict not in ("content", "key"):
-        return False  # a private key block in any other file is found when it next changes
-    try:
-        return content_sensitive(read_regular(full), verdict) is not None
-    except OSError:
-        return False
-
-
 
 
 def _behind_a_locked_folder(full: str) -> bool:

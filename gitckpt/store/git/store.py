@@ -236,7 +236,7 @@ class GitStore(Store):
         smudge = self.__dict__.get("_smudge")
         if smudge is None:
             smudge = self.__dict__["_smudge"] = filters_possible(
-                self.repo, self.common_dir, self._scanner.attributes())
+                self.repo, self.common_dir, self._scanner.cache.attributes())
         if not smudge:
             return self.read_blob(oid)
         self._check(oid)
@@ -410,7 +410,7 @@ class GitStore(Store):
                                       watched=watched)
 
     def forget_hints(self, elsewhere: bool = False) -> None:
-        self._scanner.looked_elsewhere(elsewhere)
+        self._scanner.cache.looked_elsewhere(elsewhere)
 
     def cache_problem(self) -> tuple[Path, str] | None:
         """Checked as git checks an index file: signature, version, trailing SHA-1."""
