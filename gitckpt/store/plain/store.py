@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gitckpt.core import json_input
-from gitckpt.core.errors import CHECK_STORE, RefMoved, SchemaTooNew, StoreCorrupt, StoreNotWritable
+from gitckpt.core.errors import CHECK_STORE, SchemaTooNew, StoreCorrupt, StoreNotWritable
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import (
     EMPTY_TREE,
@@ -38,6 +38,7 @@ from gitckpt.store.files import fsync_dir, make_dir, read_loose, syncfs, write_f
 from gitckpt.store.git.loose import loose_size
 from gitckpt.store.packs.read import Packs
 from gitckpt.store.packs.write import PackWriter
+from gitckpt.store.plain.refs import RefFiles
 from gitckpt.store.plain.scan import DirScanner, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
 
@@ -112,6 +113,7 @@ class DirStore(Store):
         self.lock_path = self.shared.path / "lock"
         self._pending: dict[ObjectId, Path] = {}  # written, not yet durable and in place
         self._checked: set[Path] = set()  # folders verified to be real folders (make_dir)
+        self.refs = RefFiles(self.path, self.flush, self._checked)
         # Many new objects (a first save) become one pack at `flush`, as in a git store;
         # packs are read too, so `git gc` on the store is safe.
         self.objects_folder = path / "objects"
@@ -431,99 +433,22 @@ class DirStore(Store):
                     out[ObjectId(fan + rest)] = objects / fan / rest
         return out
 
-    # -- refs ----------------------------------------------------------------------------------
+    # -- refs (refs.py) ------------------------------------------------------------------------
 
     def get_ref(self, name: str) -> ObjectId | None:
-        try:
-            text = (self.path / name).read_text().strip()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return self._packed_refs().get(name)
-        except OSError as e:
-            raise StoreCorrupt(f"Cannot read {name} in {self.path}: {e.strerror}",
-                               CHECK_STORE) from e
-        if len(text) != 40 or text.strip("0123456789abcdef"):
-            raise StoreCorrupt(f"{name} in {self.path} is damaged", CHECK_STORE)
-        return ObjectId(text)
-
-    def _packed_refs(self) -> dict[str, ObjectId]:
-        """Refs `git pack-refs` moved into packed-refs (if someone ran it on the store)."""
-        try:
-            lines = (self.path / "packed-refs").read_text().splitlines()
-        except OSError:
-            return {}
-        out = {}
-        for line in lines:
-            parts = line.split()
-            if len(parts) == 2 and len(parts[0]) == 40 and not line.startswith("#"):
-                out[parts[1]] = ObjectId(parts[0])
-        return out
+        return self.refs.get(name)
 
     def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
-        out = {k: v for k, v in self._packed_refs().items() if k.startswith(prefix)}
-        top = self.path / "refs"
-        if top.is_symlink():
-            raise unsafe(top)
-        for folder, _, files in os.walk(top):
-            for f in files:
-                if f.startswith(".") or f.endswith(".lock"):
-                    continue
-                name = Path(folder, f).relative_to(self.path).as_posix()
-                if name.startswith(prefix):
-                    try:
-                        oid = self.get_ref(name)
-                    except StoreCorrupt:
-                        if damaged is None:
-                            raise
-                        damaged.append(name)
-                        continue
-                    if oid:
-                        out[name] = oid
-        return out
-
-    def _set_ref(self, name: str, oid: ObjectId) -> None:
-        self.flush()
-        path = self.path / name
-        try:
-            make_dir(path.parent, self.path, self._checked)
-            write_file(path, f"{oid}\n".encode())
-        except OSError as e:
-            raise StoreNotWritable(f"Cannot write {name} in {self.path}: {e.strerror}.",
-                                   "Check the store folder's permissions and free space.") from e
+        return self.refs.list(prefix, damaged)
 
     def create_ref(self, name: str, oid: ObjectId) -> None:
-        current = self.get_ref(name)
-        if current is not None:
-            raise RefMoved(name, None, current)
-        self._set_ref(name, oid)
+        self.refs.create(name, oid)
 
     def delete_ref(self, name: str, old: ObjectId) -> None:
-        current = self.get_ref(name)
-        if current != old:
-            raise RefMoved(name, old, current)
-        path = self.path / name
-        try:
-            path.unlink(missing_ok=True)
-            if name in self._packed_refs():
-                lines = (self.path / "packed-refs").read_text().splitlines(keepends=True)
-                kept = "".join(ln for ln in lines if not ln.rstrip("\n").endswith(" " + name))
-                write_file(self.path / "packed-refs", kept.encode())
-        except OSError as e:
-            raise StoreNotWritable(f"Cannot delete {name} in {self.path}: {e.strerror}.",
-                                   "Check the store folder's permissions.") from e
-        for folder in path.parents:  # empty ref folders go too, as git's do
-            if folder in (self.path / "refs", self.path):
-                break
-            try:
-                folder.rmdir()
-            except OSError:
-                break
-            self._checked.discard(folder)  # a later ref there makes it again
+        self.refs.delete(name, old)
 
     def cas_ref(self, name: str, new: ObjectId, old: ObjectId | None) -> None:
-        current = self.get_ref(name)
-        if current != old:
-            raise RefMoved(name, old, current)
-        self._set_ref(name, new)
+        self.refs.cas(name, new, old)
 
     # -- the workspace -----------------------------------------------------------------------
 
