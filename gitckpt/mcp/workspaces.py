@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlparse
 from mcp.server.mcpserver import Context
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, WorkspaceError
+from gitckpt.engine.session import WatchSession
 from gitckpt.engine.watch import Settings
 from gitckpt.service import api as service
 
@@ -27,7 +28,7 @@ class Workspaces:
     def __init__(self, root: str | None) -> None:
         self.cli_root = root
         self.client_roots: list[str] | None = None  # asked once, when first needed
-        self.sessions: dict[Path, service.WatchSession] = {}
+        self.sessions: dict[Path, WatchSession] = {}
         self.logged: set[Path] = set()
         self.watched: set[str] = set()  # folders whose workspace has its watcher
         self.lock = threading.Lock()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,12 +19,11 @@ from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.lazy import lazy
 from gitckpt.core.paths import normalize_paths
 from gitckpt.engine import step_input
-from gitckpt.engine.handoff import Handoff, full_text, handoff_text
-from gitckpt.engine.memory import CommandRun, checks, recall, touched
+from gitckpt.engine.handoff import full_text, handoff_text
 from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.records import DriftResult, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
-from gitckpt.engine.timeline import Clock, step_ref
+from gitckpt.engine.timeline import Clock
 from gitckpt.service.results import (
     AdoptResult,
     DiffResult,
@@ -45,7 +44,8 @@ from gitckpt.store.discover import open_store
 if TYPE_CHECKING:
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.doctor import DoctorResult
-    from gitckpt.engine.watch import Settings, Source, Watcher
+    from gitckpt.engine.session import WatchSession
+    from gitckpt.engine.watch import Settings, Source
     from gitckpt.transfer.migrate import MigrateResult
     from gitckpt.transfer.package import ExportResult, ImportResult
 
@@ -56,7 +56,8 @@ explaining = lazy("gitckpt.engine.explain")
 package = lazy("gitckpt.transfer.package")
 patching = lazy("gitckpt.engine.patch")
 restoring = lazy("gitckpt.engine.restore")
-watching = lazy("gitckpt.engine.watch")
+resuming = lazy("gitckpt.engine.resume")
+sessions = lazy("gitckpt.engine.session")
 
 
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
@@ -102,52 +103,11 @@ def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
     """The handoff for a new session. Read-only: no lock, no commit, no cache write. `voice`
     says whether the text names next actions as commands (`cli`) or tool calls (`mcp`);
     `full` gives every step and the whole memory instead of one screen."""
-    tl = open_timeline(root)
-    tid = tl.resolve(task)
-    info = tl.info(tid)
-    tl.check_workspace(tid, info.meta)  # another workspace's task is read from there only
-    steps = tl.steps(tid)
-    drifts = tl.drifts(tid, info.head.n)
-    tip = drifts[-1] if drifts else info.head
-    problems: list[str] = []
-    unsaved = since_step = live_tree = None
-    try:
-        live = tl.live(info.meta, exact=exact)
-        live_tree = live.tree
-        unsaved = tl.store.diff_trees(tip.tree, live.tree)
-        since_step = tl.store.diff_trees(info.head.tree, live.tree)
-    except GitckptError as e:
-        problems.append(f"Cannot scan the workspace: {e.message}")
-    except OSError as e:  # a read-only store: the scan cannot write its objects
-        problems.append(f"Cannot scan the workspace: {e.strerror or e}"
-                        f"{f' ({e.filename})' if e.filename else ''}")
-    runs = [CommandRun(r["command"], r["exit_code"], r["tree"], info.head.n, r.get("note", ""),
-                       r.get("duration_s"), saved=False) for r in tl.runs(tid)]
-    memory = recall(steps, runs)
-    bound = checks(memory, live_tree, tl.store.diff_trees)
-    files = touched(steps, memory)
-    stuck = restoring.interrupted(tl)
-    if stuck is not None:
-        spelled = [c.spell(voice) for c in restoring.undo_calls(stuck, tl.active_id())]
-        undo, finish = spelled if voice == "mcp" else [f"`{c}`" for c in spelled]
-        what, how = ("A revert of", "half-written") if stuck.revert else \
-            ("A restore to", "half-restored")
-        problems.append(f"{what} {stuck.label} was interrupted; files may be {how}. Undo it "
-                        f"with {undo}, or finish it with {finish}.")
-    missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
-    if missing:
-        problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
-                        "next save re-creates them.")
-    then = info.head.git_then
-    git = tl.store.git_since(then.head if then else None)
-    if git is not None:
-        git["at_step"] = then.to_dict() if then else None
-    watch = "on" if watching.watch_enabled() else "off"
-    facts = Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
-                    bound, files)
+    facts = resuming.gather(open_timeline(root), task, voice, exact)
     text = full_text(facts, voice) if full else handoff_text(facts, voice)
-    return ResumeResult(info, steps, drifts, unsaved, since_step, git, watch, problems, text,
-                        memory, bound, files)
+    return ResumeResult(facts.info, facts.steps, facts.drifts, facts.unsaved, facts.since_step,
+                        facts.git, facts.watch, facts.problems, text, facts.memory,
+                        facts.checks, facts.files)
 
 
 def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
@@ -350,50 +310,13 @@ def run(root: str | Path, argv: list[str], *, task: str | None = None,
                      before.commit if before.recorded else None, failure)
 
 
-@dataclass
-class WatchSession:
-    """A watcher bound to one workspace: `run()` blocks until `stop()` (from any thread)."""
-
-    root: Path
-    task: str
-    watcher: Watcher
-
-    def run(self) -> None:
-        self.watcher.run()
-
-    def stop(self) -> None:
-        self.watcher.stop()
-
-
 def watch(root: str | Path, *, task: str | None = None,
           on_drift: Callable[[DriftResult], None] | None = None,
           settings: Settings | None = None, source: Source | None = None,
           clock: Callable[[], float] = time.monotonic) -> WatchSession:
     """Start watching the workspace for the active task (or `task`); drifts are recorded with
     `trigger: watch` and passed to `on_drift`. The event source has started on return."""
-    tl = open_timeline(root)
-    tid = tl.resolve(task)
-    settings = settings or watching.Settings.from_env()
-
-    def capture_once(partial: bool) -> DriftResult:
-        result = tl.capture("watch", task, partial=partial)
-        if result.recorded and on_drift is not None:
-            on_drift(result)
-        return result
-
-    watcher = watching.Watcher(capture_once, settings, clock,
-                               fallback=lambda: watching.PollingSource(settings.poll))
-    store = tl.store
-    store.prefer_low_memory()
-    if source is None:
-        try:
-            store.state.ensure()  # the sync cookies' folder (journal.py)
-            cookies = str(store.state_dir)
-        except (OSError, GitckptError):
-            cookies = None
-        source = watching.WatchdogSource(str(store.root), store.private, cookies)
-    watcher.start(source)
-    return WatchSession(store.root, tid, watcher)
+    return sessions.start(open_timeline(root), task, on_drift, settings, source, clock)
 
 
 def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | None = None,

@@ -1,0 +1,59 @@
+"""What a resume says, gathered: the task, its steps and drifts, what is unsaved, the memory
+of commands and checks, the user's repository since the step, and the problems found."""
+
+from __future__ import annotations
+
+from gitckpt.core.errors import GitckptError
+from gitckpt.engine import restore
+from gitckpt.engine.handoff import Handoff
+from gitckpt.engine.memory import CommandRun, checks, recall, touched
+from gitckpt.engine.timeline import Timeline, step_ref
+from gitckpt.engine.watch import watch_enabled
+
+
+def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> Handoff:
+    """The facts of the handoff for `task` (the active one if None). Read-only: no lock, no
+    commit, no cache write; a workspace that cannot be scanned is a problem, not an error.
+    `voice` spells the commands named in problems (`cli`) or the tool calls (`mcp`)."""
+    tid = tl.resolve(task)
+    info = tl.info(tid)
+    tl.check_workspace(tid, info.meta)  # another workspace's task is read from there only
+    steps = tl.steps(tid)
+    drifts = tl.drifts(tid, info.head.n)
+    tip = drifts[-1] if drifts else info.head
+    problems: list[str] = []
+    unsaved = since_step = live_tree = None
+    try:
+        live = tl.live(info.meta, exact=exact)
+        live_tree = live.tree
+        unsaved = tl.store.diff_trees(tip.tree, live.tree)
+        since_step = tl.store.diff_trees(info.head.tree, live.tree)
+    except GitckptError as e:
+        problems.append(f"Cannot scan the workspace: {e.message}")
+    except OSError as e:  # a read-only store: the scan cannot write its objects
+        problems.append(f"Cannot scan the workspace: {e.strerror or e}"
+                        f"{f' ({e.filename})' if e.filename else ''}")
+    runs = [CommandRun(r["command"], r["exit_code"], r["tree"], info.head.n, r.get("note", ""),
+                       r.get("duration_s"), saved=False) for r in tl.runs(tid)]
+    memory = recall(steps, runs)
+    bound = checks(memory, live_tree, tl.store.diff_trees)
+    files = touched(steps, memory)
+    stuck = restore.interrupted(tl)
+    if stuck is not None:
+        spelled = [c.spell(voice) for c in restore.undo_calls(stuck, tl.active_id())]
+        undo, finish = spelled if voice == "mcp" else [f"`{c}`" for c in spelled]
+        what, how = ("A revert of", "half-written") if stuck.revert else \
+            ("A restore to", "half-restored")
+        problems.append(f"{what} {stuck.label} was interrupted; files may be {how}. Undo it "
+                        f"with {undo}, or finish it with {finish}.")
+    missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
+    if missing:
+        problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
+                        "next save re-creates them.")
+    then = info.head.git_then
+    git = tl.store.git_since(then.head if then else None)
+    if git is not None:
+        git["at_step"] = then.to_dict() if then else None
+    watch = "on" if watch_enabled() else "off"
+    return Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
+                   bound, files)
