@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gitckpt.service import api as service  # noqa: E402
+from gitckpt.service import api as service
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from watchbench import QUIET, bench_watch  # noqa: E402
+from watchbench import QUIET, bench_watch
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 ENV.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",

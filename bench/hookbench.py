@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import ENV, make_workspace  # noqa: E402
+from bench import ENV, make_workspace
 
 
 def run(cmd: list[str], cwd: Path, stdin: str = "", env: dict | None = None) -> float:

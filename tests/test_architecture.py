@@ -186,7 +186,7 @@ def test_no_module_over_500_lines_but_the_secret_rule_table():
     assert big == {}
 
 
-@pytest.mark.parametrize("planted, why", [
+@pytest.mark.parametrize(("planted", "why"), [
     ("from gitckpt.cli import main\n", "core imports gitckpt.cli.main"),
     ("def f():\n    import pygit2\n", "pygit2 is imported only in store/"),
     ("from gitckpt.hooks import run\n", "front ends stay apart"),

@@ -20,7 +20,8 @@ def test_the_session_from_the_issue(repo, guard):
     r = run_cli("-C", str(repo), "init", "Refactor auth", "--goal", "move sessions to JWT",
                 "--exclude", "*.log")
     assert r.code == 0, r.err
-    assert "Started task refactor-auth-" in r.out and r.err == ""
+    assert "Started task refactor-auth-" in r.out
+    assert r.err == ""
     task = r.out.split("Started task ")[1].split()[0]
     guard.check()
     (repo / "src" / "auth.py").write_text("def sign(): ...\n")
@@ -42,12 +43,18 @@ def test_the_session_from_the_issue(repo, guard):
                  "refresh tokens too?", "M src/app.py"):
         assert text in r.out
     r = run_cli("log", cwd=repo)
-    assert r.code == 0 and "Extract token signing" in r.out and "init: Refactor auth" not in r.out
-    assert "  1  " in r.out and "  0  " in r.out
+    assert r.code == 0
+    assert "Extract token signing" in r.out
+    assert "init: Refactor auth" not in r.out
+    assert "  1  " in r.out
+    assert "  0  " in r.out
     r = run_cli("tasks", cwd=repo)
-    assert r.code == 0 and f"* {task}" in r.out and "active" in r.out
+    assert r.code == 0
+    assert f"* {task}" in r.out
+    assert "active" in r.out
     plain = git(repo, "log", "--notes=checkpoints", f"refs/checkpoints/{task}/head")
-    assert "step 1: Extract token signing" in plain and '"conclusion": "signing centralised"' \
+    assert "step 1: Extract token signing" in plain
+    assert '"conclusion": "signing centralised"' \
         in plain
     guard.check()
 
@@ -55,7 +62,9 @@ def test_the_session_from_the_issue(repo, guard):
 def test_json_output_is_the_service_result(repo):
     r = run_cli("--json", "init", "t", "--plan", "a=done", cwd=repo)
     data = json.loads(r.out)
-    assert data["step"] == 0 and data["active"] is True and data["plan"] == [
+    assert data["step"] == 0
+    assert data["active"] is True
+    assert data["plan"] == [
         {"item": "a", "status": "done"}]
     r = run_cli("--json", "resume", cwd=repo)
     assert json.loads(r.out) == json.loads(json.dumps(service.resume(repo).to_dict()))
@@ -77,17 +86,22 @@ def test_user_errors_exit_1_with_a_hint(repo, tmp_path):
     for args, message, hint in cases:
         r = run_cli("-C", str(repo), *args)
         assert r.code == 1, (args, r)
-        assert message in r.err and hint in r.err and "Traceback" not in r.err, (args, r.err)
+        assert message in r.err, (args, r.err)
+        assert hint in r.err, (args, r.err)
+        assert "Traceback" not in r.err, (args, r.err)
         assert r.out == ""
     r = run_cli("-C", str(repo), "--json", "save", "x")
-    assert r.code == 1 and json.loads(r.out)["error"] == "no_active_task"
+    assert r.code == 1
+    assert json.loads(r.out)["error"] == "no_active_task"
 
 
 def test_closed_task_refuses_saves(repo):
     run_cli("init", "t", cwd=repo)
     assert run_cli("save", "done", "--close", cwd=repo).code == 0
     r = run_cli("save", "more", cwd=repo)
-    assert r.code == 1 and "closed" in r.err and "hint:" in r.err
+    assert r.code == 1
+    assert "closed" in r.err
+    assert "hint:" in r.err
 
 
 def test_bad_workspaces(tmp_path):
@@ -95,20 +109,28 @@ def test_bad_workspaces(tmp_path):
     f.write_text("x")
     for where, message in [(f, "not a directory"), (tmp_path / "missing", "does not exist")]:
         r = run_cli("-C", str(where), "tasks")
-        assert r.code == 1 and message in r.err and "hint:" in r.err, r
+        assert r.code == 1, r
+        assert message in r.err, r
+        assert "hint:" in r.err, r
     r = run_cli("-C", str(tmp_path), "tasks")  # a plain folder: no store until init
-    assert r.code == 0 and "No tasks yet" in r.out and not (tmp_path / ".gitckpt").exists()
+    assert r.code == 0
+    assert "No tasks yet" in r.out
+    assert not (tmp_path / ".gitckpt").exists()
 
 
 def test_inside_dot_git_is_refused(repo):
     r = run_cli("-C", str(repo / ".git"), "tasks")
-    assert r.code == 1 and "inside a git directory" in r.err
+    assert r.code == 1
+    assert "inside a git directory" in r.err
 
 
 def test_store_that_cannot_be_written(repo, guard):
     (repo / ".git" / "gitckpt").write_text("in the way\n")  # a file where our folder goes
     r = run_cli("init", "t", cwd=repo)
-    assert r.code == 1 and "Cannot" in r.err and "hint:" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "Cannot" in r.err
+    assert "hint:" in r.err
+    assert "Traceback" not in r.err
     (repo / ".git" / "gitckpt").unlink()
     guard.check()
 
@@ -121,9 +143,12 @@ def test_usage_errors_exit_2(repo):
 
 def test_version_and_help():
     r = run_cli("--version")
-    assert r.code == 0 and __version__ in r.out
+    assert r.code == 0
+    assert __version__ in r.out
     r = run_cli("--help")
-    assert r.code == 0 and "init" in r.out and "resume" in r.out
+    assert r.code == 0
+    assert "init" in r.out
+    assert "resume" in r.out
 
 
 def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
@@ -132,9 +157,12 @@ def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
             "c.main(['tasks'])\n")
     p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert p.returncode == 3
-    assert p.stderr.count("\n") == 1 and "internal error" in p.stderr and "KeyError" in p.stderr
+    assert p.stderr.count("\n") == 1
+    assert "internal error" in p.stderr
+    assert "KeyError" in p.stderr
     logfile = hermetic / ".state" / "gitckpt" / "gitckpt.log"
-    assert "Traceback" in logfile.read_text() and "boom" in logfile.read_text()
+    assert "Traceback" in logfile.read_text()
+    assert "boom" in logfile.read_text()
 
 
 def test_busy_store_and_interrupt(repo):
@@ -142,7 +170,9 @@ def test_busy_store_and_interrupt(repo):
     lock = filelock.FileLock(str(repo / ".git" / "gitckpt" / "lock"))
     with lock:
         r = run_cli("save", "blocked", cwd=repo, env={"GITCKPT_LOCK_TIMEOUT": "0.5"})
-        assert r.code == 1 and "busy" in r.err and "Retry" in r.err
+        assert r.code == 1
+        assert "busy" in r.err
+        assert "Retry" in r.err
         p = subprocess.Popen([sys.executable, "-m", "gitckpt", "save", "waiting"], cwd=repo,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 8  # where /proc has no wchan, a plain wait
@@ -167,23 +197,28 @@ def _sleeping(pid: int) -> bool:
 
 def test_python_dash_m_and_logs_never_on_stdout_for_errors(repo):
     r = run_cli("save", "x", cwd=repo)
-    assert r.out == "" and r.err
+    assert r.out == ""
+    assert r.err
 
 
 def test_demo(tmp_path):
     where = tmp_path / "demo"
     r = run_cli("demo", "--dir", str(where))
     assert r.code == 0, r.err
-    assert str(where) in r.out and "Changed after step 2, re-read before editing" in r.out
-    assert "step 2: Add tests" in r.out and '"kind": "init"' in r.out
-    assert "Restored greet.py from step 2" in r.out and "--apply --yes` undoes it" in r.out
+    assert str(where) in r.out
+    assert "Changed after step 2, re-read before editing" in r.out
+    assert "step 2: Add tests" in r.out
+    assert '"kind": "init"' in r.out
+    assert "Restored greet.py from step 2" in r.out
+    assert "--apply --yes` undoes it" in r.out
     assert "capitalize" in (where / "greet.py").read_text()  # put back from step 2
     assert "Usage" in (where / "README.md").read_text()  # outside the path filter: kept
     assert (where / ".git").is_dir()
     assert "not-a-real-token" not in git(where, "log", "-p", "--notes=checkpoints",
                                          "--glob=refs/checkpoints/*")
     r = run_cli("demo", "--dir", str(where))
-    assert r.code == 1 and "not an empty folder" in r.err
+    assert r.code == 1
+    assert "not an empty folder" in r.err
     assert os.environ.get("GIT_INDEX_FILE") is None
 
 
@@ -194,14 +229,20 @@ def test_a_note_from_a_newer_gitckpt_is_refused_cleanly(repo):
         f"refs/checkpoints/{task}/head")
     for args in (["resume"], ["log"], ["save", "x"], ["tasks"]):
         r = run_cli(*args, cwd=repo)
-        assert r.code == 1 and "format version 99" in r.err and "Upgrade" in r.err, (args, r)
+        assert r.code == 1, (args, r)
+        assert "format version 99" in r.err, (args, r)
+        assert "Upgrade" in r.err, (args, r)
 
 
 def test_json_errors_follow_the_parsed_option_not_the_word(tmp_path):
     """`--json` as the value of another option is that value, not the output format."""
     (tmp_path / "w").mkdir()
     r = run_cli("-C", str(tmp_path / "w"), "save", "--conclusion", "--json", "title")
-    assert r.code == 1 and r.out == "" and "No active task" in r.err
+    assert r.code == 1
+    assert r.out == ""
+    assert "No active task" in r.err
     r = run_cli("-C", str(tmp_path / "w"), "--json", "save", "title")
-    assert r.code == 1 and json.loads(r.out)["error"] == "no_active_task"
-    assert run_cli("--version").code == 0 and run_cli("--help").code == 0
+    assert r.code == 1
+    assert json.loads(r.out)["error"] == "no_active_task"
+    assert run_cli("--version").code == 0
+    assert run_cli("--help").code == 0

@@ -22,8 +22,10 @@ def test_restore_session_from_the_issue(ws):
 
     r = run_cli("-C", root, "diff", "1")
     assert r.code == 0, r.err
-    assert "step 1" in r.out and "live workspace" in r.out
-    assert re.search(r"M +src/auth.py +\+1 -1", r.out) and re.search(r"D +docs/guide.md", r.out)
+    assert "step 1" in r.out
+    assert "live workspace" in r.out
+    assert re.search(r"M +src/auth.py +\+1 -1", r.out)
+    assert re.search(r"D +docs/guide.md", r.out)
 
     r = run_cli("-C", root, "diff", "0", "1", "--patch")
     assert r.code == 0, r.err
@@ -31,7 +33,8 @@ def test_restore_session_from_the_issue(ws):
     assert "+    return 1" in r.out
 
     r = run_cli("-C", root, "diff", "0", "1", "--", "docs")
-    assert "docs/guide.md" in r.out and "auth.py" not in r.out
+    assert "docs/guide.md" in r.out
+    assert "auth.py" not in r.out
 
     r = run_cli("-C", root, "restore", "1")
     assert r.code == 0, r.err
@@ -41,12 +44,15 @@ def test_restore_session_from_the_issue(ws):
     assert (ws.root / "extra.txt").exists()
 
     r = run_cli("-C", root, "restore", "1", "--patch")
-    assert "-    return 2" in r.out and "+    return 1" in r.out
+    assert "-    return 2" in r.out
+    assert "+    return 1" in r.out
 
     r = run_cli("-C", root, "--json", "restore", "1")
     plan = json.loads(r.out)
-    assert plan["create"] == ["docs/guide.md"] and plan["delete"] == ["extra.txt"]
-    assert plan["applied"] is False and plan["counts"]["modify"] == 1
+    assert plan["create"] == ["docs/guide.md"]
+    assert plan["delete"] == ["extra.txt"]
+    assert plan["applied"] is False
+    assert plan["counts"]["modify"] == 1
 
     r = run_cli("-C", root, "restore", "1", "--apply", "--", "src/auth.py")
     assert r.code == 0, r.err
@@ -55,7 +61,8 @@ def test_restore_session_from_the_issue(ws):
 
     r = run_cli("-C", root, "--json", "restore", "1", "--apply")
     done = json.loads(r.out)
-    assert done["applied"] and done["safety"]
+    assert done["applied"]
+    assert done["safety"]
     assert not (ws.root / "extra.txt").exists()
     assert (ws.root / "docs" / "guide.md").read_text() == "# guide\n"
 
@@ -69,16 +76,23 @@ def test_restore_session_from_the_issue(ws):
 def test_restore_errors_are_one_line_with_a_hint(ws):
     root = str(ws.root)
     r = run_cli("-C", root, "restore", "1")
-    assert r.code == 1 and "No active task" in r.err and "hint:" in r.err
+    assert r.code == 1
+    assert "No active task" in r.err
+    assert "hint:" in r.err
     assert run_cli("-C", root, "init", "errors").code == 0
     r = run_cli("-C", root, "restore", "5")
-    assert r.code == 1 and "no step 5" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "no step 5" in r.err
+    assert "Traceback" not in r.err
     r = run_cli("-C", root, "restore", "not-a-target")
-    assert r.code == 1 and "names no step or commit" in r.err
+    assert r.code == 1
+    assert "names no step or commit" in r.err
     r = run_cli("-C", root, "restore", "0", "--", "../x")
-    assert r.code == 1 and "not inside the workspace" in r.err
+    assert r.code == 1
+    assert "not inside the workspace" in r.err
     r = run_cli("-C", root, "--json", "restore", "zzzz")
-    assert r.code == 1 and json.loads(r.out)["error"] == "invalid_argument"
+    assert r.code == 1
+    assert json.loads(r.out)["error"] == "invalid_argument"
     r = run_cli("-C", root, "diff")
     assert r.code == 2
 
@@ -105,7 +119,8 @@ def test_the_suggested_apply_command_is_exact(ws):
     cmd = line.split("Apply with: ")[1]
     import shlex
     args = shlex.split(cmd)
-    assert args[:3] == ["gitckpt", "-C", root] and args[-2:] == ["--", "my file.txt"]
+    assert args[:3] == ["gitckpt", "-C", root]
+    assert args[-2:] == ["--", "my file.txt"]
     assert "--expect" in args
     r = run_cli(*args[1:])
     assert r.code == 0, r.err
@@ -117,10 +132,12 @@ def test_commands_find_the_task_from_a_subfolder_of_a_repository(repo):
     assert run_cli("-C", str(repo), "init", "from the top").code == 0
     (repo / "src" / "deep").mkdir()
     r = run_cli("resume", cwd=repo / "src" / "deep")
-    assert r.code == 0 and "from the top" in r.out
+    assert r.code == 0
+    assert "from the top" in r.out
     (repo / "src" / "app.py").write_text("changed\n")
     r = run_cli("save", "from below", cwd=repo / "src" / "deep")
-    assert r.code == 0 and "Saved step 1" in r.out
+    assert r.code == 0
+    assert "Saved step 1" in r.out
 
 
 def test_diff_of_a_task_from_another_folder_is_refused(repo):
@@ -129,4 +146,5 @@ def test_diff_of_a_task_from_another_folder_is_refused(repo):
     assert run_cli("-C", str(repo / "a"), "init", "in a").code == 0
     task = json.loads(run_cli("-C", str(repo / "a"), "--json", "tasks").out)["active"]
     r = run_cli("-C", str(repo / "b"), "diff", "0", "--task", task)
-    assert r.code == 1 and f"belongs to the workspace {repo / 'a'}" in r.err
+    assert r.code == 1
+    assert f"belongs to the workspace {repo / 'a'}" in r.err

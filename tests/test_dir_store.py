@@ -46,18 +46,23 @@ def test_cli_session_in_a_plain_folder(tmp_path):
     (root / "guide.md").write_text("# Guide\n")
     r = run_cli("-C", str(root), "save", "Outline", "--conclusion", "five chapters",
                 "--next", "write chapter 1")
-    assert r.code == 0 and "1 added" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "1 added" in r.out, r.err
     (root / "guide.md").write_text("# Guide\n\nChapter 1\n")
     r = run_cli("-C", str(root), "resume")
-    assert r.code == 0 and "M guide.md" in r.out and "Next: write chapter 1" in r.out
+    assert r.code == 0
+    assert "M guide.md" in r.out
+    assert "Next: write chapter 1" in r.out
     assert run_cli("-C", str(root), "log").out.count("Outline") == 1
     store = root / ".gitckpt"
     log = git(root, f"--git-dir={store}", "log", "--notes=checkpoints",
               f"refs/checkpoints/{task}/head")
-    assert "step 1: Outline" in log and '"conclusion": "five chapters"' in log
+    assert "step 1: Outline" in log
+    assert '"conclusion": "five chapters"' in log
     p = subprocess.run(["git", f"--git-dir={store}", "fsck", "--strict"], capture_output=True,
                        text=True)
-    assert p.returncode == 0 and "error" not in p.stderr.lower()
+    assert p.returncode == 0
+    assert "error" not in p.stderr.lower()
     assert not (root / ".git").exists()
 
 
@@ -80,7 +85,8 @@ def test_store_elsewhere_leaves_only_a_pointer(tmp_path, monkeypatch):
     r = service.init(root, "t", store=str(outside))
     assert r.store == "dir"
     pointer = root / ".gitckpt"
-    assert pointer.is_file() and pointer.read_text() == f"gitckpt-store: {outside}\n"
+    assert pointer.is_file()
+    assert pointer.read_text() == f"gitckpt-store: {outside}\n"
     assert (outside / "gitckpt" / "format").exists()
     # Later commands find the store through the pointer, without the option.
     (root / "n.txt").write_text("n\n")
@@ -109,7 +115,9 @@ def test_store_inside_the_workspace_is_never_snapshotted(tmp_path):
 def test_store_equal_to_the_workspace_is_refused(tmp_path):
     root = make_plain(tmp_path / "w")
     r = run_cli("-C", str(root), "init", "t", "--store", str(root))
-    assert r.code == 1 and "cannot be the workspace itself" in r.err and "hint:" in r.err
+    assert r.code == 1
+    assert "cannot be the workspace itself" in r.err
+    assert "hint:" in r.err
 
 
 def test_same_files_same_tree_as_git(tmp_path):
@@ -166,7 +174,8 @@ def test_builtin_ignores_and_their_override(tmp_path, monkeypatch):
     monkeypatch.setenv("GITCKPT_BUILTIN_IGNORE", "off")
     names = git(root, f"--git-dir={store.path}", "ls-tree", "-r", "--name-only",
                 tree_of(root)).split()
-    assert "node_modules/pkg/f" in names and "__pycache__/f" in names
+    assert "node_modules/pkg/f" in names
+    assert "__pycache__/f" in names
 
 
 def test_sensitive_files_never_reach_the_store(tmp_path):
@@ -245,7 +254,9 @@ def test_bad_stores_give_clear_errors_and_change_nothing(tmp_path):
     with pytest.raises(SchemaTooNew):
         service.resume(root)
     r = run_cli("-C", str(root), "save", "x")
-    assert r.code == 1 and "format version 99" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "format version 99" in r.err
+    assert "Traceback" not in r.err
     (store / "gitckpt" / "format").write_text("1\n")
 
     head = (store / "refs" / "checkpoints" / task / "head").read_text().strip()
@@ -254,13 +265,17 @@ def test_bad_stores_give_clear_errors_and_change_nothing(tmp_path):
     os.chmod(obj, 0o600)
     obj.write_bytes(data[: len(data) // 2])  # truncated
     r = run_cli("-C", str(root), "log")
-    assert r.code == 1 and "corrupt" in r.err and "fsck" in r.err, r.err
+    assert r.code == 1, r.err
+    assert "corrupt" in r.err, r.err
+    assert "fsck" in r.err, r.err
     obj.write_bytes(data)
 
     steps = store / "refs" / "checkpoints" / task / "head"
     steps.write_text("0" * 40 + "\n")  # a ref to a missing object
     r = run_cli("-C", str(root), "resume")
-    assert r.code == 1 and "missing" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "missing" in r.err
+    assert "Traceback" not in r.err
     steps.write_text(head + "\n")
     assert files_state(root) == before
 
@@ -269,10 +284,13 @@ def test_pointer_to_a_missing_store(tmp_path):
     root = make_plain(tmp_path / "w")
     (root / ".gitckpt").write_text(f"gitckpt-store: {tmp_path / 'gone'}\n")
     r = run_cli("-C", str(root), "tasks")
-    assert r.code == 1 and "does not exist" in r.err and "hint:" in r.err
+    assert r.code == 1
+    assert "does not exist" in r.err
+    assert "hint:" in r.err
     (root / ".gitckpt").write_text("garbage\n")
     r = run_cli("-C", str(root), "tasks")
-    assert r.code == 1 and "not a gitckpt store pointer" in r.err
+    assert r.code == 1
+    assert "not a gitckpt store pointer" in r.err
 
 
 def test_a_subfolder_uses_the_parent_store(hermetic):
@@ -293,7 +311,8 @@ def test_dir_store_needs_only_the_standard_library(tmp_path):
             "task, r = tl.init('stdlib only')\n"
             "print(tl.save(prepare('s', conclusion='c')).step)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert p.returncode == 0 and p.stdout.strip() == "1", p.stderr
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "1", p.stderr
 
 
 def test_cached_ignore_decisions_follow_rule_and_kind_changes(tmp_path):
@@ -358,23 +377,28 @@ def test_store_discovery_is_not_fooled(tmp_path):
     (parent / "other" / "diary.txt").write_text("private\n")
     (parent / ".gitckpt").mkdir()  # an empty folder someone left: not a store
     service.init(parent / "proj", "mine")
-    assert (parent / "proj" / ".gitckpt").is_dir() and not any((parent / ".gitckpt").iterdir())
+    assert (parent / "proj" / ".gitckpt").is_dir()
+    assert not any((parent / ".gitckpt").iterdir())
     victim = tmp_path / "victim"
     victim.mkdir()
     dl = tmp_path / "downloaded"
     dl.mkdir()
     os.symlink(victim, dl / ".gitckpt")
     r = run_cli("-C", str(dl), "init", "t")
-    assert r.code == 1 and "symbolic link" in r.err and not any(victim.iterdir())
+    assert r.code == 1
+    assert "symbolic link" in r.err
+    assert not any(victim.iterdir())
     ws = tmp_path / "ws"
     ws.mkdir()
     os.symlink(ws, tmp_path / "wslink")
     r = run_cli("-C", str(ws), "init", "t", "--store", str(tmp_path / "wslink"))
-    assert r.code == 1 and "cannot be the workspace itself" in r.err
+    assert r.code == 1
+    assert "cannot be the workspace itself" in r.err
     (ws / "src").mkdir()
     (ws / "src" / "main.py").write_text("x\n")
     r = run_cli("-C", str(ws), "init", "t", "--store", str(ws / "src"))
-    assert r.code == 1 and "not a gitckpt store" in r.err
+    assert r.code == 1
+    assert "not a gitckpt store" in r.err
 
 
 def test_cache_is_written_only_after_the_objects(tmp_path):

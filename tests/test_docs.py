@@ -69,8 +69,9 @@ def test_every_page_exists_and_opens_with_a_summary():
         blocks = path.read_text().split("\n\n")
         assert blocks[0].startswith("# "), f"{page}.md starts with its title"
         summary = blocks[1]
-        assert not summary.startswith(("#", "|", "-", "```")) and len(summary) >= 200, \
-            f"{page}.md: a paragraph that says what the page covers comes first"
+        first = f"{page}.md: a paragraph that says what the page covers comes first"
+        assert not summary.startswith(("#", "|", "-", "```")), first
+        assert len(summary) >= 200, first
 
 
 def test_every_relative_link_reaches_a_file_and_its_heading():
@@ -89,7 +90,7 @@ def test_every_relative_link_reaches_a_file_and_its_heading():
     assert not broken, "\n".join(broken)
 
 
-@pytest.mark.parametrize("path", docs() + [ROOT / "bench" / "RESULTS.md"],
+@pytest.mark.parametrize("path", [*docs(), ROOT / "bench" / "RESULTS.md"],
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_page_names_a_tracker_number(path):
     """Docs name features, not tracker numbers; bench/RESULTS.md keeps numbers out of its

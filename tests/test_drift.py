@@ -60,13 +60,17 @@ def note(ws, rev: str) -> dict:
 def test_capture_records_a_drift_only_when_files_changed(ws):
     task = start(ws)
     nothing = service.capture(ws.root)
-    assert not nothing.recorded and ws.git("for-each-ref", drift_ref(task, 0)) == ""
+    assert not nothing.recorded
+    assert ws.git("for-each-ref", drift_ref(task, 0)) == ""
     for i in range(5):
         (ws.root / f"gen{i}.py").write_text(f"x = {i}\n")
     first = service.capture(ws.root)
-    assert first.recorded and first.after_step == 0 and first.trigger == "capture"
+    assert first.recorded
+    assert first.after_step == 0
+    assert first.trigger == "capture"
     n = note(ws, first.commit)
-    assert n["kind"] == "drift" and n["trigger"] == "capture"
+    assert n["kind"] == "drift"
+    assert n["trigger"] == "capture"
     assert n["changes"]["added"] == [f"gen{i}.py" for i in range(5)]
     subject = ws.git("log", "-1", "--format=%s", first.commit).strip()
     assert subject == "drift: 5 files (gen0.py, gen1.py, gen2.py, ...)"
@@ -75,7 +79,8 @@ def test_capture_records_a_drift_only_when_files_changed(ws):
     assert ws.git("rev-parse", f"{second.commit}^").strip() == first.commit
     assert ws.git("rev-parse", drift_ref(task, 0)).strip() == second.commit
     r = run_cli("-C", str(ws.root), "capture")
-    assert r.code == 0 and "nothing recorded" in r.out
+    assert r.code == 0
+    assert "nothing recorded" in r.out
 
 
 def test_the_next_step_chains_from_the_step_and_holds_every_pending_change(ws):
@@ -101,9 +106,11 @@ def test_the_next_step_chains_from_the_step_and_holds_every_pending_change(ws):
 
 def test_debouncer_quiet_period_and_max_wait():
     d = Debouncer(quiet=2, max_wait=30)
-    assert d.due() is None and d.take(100) is None
+    assert d.due() is None
+    assert d.take(100) is None
     d.hint(0)
-    assert d.take(1.9) is None and d.take(2.0) is False  # quiet: a complete capture
+    assert d.take(1.9) is None
+    assert d.take(2.0) is False
     for t in range(0, 31):  # an event every second: never quiet
         d.hint(t)
         if t < 30:
@@ -124,14 +131,17 @@ def test_watcher_captures_after_a_quiet_period_with_a_fake_clock(ws):
     w = Watcher(capture, Settings(quiet=2, max_wait=30, poll=15), clock)
     w.start(source)
     assert w.mode == "events"
-    assert w.step() is None and calls == []  # idle: no event, no snapshot
+    assert w.step() is None
+    assert calls == []
     (ws.root / "edited.txt").write_text("by a shell command\n")
     source.hint()
     clock.t += 1.5
-    assert w.step() is None and calls == []
+    assert w.step() is None
+    assert calls == []
     clock.t += 0.5
     result = w.step()
-    assert result.recorded and calls == [False]
+    assert result.recorded
+    assert calls == [False]
     assert note(ws, result.commit)["trigger"] == "watch"
     # a continuous burst: partial after the max wait
     for _ in range(31):
@@ -164,7 +174,8 @@ def test_falls_back_to_polling_when_events_are_unavailable(ws, caplog):
     w = Watcher(lambda partial: None, Settings(poll=15), clock, fallback=lambda: polled)
     with caplog.at_level(logging.WARNING, logger="gitckpt.engine.watch"):
         w.start(FakeSource(fail=True))
-    assert w.mode == "polling" and polled.running
+    assert w.mode == "polling"
+    assert polled.running
     assert [r.message for r in caplog.records if "polling" in r.message] == [
         "file events unavailable (inotify watch limit reached); polling every 15s instead"]
 
@@ -182,7 +193,8 @@ def test_an_event_source_that_dies_is_replaced_by_polling(ws):
         time.sleep(0.01)
     w.stop()
     t.join(10)
-    assert w.mode == "polling" and not t.is_alive()
+    assert w.mode == "polling"
+    assert not t.is_alive()
 
 
 def test_a_busy_store_retries_after_the_next_quiet_period(ws):
@@ -200,7 +212,8 @@ def test_a_busy_store_retries_after_the_next_quiet_period(ws):
     w.start(source)
     source.hint()
     clock.t += 2
-    assert w.step() is None and w.debounce.due() == clock.t + 2
+    assert w.step() is None
+    assert w.debounce.due() == clock.t + 2
     clock.t += 2
     assert w.step() == "done"
 
@@ -232,7 +245,10 @@ def test_settings_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("GITCKPT_QUIET", "0.5")
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     s = Settings.from_env()
-    assert s.quiet == 0.5 and s.max_wait == 30 and s.poll == 15 and not s.enabled
+    assert s.quiet == 0.5
+    assert s.max_wait == 30
+    assert s.poll == 15
+    assert not s.enabled
     monkeypatch.setenv("GITCKPT_MAX_WAIT", "soon")
     with pytest.raises(InvalidArgument, match="GITCKPT_MAX_WAIT"):
         Settings.from_env()
@@ -258,7 +274,8 @@ def test_real_events_end_to_end(ws, monkeypatch):
     finally:
         session.stop()
         t.join(10)
-    assert len(drifts) == 1 and drifts[0].changes.added == ("src/made_by_shell.py",)
+    assert len(drifts) == 1
+    assert drifts[0].changes.added == ("src/made_by_shell.py",)
     assert ws.git("rev-parse", drift_ref(task, 0)).strip() == drifts[0].commit
 
 
@@ -288,7 +305,8 @@ def test_resume_reports_commits_since_and_a_rewritten_history(repo):
     git(repo, "commit", "-q", "--allow-empty", "-m", "two")
     git(repo, "commit", "-q", "--allow-empty", "-m", "three")
     r = service.resume(repo)
-    assert r.git["commits_since"] == 2 and r.git["head_reachable"] is True
+    assert r.git["commits_since"] == 2
+    assert r.git["head_reachable"] is True
     assert "2 commit(s) since step 1" in r.text
     git(repo, "reset", "-q", "--hard", "HEAD~2")
     git(repo, "commit", "-q", "--allow-empty", "-m", "rewritten")
@@ -309,7 +327,8 @@ def test_the_handoff_of_a_long_task_fits_one_screen(ws):
                      decisions=[long] * 6, plan=[PlanItem(f"item {j}", "done") for j in range(20)])
     text = service.resume(ws.root).text
     assert len(text) < 2500
-    assert "30. step number 29" in text and "Conclusion: a long conclusion" in text
+    assert "30. step number 29" in text
+    assert "Conclusion: a long conclusion" in text
 
 
 def stop_watch(proc) -> tuple[str, str]:
@@ -323,7 +342,7 @@ def stop_watch(proc) -> tuple[str, str]:
         return proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)
-        out, err = proc.communicate(timeout=10)
+        _out, err = proc.communicate(timeout=10)
         pytest.fail(f"gitckpt watch ignored SIGTERM for 10 s; its stderr:\n{err}")
 
 
@@ -343,12 +362,15 @@ def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
         assert "(events); Ctrl-C stops" in started
         (ws.root / "by_user.txt").write_text("typed in an editor\n")
         line = proc.stdout.readline()
-        assert line.startswith("Recorded drift ") and "1 added" in line
+        assert line.startswith("Recorded drift ")
+        assert "1 added" in line
     finally:
-        out, err = stop_watch(proc)
-    assert proc.returncode == 0 and "Stopped watching" in err
+        _out, err = stop_watch(proc)
+    assert proc.returncode == 0
+    assert "Stopped watching" in err
     r = run_cli("-C", str(ws.root), "watch", env={"GITCKPT_POLL": "-1"})
-    assert r.code == 1 and "GITCKPT_POLL" in r.err
+    assert r.code == 1
+    assert "GITCKPT_POLL" in r.err
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
@@ -375,11 +397,13 @@ def test_no_thread_of_a_watcher_takes_sigterm_asynchronously(ws):
                        16)
             blocked[int(tid)] = all(mask >> (s - 1) & 1 for s in (signal.SIGINT, signal.SIGTERM))
         helpers = {t: b for t, b in blocked.items() if t != proc.pid}
-        assert len(helpers) >= 2 and all(helpers.values()), blocked  # the main one: in sigwait
+        assert len(helpers) >= 2, blocked  # the main one: in sigwait
+        assert all(helpers.values()), blocked
     finally:
         began = time.monotonic()
-        out, err = stop_watch(proc)
-    assert proc.returncode == 0 and "Stopped watching" in err, err
+        _out, err = stop_watch(proc)
+    assert proc.returncode == 0, err
+    assert "Stopped watching" in err, err
     assert time.monotonic() - began < 3, err
 
 
@@ -395,4 +419,5 @@ def test_the_handoff_never_calls_an_open_plan_item_done(ws):
     service.init(ws.root, "big plan", plan=[PlanItem.parse(t) for t in items])
     text = service.resume(ws.root).text
     assert "more done" not in text
-    assert "more (" in text and "pending" in text.split("more (")[1]
+    assert "more (" in text
+    assert "pending" in text.split("more (")[1]

@@ -83,7 +83,8 @@ def test_git_gc_of_everything_gitckpt_wrote(plain_repo):
     service.init(plain_repo, "two")
     p = subprocess.run(["git", "-C", str(plain_repo), "fsck", "--strict"], capture_output=True,
                        text=True)
-    assert p.returncode == 0 and "missing" not in p.stdout + p.stderr
+    assert p.returncode == 0
+    assert "missing" not in p.stdout + p.stderr
 
 
 def test_filter_settings_changed_later(plain_repo):
@@ -121,7 +122,8 @@ def test_hostile_free_text(ws, text):
     r = service.save(ws.root, text, conclusion=text, next=text, verified=[text])
     message = ws.git("log", "-1", "--format=%B", f"refs/checkpoints/{task}/head")
     assert [ln for ln in message.splitlines() if ln.startswith("Task:")] == [f"Task: {task}"]
-    assert "\x00" not in message and "\x1b" not in message
+    assert "\x00" not in message
+    assert "\x1b" not in message
     assert message.splitlines()[0] == f"step {r.step}: " + " ".join(
         text.replace("\x00", "").replace("\x07", "").replace("\x1b", "").split())
 
@@ -161,5 +163,7 @@ def test_bare_and_broken_repositories_are_refused(tmp_path):
     broken.mkdir()
     (broken / ".git").write_text("gitdir: /nowhere/at/all\n")
     r = run_cli("-C", str(broken), "init", "t")
-    assert r.code == 1 and "not a usable git repository" in r.err
-    assert not (broken / ".gitckpt").exists() and not (bare / ".gitckpt").exists()
+    assert r.code == 1
+    assert "not a usable git repository" in r.err
+    assert not (broken / ".gitckpt").exists()
+    assert not (bare / ".gitckpt").exists()

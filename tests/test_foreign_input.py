@@ -34,7 +34,7 @@ def test_json_nested_too_deep_or_too_large_is_refused_as_a_value_error():
     assert json_input.depth(json_input.loads("[" * 64 + "]" * 64)) == 64
     with pytest.raises(json_input.JsonRefused, match="more than the 10"):
         json_input.loads('{"a": "' + "x" * 10 + '"}', max_bytes=10)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Expecting property name"):
         json_input.loads("{not json")
     assert issubclass(json_input.JsonRefused, ValueError)  # callers' handlers take it
     assert json_input.loads('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
@@ -71,7 +71,8 @@ def test_credentials_are_taken_out_of_what_git_prints():
     url = "git://u:PASSWORD@127.0.0.1:9418/x.git"
     said = scrub("fatal: unable to look up u:PASSWORD@127.0.0.1 (port 9418) (Name or "
                  "service not known)", secrets_of(url))
-    assert "PASSWORD" not in said and "127.0.0.1 (port 9418)" in said
+    assert "PASSWORD" not in said
+    assert "127.0.0.1 (port 9418)" in said
     # without knowing the URL too: a password before a host, with or without a scheme
     assert "PASSWORD" not in scrub("unable to look up u:PASSWORD@127.0.0.1 (port 9418)")
     assert scrub("https://tok:p@ss@example.invalid/r.git: denied") == \
@@ -136,22 +137,27 @@ def test_quarantined_objects_are_read_there_and_vanish_unless_admitted(store):
     before = objects_of(store)
     big = os.urandom(300_000)
     with Quarantine(store) as q:
-        assert q.path.parent == Path(store.objects_folder) and q.path.name.startswith(PREFIX)
+        assert q.path.parent == Path(store.objects_folder)
+        assert q.path.name.startswith(PREFIX)
         loose = loose_into(q.path, "blob", b"fetched\n")
         packer = PackWriter(str(q.path), lambda k, d: pytest.fail("no loose write"),
                             threshold=0)
         packed = packer.add("blob", big)
         packer.close()
         for oid, body in ((loose, b"fetched\n"), (packed, big)):
-            assert q.has_object(oid) and not store.has_object(oid)
-            assert q.read_object(oid) == ("blob", body) and q.object_size(oid) == len(body)
+            assert q.has_object(oid)
+            assert not store.has_object(oid)
+            assert q.read_object(oid) == ("blob", body)
+            assert q.object_size(oid) == len(body)
         own = store.write_blob(b"the store's own\n")  # the store's objects show through
-        assert q.read_blob(own) == b"the store's own\n" and q.object_size(own) == 16
+        assert q.read_blob(own) == b"the store's own\n"
+        assert q.object_size(own) == 16
     assert not q.path.exists()
-    assert not store.has_object(loose) and not store.has_object(packed)
+    assert not store.has_object(loose)
+    assert not store.has_object(packed)
     store.flush()
     added = objects_of(store) - before  # the store's own blob, loose or in a pack of its own
-    assert not any(loose[2:] in f or f.endswith((".idx", ".pack")) and store.kind == "git"
+    assert not any(loose[2:] in f or (f.endswith((".idx", ".pack")) and store.kind == "git")
                    for f in added), added
     with Quarantine(store) as q:
         loose = loose_into(q.path, "blob", b"admitted\n")
@@ -160,7 +166,8 @@ def test_quarantined_objects_are_read_there_and_vanish_unless_admitted(store):
         packed = packer.add("blob", big)
         packer.close()
         assert q.admit() == 3  # the loose object, the pack and its index
-    assert store.read_blob(loose) == b"admitted\n" and store.read_blob(packed) == big
+    assert store.read_blob(loose) == b"admitted\n"
+    assert store.read_blob(packed) == big
     assert store.object_size(packed) == len(big)
     assert not any(n.startswith(PREFIX) for n in os.listdir(store.objects_folder))
 
@@ -178,7 +185,8 @@ def test_only_a_quarantine_no_fetch_holds_is_stale(store):
         bare = objects / f"{PREFIX}bare"  # its lock file already removed
         bare.mkdir()
         assert stale(objects) == [bare, lone, killed]  # never the one a fetch holds
-        assert sweep(objects) == 3 and stale(objects) == []
+        assert sweep(objects) == 3
+        assert stale(objects) == []
         assert sorted(n for n in os.listdir(objects) if n.startswith(PREFIX)) == \
             [live.path.name, live.path.name + ".lock"]
     assert not [n for n in os.listdir(objects) if n.startswith(PREFIX)]

@@ -168,7 +168,8 @@ def test_user_index_is_never_opened_for_writing(repo):
         snap(repo)
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
     private = list((repo / ".git" / "gitckpt").glob("ws-*/index"))
-    assert len(private) == 1 and private[0].stat().st_size > 0
+    assert len(private) == 1
+    assert private[0].stat().st_size > 0
 
 
 def test_racy_same_size_edit_with_restored_mtime_is_caught(repo):
@@ -332,4 +333,5 @@ def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
         assert any(name == p or name.startswith(p + "/") for p in paths), name
     sizes = [sum(1 for e in index if any(e.path == p.decode() or e.path.startswith(
         p.decode() + "/") for p in group)) for group in parts]
-    assert 9 <= len(parts) <= 12 and max(sizes) <= 2 * len(index) // 10, sizes
+    assert 9 <= len(parts) <= 12, sizes
+    assert max(sizes) <= 2 * len(index) // 10, sizes

@@ -92,25 +92,25 @@ LIBGIT2_TAKES = {
 }
 
 
-@pytest.mark.parametrize("name,mode", REFUSED_NAMES)
+@pytest.mark.parametrize(("name", "mode"), REFUSED_NAMES)
 def test_refused_names(name, mode):
     assert refused_name(name, mode=mode), name
     if b"/" not in name:
         assert refused_path(name, mode=mode), name
 
 
-@pytest.mark.parametrize("name,mode", ACCEPTED_NAMES)
+@pytest.mark.parametrize(("name", "mode"), ACCEPTED_NAMES)
 def test_accepted_names(name, mode):
     assert refused_name(name, mode=mode) is None, (name, refused_name(name, mode=mode))
     assert refused_path(name, mode=mode) is None, name
 
 
-@pytest.mark.parametrize("path,mode", REFUSED_PATHS)
+@pytest.mark.parametrize(("path", "mode"), REFUSED_PATHS)
 def test_refused_paths(path, mode):
     assert refused_path(path, mode=mode), path
 
 
-@pytest.mark.parametrize("path,mode", ACCEPTED_PATHS)
+@pytest.mark.parametrize(("path", "mode"), ACCEPTED_PATHS)
 def test_accepted_paths(path, mode):
     assert refused_path(path, mode=mode) is None, (path, refused_path(path, mode=mode))
 
@@ -120,7 +120,8 @@ def test_reasons_are_short_and_name_the_rule():
     assert refused_name(b"GIT~1") == "a name NTFS reads as .git"
     assert refused_name(".g\u200cit".encode()) == "a name HFS+ reads as .git"
     assert refused_name(b"GITMOD~1", mode=LINK) == "a symlink NTFS reads as .gitmodules"
-    assert refused_name(b"GITMOD~1") is None and refused_name(b"GITMOD~1", mode=0o40000) is None
+    assert refused_name(b"GITMOD~1") is None
+    assert refused_name(b"GITMOD~1", mode=0o40000) is None
     assert refused_path(b"a/.git/b") == "a name git refuses (.git): 'a/.git/b'"
     assert refused_path(b"/etc/passwd") == "an absolute path"
 
@@ -186,7 +187,8 @@ def test_libgit2_refuses_exactly_these(tmp_path: Path):
         try:
             repo.checkout_tree(repo[oid], strategy=CheckoutStrategy.FORCE)
         except pygit2.GitError as e:
-            assert "invalid path" in str(e), e
+            if "invalid path" not in str(e):
+                raise  # another failure is not a verdict
             return True
         return False
 
@@ -203,6 +205,6 @@ def test_an_untested_pygit2_is_refused_with_the_versions_to_install():
     libgit2._check_version("1.21.0")
     libgit2._check_version("1.18.2")
     for bad in ("1.17.9", "2.0.0", "1.22.0", "garbage"):
-        with pytest.raises(Unsupported, match="tested with pygit2 1.18 to 1.21") as e:
+        with pytest.raises(Unsupported, match=r"tested with pygit2 1\.18 to 1\.21") as e:
             libgit2._check_version(bad)
         assert "pip install 'pygit2>=1.18,<1.22'" in e.value.hint

@@ -99,7 +99,8 @@ def test_a_slow_relay_that_took_the_hook_finishes_it_and_the_hook_does_not(ws):
             if served:
                 break
             time.sleep(0.05)
-        assert served and "drift" in served[0]["log"], served
+        assert served, served
+        assert "drift" in served[0]["log"], served
         [d] = drifts(ws.root)
         assert d.note.tool["command"] == "slow"
     finally:
@@ -117,7 +118,8 @@ def test_a_relay_refuses_a_request_the_hook_claimed_back(ws):
     try:
         token = "ab" * 16
         assert claim(relay.claims, token)  # the hook's claim, made first
-        assert relay._take(token) is False and seen == []
+        assert relay._take(token) is False
+        assert seen == []
         assert not os.path.exists(os.path.join(relay.claims, token))  # settled: cleaned
         assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"})["log"] \
             == "served"
@@ -181,5 +183,6 @@ def test_a_relay_out_of_file_descriptors_serves_again_once_they_are_free():
         child.stdin.close()
         err = child.stderr.read()
         child.wait(30)
-    assert "the hook relay cannot take a connection" in err and "Too many open files" in err
+    assert "the hook relay cannot take a connection" in err
+    assert "Too many open files" in err
     assert child.returncode == 0, err

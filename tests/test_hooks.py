@@ -45,7 +45,8 @@ def quiet(p: subprocess.CompletedProcess) -> None:
     """Exit 0, nothing on stdout, one log line on stderr."""
     assert p.returncode == 0, p.stderr
     assert p.stdout == ""
-    assert p.stderr.startswith("gitckpt: hook") and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("gitckpt: hook"), p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
 
 
 def test_the_names_the_entry_knows_are_the_hosts_and_events():
@@ -64,8 +65,10 @@ def test_session_start_prints_the_handoff_as_context(ws, source):
     out = json.loads(p.stdout)
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert "hooked task" in context and "ship the hooks" in context
-    assert "write the docs" in context and "ckpt_save(" in context  # MCP voice
+    assert "hooked task" in context
+    assert "ship the hooks" in context
+    assert "write the docs" in context
+    assert "ckpt_save(" in context
     assert len(context) < 10_000  # Claude Code's cap for additional context
 
 
@@ -98,7 +101,8 @@ def test_post_tool_records_one_drift_naming_the_tool_call(ws):
     quiet(p)
     [d] = drifts(ws.root)
     assert d.note.trigger == "tool"
-    assert d.note.tool["name"] == "Bash" and d.note.tool["session"] == "sess-1"
+    assert d.note.tool["name"] == "Bash"
+    assert d.note.tool["session"] == "sess-1"
     assert d.note.tool["host"] == "claude"
     assert d.note.tool["command"].startswith("make gen && export GITHUB_TOKEN=")
     assert SECRET not in json.dumps(d.note.tool)
@@ -109,7 +113,7 @@ def test_post_tool_records_one_drift_naming_the_tool_call(ws):
     assert len(drifts(ws.root)) == 1
 
 
-@pytest.mark.parametrize("tool,field", [("Write", "file_path"), ("Edit", "file_path"),
+@pytest.mark.parametrize(("tool", "field"), [("Write", "file_path"), ("Edit", "file_path"),
                                         ("NotebookEdit", "notebook_path"),
                                         ("MultiEdit", "file_path")])
 def test_post_tool_for_the_file_tools(ws, tool, field):
@@ -118,7 +122,8 @@ def test_post_tool_for_the_file_tools(ws, tool, field):
     quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name=tool,
                                    tool_input={field: str(ws.root / "README.md")})))
     [d] = drifts(ws.root)
-    assert d.note.tool["name"] == tool and "command" not in d.note.tool
+    assert d.note.tool["name"] == tool
+    assert "command" not in d.note.tool
     assert d.note.changes["modified"] == ["README.md"]
 
 
@@ -141,7 +146,8 @@ def test_the_drift_is_readable_in_plain_git(repo):
     msg = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%B",
                           f"refs/checkpoints/{tid}/drifts/0"], capture_output=True,
                          text=True).stdout
-    assert "trigger: tool" in msg and "Tool: Bash: echo x > out.txt" in msg
+    assert "trigger: tool" in msg
+    assert "Tool: Bash: echo x > out.txt" in msg
 
 
 # -- what must never fail the host -------------------------------------------------------
@@ -210,7 +216,8 @@ def test_an_unknown_host_or_event_never_blocks_the_host(ws):
         assert "unknown hook command" in p.stderr
     r = subprocess.run([sys.executable, "-m", "gitckpt", "hook", "stop", "--help"],
                        capture_output=True, text=True)
-    assert r.returncode == 0 and "--host" in r.stdout
+    assert r.returncode == 0
+    assert "--host" in r.stdout
 
 
 # -- reminders ---------------------------------------------------------------------------
@@ -224,8 +231,10 @@ def test_stop_reminds_once_when_files_changed_since_the_step(ws):
     p = hook("stop", stop)
     assert p.returncode == 0
     out = json.loads(p.stdout)
-    assert out["decision"] == "block" and "ckpt_save" in out["reason"]
-    assert "1 file changed since step 1" in out["reason"] and "\n" not in out["reason"]
+    assert out["decision"] == "block"
+    assert "ckpt_save" in out["reason"]
+    assert "1 file changed since step 1" in out["reason"]
+    assert "\n" not in out["reason"]
     quiet(hook("stop", stop))  # the same unsaved state: said once
     quiet(hook("stop", {**stop, "stop_hook_active": True}))
     (ws.root / "more.txt").write_text("more unsaved work\n")
@@ -322,7 +331,8 @@ def test_gemini(ws):
     stop = json.loads(hook("stop", {**base, "hook_event_name": "AfterAgent", "prompt": "p",
                                     "prompt_response": "r", "stop_hook_active": False},
                            host="gemini").stdout)
-    assert stop["decision"] == "deny" and "ckpt_save" in stop["reason"]
+    assert stop["decision"] == "deny"
+    assert "ckpt_save" in stop["reason"]
 
 
 def test_windsurf(ws):
@@ -425,7 +435,8 @@ def test_a_stopped_relay_does_not_hold_the_hook(ws):
                                      tool_input={"command": "make"}))
         took = time.monotonic() - start
         quiet(p)
-        assert "(relayed)" not in p.stderr and took < 5, (took, p.stderr)
+        assert "(relayed)" not in p.stderr, (took, p.stderr)
+        assert took < 5, (took, p.stderr)
         [d] = drifts(ws.root)
         assert d.note.tool["command"] == "make"
     finally:
@@ -488,7 +499,8 @@ def test_stdin_closed(ws):
                            stdin=subprocess.DEVNULL if args[0] == "-C" else None,
                            capture_output=True, text=True, close_fds=True,
                            preexec_fn=lambda: os.close(0))
-        assert p.returncode == 0 and p.stdout == "", (args, p.stderr)
+        assert p.returncode == 0, (args, p.stderr)
+        assert p.stdout == "", (args, p.stderr)
 
 
 def test_a_log_line_cannot_be_forged(hermetic):
@@ -499,4 +511,5 @@ def test_a_log_line_cannot_be_forged(hermetic):
     quiet(p)
     assert "\x1b" not in p.stderr
     log = (hermetic / ".state" / "gitckpt" / "gitckpt.log").read_text()
-    assert log.count("\n") == 1 and "\\n2026" in log
+    assert log.count("\n") == 1
+    assert "\\n2026" in log

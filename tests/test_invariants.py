@@ -124,7 +124,7 @@ def regular_files(root: Path) -> list[Path]:
     return sorted(out)
 
 
-def edit(b: Bench, kind: str, pick: int, data: bytes) -> None:
+def edit(b: Bench, kind: str, pick: int, data: bytes) -> None:  # noqa: C901 (baseline)
     """Apply one edit of `kind` to a file chosen by `pick` (new content from `data`)."""
     files = [f for f in regular_files(b.root) if f.name not in (".gitignore",)]
     target = files[pick % len(files)] if files else b.root / "a.txt"
@@ -309,7 +309,7 @@ def check(b: Bench, writer: str, before: str, result: object, racing: Path | Non
     if b.guard is not None:
         b.guard.check(status_changes=True, fsck_too=False)
     scanned_all = writer == "cli_save" or (writer not in FAST and result is not None)
-    if made and made[-1][2] == after or scanned_all:
+    if (made and made[-1][2] == after) or scanned_all:
         b.unseen.clear()  # the files were stat'ed whole: nothing is owed any more
     elif made:
         b.unseen &= set(differing(b, made[-1][2], after))
@@ -350,10 +350,7 @@ def bench(kind: str, base: Path, home: Path) -> Bench:
     outside.mkdir(parents=True)
     remote = base / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    if kind == "git":
-        root = make_repo(base / "repo")
-    else:
-        root = make_plain(home / f"plain-{base.name}")
+    root = make_repo(base / "repo") if kind == "git" else make_plain(home / f"plain-{base.name}")
     for i, name in enumerate(NAMES):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(f"line {i}\n".encode() * (i + 1))

@@ -35,7 +35,7 @@ def test_not_sensitive(path):
     assert not is_sensitive(path)
 
 
-@pytest.mark.parametrize("text,kept", [
+@pytest.mark.parametrize(("text", "kept"), [
     ("export OPENAI_API_KEY=sk-abc123def456ghi789", "export OPENAI_API_KEY="),
     ("DB_PASSWORD='hunter2 x' and more", "DB_PASSWORD="),
     ("curl -H 'Authorization: Bearer eyJhbGciOi.abc.def'", "Authorization: Bearer "),
@@ -64,7 +64,8 @@ def test_slugs_and_ids():
     assert slugify("Café déjà vu") == "cafe-deja-vu"
     assert slugify("重构认证模块") == ""
     tid = new_task_id("重构认证模块")
-    assert tid.startswith("task-") and len(tid) == 9
+    assert tid.startswith("task-")
+    assert len(tid) == 9
     long = new_task_id("word " * 40)
     assert len(long) <= 45
 
@@ -122,8 +123,10 @@ def test_scope_patterns_have_git_semantics():
     assert scope.excluded("build/") == "excluded"
     assert scope.excluded("build/deep/x.py") == "excluded"
     assert scope.excluded("build") is None  # a file named like a folder pattern
-    assert scope.excluded("foo/g") == "excluded" and scope.excluded("foo/keep") is None
-    assert scope.excluded("a/x.log") == "excluded" and scope.excluded("a/keep.log") is None
+    assert scope.excluded("foo/g") == "excluded"
+    assert scope.excluded("foo/keep") is None
+    assert scope.excluded("a/x.log") == "excluded"
+    assert scope.excluded("a/keep.log") is None
     assert Scope(excludes=("logs/", "!logs/keep.log")).excluded("logs/keep.log") == "excluded"
 
 
@@ -165,7 +168,8 @@ def test_a_workspace_path_cannot_leave_the_workspace_or_name_git():
     from gitckpt.core.errors import InvalidArgument
     from gitckpt.core.paths import WorkPath, normalize_paths
 
-    assert WorkPath("./src//a.py/") == "src/a.py" and WorkPath("a b/ c") == "a b/ c"
+    assert WorkPath("./src//a.py/") == "src/a.py"
+    assert WorkPath("a b/ c") == "a b/ c"
     for bad in ("", "/etc/passwd", "../x", "a/../../x", ".git", "sub/.GIT/config", "a\0b",
                 ".", "./"):
         with pytest.raises(InvalidArgument, match="not inside the workspace"):

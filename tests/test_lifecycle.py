@@ -71,14 +71,16 @@ def test_switch_between_tasks(ws, tmp_path):
     statuses = {t.id: t.status for t in service.tasks(ws.root).tasks}
     assert statuses == {first: "suspended", second: "active"}
     info = service.switch(ws.root, first)
-    assert info.status == "active" and service.tasks(ws.root).active == first
+    assert info.status == "active"
+    assert service.tasks(ws.root).active == first
     with pytest.raises(TaskNotFound):
         service.switch(ws.root, "nope-0000")
     service.save(ws.root, "done", close=True, task=second)
     with pytest.raises(TaskClosed):
         service.switch(ws.root, second)
     r = run_cli("-C", str(ws.root), "switch", first)
-    assert r.code == 0 and f"Task {first}" in r.out
+    assert r.code == 0
+    assert f"Task {first}" in r.out
 
 
 def test_switch_refuses_a_task_of_another_workspace(repo):
@@ -95,14 +97,18 @@ def test_export_then_import_across_stores(ws, tmp_path, target_kind):
     result = service.export(ws.root, pkg)
     assert sorted(os.listdir(pkg)) == ["HANDOFF.md", "checkpoints.git", "manifest.json"]
     handoff = (pkg / "HANDOFF.md").read_text()
-    assert "carry it elsewhere" in handoff and f"gitckpt import {pkg}" in handoff
+    assert "carry it elsewhere" in handoff
+    assert f"gitckpt import {pkg}" in handoff
     manifest = json.loads((pkg / "manifest.json").read_text())
-    assert manifest["format"] == 1 and manifest["task"] == task and manifest["steps"] == 3
+    assert manifest["format"] == 1
+    assert manifest["task"] == task
+    assert manifest["steps"] == 3
     assert manifest["objects"] == result.objects
     gd = f"--git-dir={pkg / 'checkpoints.git'}"
     log = subprocess.run(["git", gd, "log", "--notes=checkpoints", "--all", "--format=%s"],
                          capture_output=True, text=True, check=True).stdout
-    assert "step 3: step 3" in log and '"kind": "drift"' not in log
+    assert "step 3: step 3" in log
+    assert '"kind": "drift"' not in log
     subprocess.run(["git", gd, "fsck", "--strict", "--no-dangling"], check=True,
                    capture_output=True)
     fetched = tmp_path / "fetched"
@@ -114,10 +120,12 @@ def test_export_then_import_across_stores(ws, tmp_path, target_kind):
 
     there = other(tmp_path, target_kind)
     imported = service.import_(there.root, pkg)
-    assert imported.task == task and imported.steps == 3
+    assert imported.task == task
+    assert imported.steps == 3
     assert service.tasks(there.root).active == task
     resumed = service.resume(there.root)
-    assert resumed.info.head.note.conclusion == "c3" and len(resumed.drifts) == 1
+    assert resumed.info.head.note.conclusion == "c3"
+    assert len(resumed.drifts) == 1
     assert [s.n for s in service.log(there.root).steps] == [0, 1, 2, 3]
     for n in (1, 3):
         service.restore(there.root, str(n), apply=True)
@@ -133,7 +141,8 @@ def test_import_under_another_id_when_the_task_exists(ws, tmp_path):
         service.import_(ws.root, tmp_path / "pkg")
     assert "--as" in err.value.hint
     copy = service.import_(ws.root, tmp_path / "pkg", as_id=f"{task}-copy")
-    assert copy.task == f"{task}-copy" and service.tasks(ws.root).active == copy.task
+    assert copy.task == f"{task}-copy"
+    assert service.tasks(ws.root).active == copy.task
     assert [s.n for s in service.log(ws.root, task=copy.task).steps] == [0, 1, 2, 3]
 
 
@@ -204,7 +213,9 @@ def test_every_bad_package_is_refused_and_changes_nothing(ws, tmp_path):
             service.import_(there.root, bad)
         assert store_state(there) == before, name
         r = run_cli("-C", str(there.root), "import", str(bad))
-        assert r.code == 1 and "Traceback" not in r.err and "hint:" in r.err, name
+        assert r.code == 1, name
+        assert "Traceback" not in r.err, name
+        assert "hint:" in r.err, name
     assert service.import_(there.root, pkg).task == task  # the good one still imports
 
 
@@ -259,13 +270,15 @@ def test_compress_drops_old_drift_chains_and_keeps_steps_restorable(ws):
         assert result.bytes_freed > 0
         assert ws.git("cat-file", "-t", dropped_tip, check=False) == ""
     else:
-        assert result.bytes_freeable > 0 and ws.git("cat-file", "-t", dropped_tip).strip()
+        assert result.bytes_freeable > 0
+        assert ws.git("cat-file", "-t", dropped_tip).strip()
     for n in (1, 3):
         service.restore(ws.root, str(n), apply=True)
         now = fs_state(ws.root)
         assert {k: v for k, v in now.items() if k in at[n]} == at[n]
     again = service.compress(ws.root, keep="7d", min_steps=0, clock=later)
-    assert not again.dropped and "kept" in again.why_nothing
+    assert not again.dropped
+    assert "kept" in again.why_nothing
     fresh = service.compress(ws.root, keep="7d", min_steps=0)
     assert not fresh.dropped
 
@@ -283,11 +296,14 @@ def test_doctor_finds_and_fixes_what_can_be_fixed(ws):
     cache.write_bytes(b"garbage")
     report = service.doctor(ws.root)
     checks = sorted(f.check for f in report.findings)
-    assert checks == ["caches", "steps", "steps"] and not report.healthy
+    assert checks == ["caches", "steps", "steps"]
+    assert not report.healthy
     r = run_cli("-C", str(ws.root), "doctor")
-    assert r.code == 1 and "fix:" in r.out
+    assert r.code == 1
+    assert "fix:" in r.out
     fixed = service.doctor(ws.root, fix=True)
-    assert fixed.healthy and all(f.fixed for f in fixed.findings)
+    assert fixed.healthy
+    assert all(f.fixed for f in fixed.findings)
     assert ws.git("rev-parse", f"refs/checkpoints/{task}/head").strip() == head
     assert ws.git("rev-parse", f"refs/checkpoints/{task}/steps/2").strip() == step2
     assert service.doctor(ws.root).findings == []
@@ -417,9 +433,11 @@ def test_doctor_repairs_a_lock_path_that_is_not_a_file(ws, kind):
         assert saved.code == 0, saved.err  # Linux locks a fifo; not every system does
     else:
         assert saved.code == 1, saved.err  # an error with a hint, not a traceback (3)
-        assert "gitckpt doctor --fix" in saved.err and "Traceback" not in saved.err
+        assert "gitckpt doctor --fix" in saved.err
+        assert "Traceback" not in saved.err
     found = run_cli("-C", str(ws.root), "doctor")
-    assert found.code == 1 and str(lock) in found.out, found.out
+    assert found.code == 1, found.out
+    assert str(lock) in found.out, found.out
     report = json.loads(run_cli("-C", str(ws.root), "--json", "doctor").out)
     [finding] = report["findings"]
     assert finding["check"] == ("links" if kind == "symlink" else "locks")

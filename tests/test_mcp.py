@@ -55,13 +55,15 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
     assert set(tools) == TOOLS
     for t in tools.values():
         assert 40 <= len(t.description) <= 200, t.name
-        assert t.output_schema and t.output_schema["type"] == "object", t.name
+        assert t.output_schema, t.name
+        assert t.output_schema["type"] == "object", t.name
         assert "root" in t.input_schema["properties"], t.name
         for name, prop in t.input_schema["properties"].items():
             # these mean the same everywhere: the instructions say it once
             assert prop.get("description") or name in SHARED, f"{t.name}.{name}"
     plan = tools["ckpt_save"].input_schema
-    assert "plan" in plan["properties"] and "title" in plan["required"]
+    assert "plan" in plan["properties"]
+    assert "title" in plan["required"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -94,9 +96,11 @@ def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
     resume = out[("ckpt_resume", "{}")]
     assert "shell.txt" in resume["since_step"]["added"]
     # resume is read-only: the shell edit is reported as unsaved, not captured first
-    assert resume["unsaved"]["added"] == ["shell.txt"] and resume["drifts"] == []
+    assert resume["unsaved"]["added"] == ["shell.txt"]
+    assert resume["drifts"] == []
     last = out[("ckpt_log", "{}")]["drifts"][-1]
-    assert last["trigger"] == "boundary" and "shell.txt" in last["changes"]["added"]
+    assert last["trigger"] == "boundary"
+    assert "shell.txt" in last["changes"]["added"]
     assert out[("ckpt_save", '{"title": "two"}')]["idempotent"] is True
     assert cli_json(ws.root, "save", "two") == out[("ckpt_save", '{"title": "two"}')]
 
@@ -116,7 +120,8 @@ def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
     assert got['ckpt_restore{"target": "0"}'] == cli_json(ws.root, "restore", "0")
     # the same object; only the handoff text names next actions as tool calls, not commands
     mcp_resume, cli_resume = got["ckpt_resume{}"], cli_json(ws.root, "resume")
-    assert "gitckpt " not in mcp_resume.pop("text") and "gitckpt save" in cli_resume.pop("text")
+    assert "gitckpt " not in mcp_resume.pop("text")
+    assert "gitckpt save" in cli_resume.pop("text")
     assert mcp_resume == cli_resume
 
 
@@ -125,8 +130,10 @@ def test_errors_are_tool_results_with_a_hint(ws, server, mode, tmp_path):
     async def body(c):
         results = {}
         r = await c.call_tool("ckpt_resume", {})  # no task yet: a normal answer
-        assert not r.is_error and r.structured_content["found"] is False
-        assert "ckpt_init(" in r.content[0].text and "gitckpt " not in r.content[0].text
+        assert not r.is_error
+        assert r.structured_content["found"] is False
+        assert "ckpt_init(" in r.content[0].text
+        assert "gitckpt " not in r.content[0].text
         for name, args in (("ckpt_save", {"title": "x"}),
                            ("ckpt_save", {}), ("ckpt_init", {"name": "t", "plan": [{"x": 1}]}),
                            ("ckpt_resume", {"root": "relative/path"}),
@@ -144,7 +151,7 @@ def test_errors_are_tool_results_with_a_hint(ws, server, mode, tmp_path):
     assert "title" in text['ckpt_save{}']  # the validation error names the field
     assert "plan.0.item" in text['ckpt_init{"name": "t", "plan": [{"x": 1}]}']
     assert "not an absolute path" in text['ckpt_resume{"root": "relative/path"}']
-    assert "does not exist" in [v for k, v in text.items() if "missing" in k][0]
+    assert "does not exist" in next(v for k, v in text.items() if "missing" in k)
     assert "min_steps" in text['ckpt_compress{"min_steps": -1}']
 
 
@@ -186,7 +193,8 @@ def test_a_whole_session_over_stdio(ws, mode):
         r = await c.call_tool("ckpt_resume", {})
         assert "gen.txt" in r.structured_content["text"]
         r = await c.call_tool("ckpt_restore", {"target": "1"})
-        assert r.structured_content["delete"] == ["gen.txt"] and not (
+        assert r.structured_content["delete"] == ["gen.txt"]
+        assert not (
             r.structured_content["applied"])
         r = await c.call_tool("ckpt_restore", {"target": "1", "apply": True})
         safety = r.structured_content["safety"]
@@ -268,7 +276,8 @@ def test_a_server_killed_during_a_save_leaves_a_consistent_store(ws):
     try:
         _handshake(proc)
         r = _call(proc, 2, "ckpt_resume", {})
-        assert "result" in r and not r["result"].get("isError"), r
+        assert "result" in r, r
+        assert not r["result"].get("isError"), r
     finally:
         proc.stdin.close()
         proc.wait(10)
@@ -315,7 +324,8 @@ def test_the_watcher_runs_from_the_handshake(ws):
         while not drifts and time.monotonic() < deadline:
             time.sleep(0.2)
             drifts = cli_json(ws.root, "log")["drifts"]
-        assert drifts and drifts[0]["trigger"] == "watch"
+        assert drifts
+        assert drifts[0]["trigger"] == "watch"
     finally:
         proc.stdin.close()
         proc.wait(10)
@@ -323,13 +333,15 @@ def test_the_watcher_runs_from_the_handshake(ws):
 
 def test_skill_install_print_and_path(tmp_path):
     r = run_cli("skill", "path")
-    assert r.code == 0 and r.out.strip().endswith("SKILL.md")
+    assert r.code == 0
+    assert r.out.strip().endswith("SKILL.md")
     assert "ckpt_save" in run_cli("skill", "print").out
     target = tmp_path / "skills" / "gitckpt"
     assert run_cli("skill", "install", str(target)).code == 0
     assert (target / "SKILL.md").read_text() == Path(r.out.strip()).read_text()
     again = run_cli("skill", "install", str(target))
-    assert again.code == 1 and "--force" in again.err
+    assert again.code == 1
+    assert "--force" in again.err
     assert run_cli("skill", "install", str(target), "--force").code == 0
 
 
@@ -408,7 +420,8 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     assert max(len(t) for t in saves) <= 300, max(saves, key=len)
     text = resume.content[0].text
     assert len(text) <= 2000, len(text)
-    assert "README.md" in text and "gitckpt " not in text
+    assert "README.md" in text
+    assert "gitckpt " not in text
     assert resume.structured_content["unsaved"]["modified"] == ["README.md"]
     assert resume.structured_content["text"] == text
     total, outputs = payload
@@ -420,7 +433,8 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     # 12,000 with eleven tools; fourteen (ckpt_push, ckpt_fetch, ckpt_revert) took 13,124
     # after the arguments every tool shares (root, task, paths, apply, expect, confirm) moved
     # into the instructions, said once.
-    assert total - outputs <= 8_000 and total <= 13_200
+    assert total - outputs <= 8_000
+    assert total <= 13_200
 
 
 def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatch):
@@ -438,12 +452,14 @@ def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatc
         typo, new = session(server, "legacy", body)
     finally:
         server.workspaces.close()
-    assert typo.is_error and 'did you mean "Serializer"' in typo.content[0].text
+    assert typo.is_error
+    assert 'did you mean "Serializer"' in typo.content[0].text
     assert not new.is_error
     plan = {p["item"]: p["status"] for p in new.structured_content["plan"]}
     assert plan == {"Serializer": "pending", "Serialiser": "done"}
     r = run_cli("-C", str(ws.root), "save", "t", "--plan", "Serializers=done")
-    assert r.code == 1 and 'did you mean "Serializer"' in r.err
+    assert r.code == 1
+    assert 'did you mean "Serializer"' in r.err
     assert run_cli("-C", str(ws.root), "save", "t", "--plan", "+Serializers=done").code == 0
 
 
@@ -469,10 +485,14 @@ def test_silent_mistakes_are_refused_with_the_right_name_or_an_example(ws, monke
         out = session(server, "legacy", body)
     finally:
         server.workspaces.close()
-    assert out["message"][0] and 'has no argument "message"' in out["message"][1]
-    assert out["task_id"][0] and 'Did you mean "task"' in out["task_id"][1]
-    assert out["close"][0] and "close takes a boolean" in out["close"][1]
+    assert out["message"][0]
+    assert 'has no argument "message"' in out["message"][1]
+    assert out["task_id"][0]
+    assert 'Did you mean "task"' in out["task_id"][1]
+    assert out["close"][0]
+    assert "close takes a boolean" in out["close"][1]
     assert "ckpt_save(close=true)" in out["close"][1]
-    assert out["verified"][0] and "verified takes an array" in out["verified"][1]
+    assert out["verified"][0]
+    assert "verified takes an array" in out["verified"][1]
     assert not out["int target"][0], out["int target"][1]
     assert len(out["steps"]) == 1  # none of the refused saves wrote a step

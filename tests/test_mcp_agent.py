@@ -90,7 +90,8 @@ def test_a_thirty_step_session_with_shell_edits_a_crash_and_a_restore(ws):
             plan = [{"item": f"part {i}", "status": "done"}] if i < 6 else []
             r = await c.call_tool("ckpt_save", {"title": f"step {i}", "conclusion": "c" * 300,
                                                 "next": f"write module {i + 1}", "plan": plan})
-            assert not r.is_error and len(seen(r)) <= 300, text(r)
+            assert not r.is_error, text(r)
+            assert len(seen(r)) <= 300, text(r)
             assert r.structured_content["step"] == i
     session(params(ws.root), first)
 
@@ -141,7 +142,8 @@ def test_a_thirty_step_session_with_shell_edits_a_crash_and_a_restore(ws):
     out = session(params(ws.root), after)
 
     text_, resume = out["resume"]
-    assert resume["found"] is True and resume["step"] == 29
+    assert resume["found"] is True
+    assert resume["step"] == 29
     assert resume["unsaved"] == {
         "added": ["hand.txt", *sorted(f"tests/fixtures/f{i}.json" for i in range(1, 13))],
         "modified": ["src/m3.py"], "deleted": ["src/m2.py"]}
@@ -153,12 +155,16 @@ def test_a_thirty_step_session_with_shell_edits_a_crash_and_a_restore(ws):
     assert where["A hand.txt"] < where["tests/fixtures/: 12 added"]  # hand-made first
 
     log_text, log = out["log"]
-    assert [s["step"] for s in log["steps"]] == list(range(21, 31)) and log["more"] == 21
-    assert len(log_text.splitlines()) == 12 and "ckpt_log(before=21)" in log_text
-    page_text, page = out["page"]
-    assert [s["step"] for s in page["steps"]] == list(range(16, 21)) and page["more"] == 16
+    assert [s["step"] for s in log["steps"]] == list(range(21, 31))
+    assert log["more"] == 21
+    assert len(log_text.splitlines()) == 12
+    assert "ckpt_log(before=21)" in log_text
+    _page_text, page = out["page"]
+    assert [s["step"] for s in page["steps"]] == list(range(16, 21))
+    assert page["more"] == 16
     step_text, step = out["step"]
-    assert [s["step"] for s in step["steps"]] == [12] and "Next: write module 13" in step_text
+    assert [s["step"] for s in step["steps"]] == [12]
+    assert "Next: write module 13" in step_text
     assert "c" * 300 in step_text.replace("…", "") or "Conclusion: ccc" in step_text
 
     assert out["after_apply"] == []  # step 29 had no fixtures: the apply removed them
@@ -173,12 +179,14 @@ def test_hints_are_tool_calls_over_mcp_and_commands_on_the_cli(ws):
         return await c.call_tool("ckpt_save", {"title": "before any init"})
     r = session(build_server(str(ws.root)), body)
     assert r.is_error
-    assert "ckpt_init(name=..., goal=...)" in text(r) and not CLI_WORDS.search(text(r))
+    assert "ckpt_init(name=..., goal=...)" in text(r)
+    assert not CLI_WORDS.search(text(r))
     error = r.structured_content
     assert error["error"] == "no_active_task"
     assert error["suggest"][0] == {"op": "init", "args": {"name": None, "goal": None}}
     cli = run_cli("-C", str(ws.root), "save", "before any init")
-    assert cli.code == 1 and 'gitckpt init "NAME" --goal "..."' in cli.err
+    assert cli.code == 1
+    assert 'gitckpt init "NAME" --goal "..."' in cli.err
     as_json = json.loads(run_cli("-C", str(ws.root), "--json", "save", "x").out)
     assert as_json["suggest"] == error["suggest"]  # the same data, spelled by each front end
 
@@ -192,9 +200,12 @@ def test_a_bad_nested_argument_is_one_sentence_with_an_example(ws):
                 await c.call_tool("ckpt_init", {}))
     bad_status, bad_limit, missing = session(build_server(str(ws.root)), body)
     for r in (bad_status, bad_limit, missing):
-        assert r.is_error and "pydantic" not in text(r) and "For example ckpt_" in text(r)
+        assert r.is_error
+        assert "pydantic" not in text(r)
+        assert "For example ckpt_" in text(r)
         assert r.structured_content["error"] == "invalid_argument"
-    assert "plan.0.status" in text(bad_status) and '"status": "done"' in text(bad_status)
+    assert "plan.0.status" in text(bad_status)
+    assert '"status": "done"' in text(bad_status)
     assert "ckpt_init needs name" in text(missing)
 
 
@@ -209,13 +220,17 @@ def test_an_apply_whose_plan_changed_is_refused_with_the_new_call(ws):
                                                      "expect": "nonsense"})
         return preview, stale, garbage
     preview, stale, garbage = session(build_server(str(ws.root)), body)
-    assert stale.is_error and stale.structured_content["error"] == "plan_changed"
+    assert stale.is_error
+    assert stale.structured_content["error"] == "plan_changed"
     new = stale.structured_content["plan"]
-    assert new["delete"] == ["late.txt"] and new["plan_id"] != preview["plan_id"]
-    assert f'expect="{new["plan_id"]}"' in text(stale) and "1 delete" in text(stale)
+    assert new["delete"] == ["late.txt"]
+    assert new["plan_id"] != preview["plan_id"]
+    assert f'expect="{new["plan_id"]}"' in text(stale)
+    assert "1 delete" in text(stale)
     assert (ws.root / "late.txt").exists()  # nothing was written
     assert garbage.structured_content["error"] == "invalid_argument"
-    assert "git fsck" not in text(garbage) and "plan id" in text(garbage)
+    assert "git fsck" not in text(garbage)
+    assert "plan id" in text(garbage)
 
 
 def _strict_schema(schema: dict) -> dict:
@@ -315,7 +330,8 @@ def test_the_handshake_is_the_sdks_own_and_comes_before_the_sdk_loads(tmp_path):
                                                        "capabilities": {},
                                                        "clientInfo": {"name": "c",
                                                                       "version": "1"}}}) + "\n")
-    assert done.stderr.strip() == "False 7" and json.loads(done.stdout)["id"] == 7
+    assert done.stderr.strip() == "False 7"
+    assert json.loads(done.stdout)["id"] == 7
 
 
 def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(ws):
@@ -323,7 +339,8 @@ def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(ws):
         r = await c.call_tool("ckpt_resume", {})
         return r
     r = session(params(ws.root), body, mode="auto")
-    assert not r.is_error and r.structured_content["found"] is False
+    assert not r.is_error
+    assert r.structured_content["found"] is False
 
 
 def test_skill_md_and_the_server_instructions_say_the_same_rules(ws):

@@ -35,8 +35,10 @@ def test_twenty_steps_keep_every_decision_and_exactly_the_open_questions(ws):
         ("q3: auth?", 8), ("q12: i18n?", 16)]
     for d in decisions.values():
         assert d in r.text
-    assert "q3: page size?" in r.text and "q9: rate limits?" in r.text
-    assert "q3: auth?" not in r.text and "q12: i18n?" not in r.text
+    assert "q3: page size?" in r.text
+    assert "q9: rate limits?" in r.text
+    assert "q3: auth?" not in r.text
+    assert "q12: i18n?" not in r.text
     assert r.text.index("no ORM") < r.text.index("store dates as UTC")  # newest first
 
 
@@ -51,7 +53,8 @@ def test_drop_retires_and_a_typo_is_refused_with_the_probable_entry(ws):
     assert service.log(ws.root).info.head.n == 1  # the refused saves wrote nothing
     service.save(ws.root, "two", drop=["cache in memory"], decisions=["cache on disk"])
     m = service.resume(ws.root).to_dict()
-    assert m["decisions"] == ["cache on disk"] and m["gotchas"] == ["the fs is slow"]
+    assert m["decisions"] == ["cache on disk"]
+    assert m["gotchas"] == ["the fs is slow"]
     assert m["open_questions"] == ["which cache size?"]
 
 
@@ -71,18 +74,22 @@ def test_a_passing_command_is_bound_to_the_exact_tree_it_ran_on(ws):
     r = service.resume(ws.root)
     assert "`pytest -q` passed at step 2; 2 file(s) changed since: a.py, b.py" in r.text
     check = r.to_dict()["checks"][0]
-    assert check["exact"] is False and check["changed_since"] == ["a.py", "b.py"]
+    assert check["exact"] is False
+    assert check["changed_since"] == ["a.py", "b.py"]
 
 
 def test_gitckpt_run_records_the_exit_code_and_returns_it(ws):
     start(ws)
     r = run_cli("-C", str(ws.root), "run", "--", "false")
-    assert r.code == 1 and "`false` exited 1" in r.err
+    assert r.code == 1
+    assert "`false` exited 1" in r.err
     r = run_cli("-C", str(ws.root), "run", "--", "sh", "-c", "echo from the command")
-    assert r.code == 0 and "from the command" in r.out
+    assert r.code == 0
+    assert "from the command" in r.out
     res = service.resume(ws.root)
     checks = {c["command"]: c for c in res.to_dict()["checks"]}
-    assert checks["false"]["exit_code"] == 1 and checks["false"]["saved"] is False
+    assert checks["false"]["exit_code"] == 1
+    assert checks["false"]["saved"] is False
     assert "`false` failed (exit 1) on this exact tree (a run after step 0)" in res.text
     done = service.save(ws.root, "with the runs")
     note = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.commit)) \
@@ -91,10 +98,12 @@ def test_gitckpt_run_records_the_exit_code_and_returns_it(ws):
     assert [c["command"] for c in saved] == ["false", "sh -c 'echo from the command'"]
     assert all(c["tree"] == saved[0]["tree"] for c in saved)
     if note is not None:
-        assert note["schema"] == SCHEMA == 2 and note["commands"][0]["exit_code"] == 1
+        assert note["schema"] == SCHEMA == 2
+        assert note["commands"][0]["exit_code"] == 1
     assert service.resume(ws.root).to_dict()["memory"]["commands"][0]["saved"] is True
     missing = run_cli("-C", str(ws.root), "run", "--", "no-such-command-xyz")
-    assert missing.code == 127 and "gitckpt run: no-such-command-xyz:" in missing.err
+    assert missing.code == 127
+    assert "gitckpt run: no-such-command-xyz:" in missing.err
 
 
 def test_file_notes_are_workspace_paths_and_shown_with_their_notes(ws):
@@ -115,13 +124,15 @@ def test_next_may_be_a_list_and_the_cli_takes_the_same(ws):
     start(ws)
     service.save(ws.root, "one", next=["write the parser", "test it", "document it"])
     text = service.resume(ws.root).text
-    assert "Next: write the parser" in text and "Then: test it; document it" in text
+    assert "Next: write the parser" in text
+    assert "Then: test it; document it" in text
     r = run_cli("-C", str(ws.root), "--json", "save", "two", "--next", "a", "--next", "b",
                 "--ran", "make", "--exit", "2", "--gotcha", "g", "--file", "x.txt=why")
     assert r.code == 0, r.err
     note = service.log(ws.root, step=2).steps[0].note
     assert (note.next, note.then, note.gotchas) == ("a", ["b"], ["g"])
-    assert note.commands[0]["exit_code"] == 2 and note.files == [{"path": "x.txt",
+    assert note.commands[0]["exit_code"] == 2
+    assert note.files == [{"path": "x.txt",
                                                                  "note": "why"}]
     assert run_cli("-C", str(ws.root), "save", "t", "--ran", "make").code == 2
 
@@ -151,14 +162,18 @@ def test_the_full_resume_has_everything_and_the_brief_one_its_budget(ws):
                      files=[{"path": f"f{i}.txt", "note": long}])
     brief = service.resume(ws.root)
     assert len(brief.text) <= LIMIT, len(brief.text)
-    assert "decision 30" in brief.text and "question 30?" in brief.text
+    assert "decision 30" in brief.text
+    assert "question 30?" in brief.text
     assert "more: `gitckpt resume --full`" in brief.text
     full = service.resume(ws.root, full=True).text
     for i in range(1, 31):
-        assert f"conclusion {i} " in full and f"decision {i} " in full
-        assert f"question {i}?" in full and f"`pytest -k t{i}` exit {i % 2}" in full
+        assert f"conclusion {i} " in full
+        assert f"decision {i} " in full
+        assert f"question {i}?" in full
+        assert f"`pytest -k t{i}` exit {i % 2}" in full
     mcp = service.resume(ws.root, voice="mcp").text
-    assert 'ckpt_resume(format="full")' in mcp and "gitckpt " not in mcp
+    assert 'ckpt_resume(format="full")' in mcp
+    assert "gitckpt " not in mcp
 
 
 def test_notes_of_schema_one_still_read_and_fold(ws):
@@ -177,7 +192,8 @@ def test_notes_of_schema_one_still_read_and_fold(ws):
             data["schema"] = 1
             store.write_note(commit, json.dumps(data))
     m = service.resume(ws.root).to_dict()
-    assert m["open_questions"] == ["q?"] and m["decisions"] == ["d1"]
+    assert m["open_questions"] == ["q?"]
+    assert m["decisions"] == ["d1"]
     assert [e["step"] for e in m["memory"]["open_questions"]] == [1]
 
 
@@ -206,12 +222,18 @@ def test_memory_over_mcp_commands_files_drop_and_the_full_resume(ws):
         async with Client(build_server(str(ws.root)), mode="legacy") as client:
             return await body(client)
     bad, r2, brief, full = anyio.run(main)
-    assert bad.is_error and 'did you mean "cookies, not tokens"' in bad.content[0].text
+    assert bad.is_error
+    assert 'did you mean "cookies, not tokens"' in bad.content[0].text
     assert not r2.is_error
     b = brief.structured_content
-    assert b["decisions"] == ["cookies, not tokens"] and b["gotchas"] == []
-    assert b["open_questions"] == [] and b["then"] == []  # the newest step has no next
-    assert b["checks"][0]["command"] == "pytest -q" and b["checks"][0]["exact"] is True
+    assert b["decisions"] == ["cookies, not tokens"]
+    assert b["gotchas"] == []
+    assert b["open_questions"] == []
+    assert b["then"] == []
+    assert b["checks"][0]["command"] == "pytest -q"
+    assert b["checks"][0]["exact"] is True
     text = full.content[0].text
-    assert "Answered:" in text and "SameSite? (step 2)" in text
-    assert "`pytest -q` exit 0 at step 1" in text and "src/app.py: entry point" in text
+    assert "Answered:" in text
+    assert "SameSite? (step 2)" in text
+    assert "`pytest -q` exit 0 at step 1" in text
+    assert "src/app.py: entry point" in text

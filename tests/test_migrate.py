@@ -59,12 +59,15 @@ def test_a_claude_checkpoint_becomes_a_task_whose_step_one_carries_it(ws):
     assert r.code == 0, r.err
     res = service.resume(ws.root)
     d = res.to_dict()
-    assert d["name"] == "my-app" and d["goal"] == CLAUDE["goal"]["primary"]
+    assert d["name"] == "my-app"
+    assert d["goal"] == CLAUDE["goal"]["primary"]
     assert d["plan"] == [{"item": "OAuth callback route", "status": "done"},
                          {"item": "Session cookie persistence", "status": "in_progress"},
                          {"item": "Logout endpoint", "status": "pending"}]
-    assert d["step"] == 1 and d["conclusion"].startswith("Callback exchanges")
-    assert d["next"] == CLAUDE["nextSteps"][0] and d["then"] == CLAUDE["nextSteps"][1:]
+    assert d["step"] == 1
+    assert d["conclusion"].startswith("Callback exchanges")
+    assert d["next"] == CLAUDE["nextSteps"][0]
+    assert d["then"] == CLAUDE["nextSteps"][1:]
     assert d["decisions"] == CLAUDE["decisions"]
     assert [f["path"] for f in d["files"]][:2] == ["src/auth/callback.ts",
                                                   "src/auth/session.ts"]
@@ -77,7 +80,7 @@ def test_a_claude_checkpoint_becomes_a_task_whose_step_one_carries_it(ws):
     assert note.verified == ["ran ls"]
 
 
-@pytest.mark.parametrize("damage, message", [
+@pytest.mark.parametrize(("damage", "message"), [
     (lambda d: d.update(version=2), "not a version 1"),
     (lambda d: d["goal"]["tasks"].append({"description": "x", "status": "finished"}),
      "goal.tasks"),
@@ -96,7 +99,9 @@ def test_a_malformed_claude_checkpoint_is_refused_and_nothing_is_written(ws, dam
     assert service.tasks(ws.root).tasks == []
     path.write_text("{not json")
     r = run_cli("-C", str(ws.root), "import", "--from", "claude-checkpoint", str(path))
-    assert r.code == 1 and "not valid JSON" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "not valid JSON" in r.err
+    assert "Traceback" not in r.err
 
 
 def _tc_store(ws_root: Path, store: Path) -> None:
@@ -145,7 +150,8 @@ def test_a_task_checkpoint_store_becomes_tasks_with_their_steps_and_files(ws, tc
     assert r.code == 0, r.err
     result = json.loads(r.out)
     names = {t["name"]: t for t in result["tasks"]}
-    assert set(names) == {"parser", "docs"} and names["parser"]["steps"] == 3
+    assert set(names) == {"parser", "docs"}
+    assert names["parser"]["steps"] == 3
     assert ".env" in names["parser"]["skipped"]
     parser = names["parser"]["task"]
     tl = Timeline(open_store(ws.root))
@@ -172,7 +178,8 @@ def test_a_task_checkpoint_store_becomes_tasks_with_their_steps_and_files(ws, tc
                     out[path] = (int(e.mode), tl.store.read_blob(e.id).decode())
         return out
     assert files(1) == {"src/a.py": (0o100644, "a = 1\n"), "run.sh": (0o100755, "#!/bin/sh\n")}
-    assert files(2)["src/a.py"][1] == "a = 10\n" and files(3).get("src/a.py") is None
+    assert files(2)["src/a.py"][1] == "a = 10\n"
+    assert files(3).get("src/a.py") is None
     docs = service.log(ws.root, task=names["docs"]["task"]).info
     assert docs.status == "closed"
     assert result["active"] == parser  # the newest task still open

@@ -48,20 +48,24 @@ def task(ws, monkeypatch):
 
 def test_a_save_scans_once_with_or_without_changes(task, scans):
     (r,) = calls(task.root, ("ckpt_save", {"title": "nothing new"}))
-    assert not r.is_error and r.structured_content["changes"] == {
+    assert not r.is_error
+    assert r.structured_content["changes"] == {
         "added": [], "modified": [], "deleted": []}
     assert len(scans) == 1
     scans.clear()
     (task.root / "new.txt").write_text("made by a shell command\n")
     (r,) = calls(task.root, ("ckpt_save", {"title": "a file"}))
-    assert not r.is_error and r.structured_content["step"] == 2
+    assert not r.is_error
+    assert r.structured_content["step"] == 2
     assert len(scans) == 1
     # the boundary drift took the change, and the step has the same tree: nothing lost
     tl = service.open_timeline(task.root)
     tid = tl.resolve(None)
     head, (drift,) = tl.head(tid), tl.drifts(tid, 1)
-    assert drift.note.trigger == "boundary" and drift.tree == head.tree
-    assert head.n == 2 and head.note.changes["added"] == ["new.txt"]
+    assert drift.note.trigger == "boundary"
+    assert drift.tree == head.tree
+    assert head.n == 2
+    assert head.note.changes["added"] == ["new.txt"]
 
 
 def test_a_restore_preview_and_its_apply_each_scan_once(task, scans):
@@ -70,7 +74,8 @@ def test_a_restore_preview_and_its_apply_each_scan_once(task, scans):
     (task.root / "a.txt").write_text("two\n")
     scans.clear()
     (preview,) = calls(task.root, ("ckpt_restore", {"target": "1"}))
-    assert not preview.is_error and len(scans) == 1
+    assert not preview.is_error
+    assert len(scans) == 1
     scans.clear()
     (done,) = calls(task.root, ("ckpt_restore", {"target": "1", "apply": True,
                                                   "expect": preview.structured_content[
@@ -81,7 +86,8 @@ def test_a_restore_preview_and_its_apply_each_scan_once(task, scans):
     # and the next call sees the restored file: the memo died with the call
     scans.clear()
     (r,) = calls(task.root, ("ckpt_save", {"title": "after the restore"}))
-    assert not r.is_error and len(scans) == 1
+    assert not r.is_error
+    assert len(scans) == 1
 
 
 def test_the_memo_lives_only_while_one_call_holds_the_lock(task, scans):
@@ -94,7 +100,8 @@ def test_the_memo_lives_only_while_one_call_holds_the_lock(task, scans):
         tl.store.forget_scans()
         assert tl.live(meta).tree != first.tree
     assert len(scans) == 2
-    assert tl.live(meta).tree != first.tree and len(scans) == 3
+    assert tl.live(meta).tree != first.tree
+    assert len(scans) == 3
 
 
 def test_a_busy_store_skips_the_boundary_and_the_call_still_runs(task, scans, monkeypatch):
@@ -119,6 +126,7 @@ def test_a_busy_store_skips_the_boundary_and_the_call_still_runs(task, scans, mo
         t.join(10)
     assert not scans
     with service.one_call(task.root) as drift:
-        assert drift is not None and not drift.recorded
+        assert drift is not None
+        assert not drift.recorded
         assert service.save(task.root, "free again").step == 1
     assert len(scans) == 1

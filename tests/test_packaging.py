@@ -61,7 +61,8 @@ def check_path(path: str) -> None:
 def test_the_plugin_manifest():
     m = load(".claude-plugin/plugin.json")
     check_fields(m, PLUGIN_FIELDS, "plugin.json")
-    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", m["name"]) and not m["name"].startswith(
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", m["name"])
+    assert not m["name"].startswith(
         RESERVED)
     assert m["version"] == __version__
     assert isinstance(m["author"]["name"], str)
@@ -71,13 +72,15 @@ def test_the_plugin_manifest():
     # The skill: SKILL.md at the plugin root, with the frontmatter a skill needs.
     skill = (ROOT / "SKILL.md").read_text()
     front = skill.split("---\n")[1]
-    assert "name: gitckpt" in front and "description: " in front
+    assert "name: gitckpt" in front
+    assert "description: " in front
 
 
 def test_the_marketplace():
     m = load(".claude-plugin/marketplace.json")
     check_fields(m, MARKETPLACE_FIELDS, "marketplace.json")
-    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", m["name"]) and ".." not in m["name"]
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", m["name"])
+    assert ".." not in m["name"]
     assert isinstance(m["owner"]["name"], str)
     [entry] = m["plugins"]
     check_fields(entry, ENTRY_FIELDS, "marketplace plugin entry")
@@ -95,12 +98,14 @@ def test_the_plugin_hooks_and_server():
         for group in groups:
             assert set(group) <= {"matcher", "hooks"}
             for handler in group["hooks"]:
-                assert handler["type"] == "command" and handler["command"].startswith(
+                assert handler["type"] == "command"
+                assert handler["command"].startswith(
                     "gitckpt hook ")
     tools = set(h["hooks"]["PostToolUse"][0]["matcher"].split("|"))
     assert {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"} <= tools
     servers = load(".mcp.json")["mcpServers"]
-    assert servers["gitckpt"]["command"] == "gitckpt" and servers["gitckpt"]["args"] == ["mcp"]
+    assert servers["gitckpt"]["command"] == "gitckpt"
+    assert servers["gitckpt"]["args"] == ["mcp"]
 
 
 def test_server_json_for_the_mcp_registry():
@@ -109,8 +114,10 @@ def test_server_json_for_the_mcp_registry():
     assert re.fullmatch(r"io\.github\.[A-Za-z0-9-]+/[A-Za-z0-9._-]+", s["name"])
     assert 1 <= len(s["description"]) <= 100
     [pkg] = s["packages"]
-    assert pkg["registryType"] == "pypi" and pkg["identifier"] == "gitckpt"
-    assert pkg["version"] == __version__ and pkg["transport"] == {"type": "stdio"}
+    assert pkg["registryType"] == "pypi"
+    assert pkg["identifier"] == "gitckpt"
+    assert pkg["version"] == __version__
+    assert pkg["transport"] == {"type": "stdio"}
     assert pkg["packageArguments"] == [{"type": "positional", "value": "mcp"}]
     # PyPI ownership: the README (the package's long description) names the server.
     assert f"mcp-name: {s['name']}" in (ROOT / "README.md").read_text()
@@ -119,7 +126,8 @@ def test_server_json_for_the_mcp_registry():
 def test_pyproject_metadata():
     p = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert p["scripts"]["gitckpt"] == p["scripts"]["git-ckpt"] == "gitckpt.entry:main"
-    assert p["keywords"] and p["urls"]["Repository"]
+    assert p["keywords"]
+    assert p["urls"]["Repository"]
     assert "Programming Language :: Python :: 3.11" in p["classifiers"]
     assert p["requires-python"] == ">=3.11"
 
@@ -131,14 +139,18 @@ def test_hook_install_shows_the_diff_then_writes(repo, host):
     config = repo / HOSTS[host].config
     r = run_cli("-C", str(repo), "hook", "install", "--host", host, "--dry-run")
     assert r.code == 0, r.err
-    assert "+++ b/" in r.out and "gitckpt hook " in r.out and not config.exists()
+    assert "+++ b/" in r.out
+    assert "gitckpt hook " in r.out
+    assert not config.exists()
     r = run_cli("-C", str(repo / "src"), "hook", "install", "--host", host)  # from a subfolder
     assert r.code == 0, r.err
-    assert r.out.startswith("--- /dev/null") and f"Wrote {config}" in r.out
+    assert r.out.startswith("--- /dev/null")
+    assert f"Wrote {config}" in r.out
     written = json.loads(config.read_text())
     assert written == HOSTS[host].merged({})
     again = run_cli("-C", str(repo), "hook", "install", "--host", host)
-    assert again.code == 0 and "already" in again.out
+    assert again.code == 0
+    assert "already" in again.out
     assert json.loads(config.read_text()) == written
 
 
@@ -154,7 +166,9 @@ def test_hook_install_keeps_the_users_own_hooks(repo):
     r = run_cli("-C", str(repo), "--json", "hook", "install", "--host", "claude")
     assert r.code == 0, r.err
     out = json.loads(r.out)
-    assert out["written"] and out["changed"] and out["path"] == str(config)
+    assert out["written"]
+    assert out["changed"]
+    assert out["path"] == str(config)
     now = json.loads(config.read_text())
     assert now["permissions"] == mine["permissions"]
     commands = [h["command"] for g in now["hooks"]["PostToolUse"] for h in g["hooks"]]
@@ -168,10 +182,13 @@ def test_hook_install_refuses_a_broken_config(repo):
     config.parent.mkdir()
     config.write_text("{ not json")
     r = run_cli("-C", str(repo), "hook", "install", "--host", "cursor")
-    assert r.code == 1 and "not valid JSON" in r.err and "hint:" in r.err
+    assert r.code == 1
+    assert "not valid JSON" in r.err
+    assert "hint:" in r.err
     assert config.read_text() == "{ not json"
     r = run_cli("-C", str(repo), "hook", "install", "--host", "vim")
-    assert r.code == 2 and "vim" in r.err
+    assert r.code == 2
+    assert "vim" in r.err
 
 
 # -- a wheel in a fresh venv -------------------------------------------------------------
@@ -200,13 +217,16 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
                            capture_output=True, text=True, env=env, check=True,
                            cwd=tmp_path).stdout.strip()
     assert Path(where).parent == site  # the wheel's copy, not the source tree
-    assert (Path(where) / "SKILL.md").exists() and (Path(where) / "usage.txt").exists()
+    assert (Path(where) / "SKILL.md").exists()
+    assert (Path(where) / "usage.txt").exists()
     v = subprocess.run(["git", "ckpt", "--version"], capture_output=True, text=True, env=env,
                        cwd=tmp_path)
-    assert v.returncode == 0 and v.stdout == f"gitckpt, version {__version__}\n", v.stderr
+    assert v.returncode == 0, v.stderr
+    assert v.stdout == f"gitckpt, version {__version__}\n", v.stderr
     r = subprocess.run(["git", "-C", str(repo), "ckpt", "--json", "tasks"], capture_output=True,
                        text=True, env=env)
-    assert r.returncode == 0 and json.loads(r.stdout)["tasks"] == [], r.stderr
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tasks"] == [], r.stderr
 
     import anyio
     from mcp import Client
@@ -223,10 +243,11 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
 
     tools, r = anyio.run(body)
     assert {"ckpt_init", "ckpt_save", "ckpt_resume"} <= tools
-    assert not r.is_error and r.structured_content["name"] == "from the wheel"
+    assert not r.is_error
+    assert r.structured_content["name"] == "from the wheel"
 
 
-@pytest.mark.parametrize("text,why", [
+@pytest.mark.parametrize(("text", "why"), [
     ('{"hooks": [{"matcher": "Write"}], "model": "x"}', "not an object"),
     ('{"hooks": {"Stop": []}, "hooks": {"Stop": []}}', "twice"),
     ('{"n": 1e400}', "cannot write"),
@@ -239,7 +260,9 @@ def test_hook_install_refuses_what_it_cannot_merge_losslessly(repo, text, why):
     config.parent.mkdir()
     config.write_text(text)
     r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
-    assert r.code == 1 and why in r.err and "hint:" in r.err, r.err
+    assert r.code == 1, r.err
+    assert why in r.err, r.err
+    assert "hint:" in r.err, r.err
     assert config.read_text() == text
 
 
@@ -260,14 +283,16 @@ def test_hook_install_does_not_follow_links(repo, tmp_path):
     outside.mkdir()
     (repo / ".claude").symlink_to(outside, target_is_directory=True)
     r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
-    assert r.code == 1 and "symbolic link" in r.err
+    assert r.code == 1
+    assert "symbolic link" in r.err
     assert list(outside.iterdir()) == []
     (repo / ".claude").unlink()
     (repo / ".claude").mkdir()
     (outside / "real.json").write_text("{}")
     (repo / ".claude" / "settings.json").symlink_to(outside / "real.json")
     r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--yes")
-    assert r.code == 1 and "symbolic link" in r.err
+    assert r.code == 1
+    assert "symbolic link" in r.err
     assert (outside / "real.json").read_text() == "{}"
     assert (repo / ".claude" / "settings.json").is_symlink()
 
@@ -282,5 +307,6 @@ def test_ci_runs_the_readmes_test_command_and_nothing_after_it():
     lines = [x for x in (ROOT / ".ci" / "run").read_text().splitlines() if x.strip()]
     last = lines[-1]
     assert last.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install -e "
-                           "'.[test]' && ") and last.endswith(" && python -m pytest")
+                           "'.[test]' && ")
+    assert last.endswith(" && python -m pytest")
     assert os.access(ROOT / ".ci" / "run", os.X_OK)

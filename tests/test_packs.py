@@ -45,11 +45,13 @@ def test_a_large_first_save_writes_one_pack_git_reads(tmp_path):
     result = service.init(root, "big first save")
     guard.check(status_changes=True)
     new_packs = [n for n in packs(root / ".git") if n not in before_packs]
-    assert len(new_packs) == 2 and {Path(n).suffix for n in new_packs} == {".pack", ".idx"}
+    assert len(new_packs) == 2
+    assert {Path(n).suffix for n in new_packs} == {".pack", ".idx"}
     assert loose_count(root / ".git") - before_loose < 20  # commit, note, notes tree, ...
     idx = next(n for n in new_packs if n.endswith(".idx"))
     verify = git(root, "verify-pack", "-v", f".git/objects/pack/{idx}")
-    assert "non delta: " in verify and f"objects/pack/{idx[:-4]}.pack: ok" in verify
+    assert "non delta: " in verify
+    assert f"objects/pack/{idx[:-4]}.pack: ok" in verify
     # the tree is what git itself computes, trees and blobs readable by git from the pack
     assert result.save.tree == git_tree(root)
     shown = git(root, "cat-file", "-p", f"{result.save.tree}:gen/d007/f00301.txt")
@@ -97,7 +99,8 @@ def test_pack_writer_below_and_above_its_threshold(tmp_path):
 
     w = PackWriter(objects, loose, threshold=3)
     ids = [w.add("blob", b"one"), w.add("blob", b"two"), w.add("blob", b"one")]
-    assert ids[0] == ids[2] and not w.streaming
+    assert ids[0] == ids[2]
+    assert not w.streaming
     w.close()
     assert written == [b"one", b"two"]
     assert not os.listdir(os.path.join(objects, "pack"))
@@ -106,7 +109,8 @@ def test_pack_writer_below_and_above_its_threshold(tmp_path):
     assert w.streaming
     small = w.add("blob", b"b")
     w.close()
-    assert repo[big].data == b"a" * 20 and repo[small].data == b"b"
+    assert repo[big].data == b"a" * 20
+    assert repo[small].data == b"b"
     assert all(n.endswith((".pack", ".idx")) and n.startswith("pack-")
                for n in os.listdir(os.path.join(objects, "pack")))
 
@@ -124,7 +128,8 @@ def test_a_killed_writers_temporary_pack_is_swept(tmp_path):
     w = PackWriter(str(folder.parent), lambda k, d: "", threshold=1)
     w.add("blob", b"x")
     w.close()
-    assert not stale.exists() and mine.exists()
+    assert not stale.exists()
+    assert mine.exists()
 
 
 def test_an_aborted_scan_publishes_nothing(tmp_path):
@@ -161,7 +166,8 @@ def test_a_plain_folders_large_first_save_is_a_pack_and_git_gc_on_it_is_safe(her
     many_files(root, 800)
     store = root / ".gitckpt"
     first = service.init(root, "plain and big")
-    assert loose_count(store) < 20 and any(n.endswith(".pack") for n in packs(store))
+    assert loose_count(store) < 20
+    assert any(n.endswith(".pack") for n in packs(store))
     p = subprocess.run(["git", f"--git-dir={store}", "fsck", "--strict", "--no-dangling"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -169,7 +175,8 @@ def test_a_plain_folders_large_first_save_is_a_pack_and_git_gc_on_it_is_safe(her
     service.save(root, "one edit")
     # git gc rewrites everything into a pack of deltas and packs the refs: still readable
     git(root, f"--git-dir={store}", "gc", "-q", "--aggressive", "--prune=now")
-    assert loose_count(store) == 0 and (store / "packed-refs").exists()
+    assert loose_count(store) == 0
+    assert (store / "packed-refs").exists()
     assert "one edit" in service.resume(root).text
     assert len(service.log(root).steps) >= 2
     (root / "gen" / "d001" / "f00041.txt").write_text("lost\n")
@@ -182,5 +189,6 @@ def test_a_plain_folders_large_first_save_is_a_pack_and_git_gc_on_it_is_safe(her
     other = hermetic / "other"
     other.mkdir()
     imported = service.import_(other, out.path)
-    assert imported.source_task == first.save.task and imported.objects > 800
+    assert imported.source_task == first.save.task
+    assert imported.objects > 800
     assert not packs(Path(out.path) / "checkpoints.git")

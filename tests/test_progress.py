@@ -49,7 +49,8 @@ def test_progress_notifications_during_a_first_save_of_5000_files(ws, monkeypatc
     scans = [s for s in seen if s[2] and s[2].startswith("Scanning files")]
     assert len(scans) >= 2, seen[:5]
     counts = [s[0] for s in scans]
-    assert counts == sorted(counts) and counts[-1] >= 5000
+    assert counts == sorted(counts)
+    assert counts[-1] >= 5000
     assert "files" in scans[0][2]
 
 
@@ -72,17 +73,16 @@ def test_no_notifications_without_a_token(ws, monkeypatch):
 def test_a_meter_is_silent_before_its_second_and_ends_once(monkeypatch):
     heard: list[progress.Report] = []
     monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "3600")
-    with progress.reporting(heard.append):
-        with progress.Meter("Quick", "files", 10) as m:
-            for _ in range(10):
-                m.advance()
+    with progress.reporting(heard.append), progress.Meter("Quick", "files", 10) as m:
+        for _ in range(10):
+            m.advance()
     assert heard == []  # short work shows nothing, not even an end
     monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")
-    with progress.reporting(heard.append):
-        with progress.Meter("Slow", "bytes", 2_000_000) as m:
-            m.advance(1_000_000)
+    with progress.reporting(heard.append), progress.Meter("Slow", "bytes", 2_000_000) as m:
+        m.advance(1_000_000)
     assert heard[0].message() == "Slow: 1.0 MB of 2.0 MB"
-    assert heard[-1].final and sum(r.final for r in heard) == 1
+    assert heard[-1].final
+    assert sum(r.final for r in heard) == 1
     heard.clear()
     m = progress.Meter("Nobody listens", "files")
     m.advance(5)

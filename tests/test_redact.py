@@ -113,8 +113,9 @@ def test_the_tuning_part_keeps_at_most_2_percent_and_changes_at_most_2_percent(p
         print(f"  kept: {secret[:40]!r} in {text[:100]!r}")
     for text, out in changed:
         print(f"  changed: {text!r} -> {out!r}")
-    assert _pct(len(kept), len(secrets)) <= BAR and _pct(len(changed), len(innocent)) <= BAR, (
-        f"{figures}; kept {[t[:80] for t, _ in kept]}; changed {changed}")
+    why = f"{figures}; kept {[t[:80] for t, _ in kept]}; changed {changed}"
+    assert _pct(len(kept), len(secrets)) <= BAR, why
+    assert _pct(len(changed), len(innocent)) <= BAR, why
 
 
 def test_the_held_out_part_keeps_at_most_2_percent_and_changes_at_most_2_percent():
@@ -142,7 +143,7 @@ def test_every_rule_has_generated_values_that_it_finds_itself():
         for _ in range(5):
             value = make(r).replace("\\n", "\n")
             hit = first_secret(f"value: {value} (end)", frozenset((rule,)))
-            if hit is None or hit[1] not in value and value not in hit[1]:
+            if hit is None or (hit[1] not in value and value not in hit[1]):
                 missed.append((rule, value[:40]))
     assert not missed, missed
 
@@ -186,8 +187,8 @@ def test_has_secret_tells_credential_files_from_ordinary_ones():
                f"({_pct(caught, len(out_rows)):.1f}%), {len(flagged)}/{len(in_rows)} ordinary "
                f"files flagged ({_pct(len(flagged), len(in_rows)):.1f}%)")
     print(figures)
-    assert _pct(caught, len(out_rows)) >= 90.0 and _pct(len(flagged), len(in_rows)) <= 5.0, (
-        f"{figures}; missed {missed}; flagged {flagged}")
+    assert _pct(caught, len(out_rows)) >= 90.0, f"{figures}; missed {missed}; flagged {flagged}"
+    assert _pct(len(flagged), len(in_rows)) <= 5.0, f"{figures}; missed {missed}; flagged {flagged}"
 
 
 # --- behaviour the issue names ---------------------------------------------------------------
@@ -220,7 +221,7 @@ def _fake(alphabet: str, n: int, seed: str) -> str:
 _AN = string.ascii_letters + string.digits
 
 
-@pytest.mark.parametrize("prefix,n,alphabet", [
+@pytest.mark.parametrize(("prefix", "n", "alphabet"), [
     ("ghp_", 36, _AN), ("glpat-", 20, _AN), ("xoxb-1234567890-", 24, _AN), ("sk_live_", 24, _AN),
     ("AIza", 35, _AN), ("npm_", 36, _AN), ("hf_", 34, string.ascii_letters),
     ("sk-proj-", 80, _AN), ("dop_v1_", 64, "0123456789abcdef"), ("AKIA", 16, "ABCDEFXYZ234567"),
@@ -229,7 +230,8 @@ def test_known_prefixes_are_redacted_anywhere(prefix, n, alphabet):
     token = prefix + _fake(alphabet, n, prefix)
     for text in (f"used {token} today", f"({token})", f'"{token}"', f"x={token};"):
         out, count = redact(text)
-        assert token not in out and count == 1, text
+        assert token not in out, text
+        assert count == 1, text
 
 
 def test_public_formats_are_redacted_but_do_not_mark_a_file():
@@ -247,7 +249,7 @@ def test_a_sealed_secret_is_not_a_secret():
 _HEX32 = [_fake("0123456789abcdef", 32, f"hex {i}") for i in range(2)]
 
 
-@pytest.mark.parametrize("text,value", [
+@pytest.mark.parametrize(("text", "value"), [
     ("Le mot de passe est Xy9#kLm2pQ, et la clave es Ab3!cD4efGh", "Ab3!cD4efGh"),
     ("Das Passwort ist Qw3#rT5yU7 und das Kennwort lautet Zx8!cV6bN4", "Zx8!cV6bN4"),
     ("gpg --batch --passphrase 'lantern meadow cobalt 42' -d x.gpg", "lantern meadow cobalt 42"),
@@ -310,10 +312,11 @@ def test_later_passes_near_the_replacements_find_what_full_passes_find():
     # once the secret is replaced (its first character no longer follows a letter)
     exposed = ("rotated whsec_" + _fake(_AN, 100, "whsec") + "ghp_" + _fake(_AN, 36, "near")
                + " today")
-    assert len(spans(exposed)) == 1 and redact(exposed)[1] == 2
+    assert len(spans(exposed)) == 1
+    assert redact(exposed)[1] == 2
     for n in range(12):
         lines = r.choices(INNOCENT + TUNING_A_INNOCENT, k=400)
-        for line in [exposed] + r.choices([t for t, _ in TUNING_A_SECRETS], k=3):
+        for line in [exposed, *r.choices([t for t, _ in TUNING_A_SECRETS], k=3)]:
             lines.insert(r.randrange(len(lines)), line)
         text = "\n".join(lines)
         assert len(text) > 20_000
@@ -329,7 +332,8 @@ def test_every_rule_is_well_formed():
     ids = [rule.id for rule in RULES]
     assert len(ids) == len(set(ids))
     for rule in RULES:
-        assert rule.source and rule.check in module._CHECKS, rule
+        assert rule.source, rule
+        assert rule.check in module._CHECKS, rule
         assert all(k == k.lower() for k in rule.keywords), rule
         assert rule.regex.groups >= max(rule.groups), rule
 

@@ -58,8 +58,11 @@ def test_push_fetch_continue_and_back(machines, tmp_path):
     with pytest.raises(NeedsConfirmation) as asked:
         service.push(a, url)
     said = asked.value.message
-    assert str(remote) in said and "1 steps" in said and "step1.txt" in said, said
-    assert "notes.txt" in said and "README.md" not in said  # untracked only
+    assert str(remote) in said, said
+    assert "1 steps" in said, said
+    assert "step1.txt" in said, said
+    assert "notes.txt" in said
+    assert "README.md" not in said
     assert remote_refs(remote).keys() == {"refs/heads/main"}  # nothing went before --yes
     assert service.push(a, url, confirm=True).tasks[0].first
     guard_a.check(status_changes=True)
@@ -67,9 +70,12 @@ def test_push_fetch_continue_and_back(machines, tmp_path):
     listed = service.fetch(b, url)
     row = listed.tasks[0].to_dict()
     assert [t.task for t in listed.tasks] == [task]
-    assert row["name"] == "travelling task" and row["steps"] == 1 and row["last_activity"]
+    assert row["name"] == "travelling task"
+    assert row["steps"] == 1
+    assert row["last_activity"]
     got = service.fetch(b, url, task=task)
-    assert got.created and got.steps == 1
+    assert got.created
+    assert got.steps == 1
     guard_b.check(status_changes=True)
     assert "the first" in service.resume(b, task=task).text
     service.switch(b, task)
@@ -80,7 +86,8 @@ def test_push_fetch_continue_and_back(machines, tmp_path):
     service.save(b, "step three on B")
     assert service.push(b, url, confirm=True).tasks[0].first  # B's first push of it
     back = service.fetch(a, url, task=task)
-    assert back.moved and not back.created
+    assert back.moved
+    assert not back.created
     assert service.open_timeline(a).head(task).n == 3
     assert "continued" in service.resume(a).text
     # both sides hold the same steps, trees and notes
@@ -94,7 +101,8 @@ def test_push_fetch_continue_and_back(machines, tmp_path):
         "+refs/notes/*:refs/notes/*")
     shown = git(fresh, "log", f"--notes=gitckpt/{task}", "--format=%s%n%N",
                 f"refs/checkpoints/{task}/head")
-    assert "step two on B" in shown and '"conclusion": "continued"' in shown
+    assert "step two on B" in shown
+    assert '"conclusion": "continued"' in shown
     # only checkpoints travelled: the remote's branches are what A pushed by hand
     assert {r for r in remote_refs(remote)
             if not r.startswith((f"refs/checkpoints/{task}/", f"refs/notes/gitckpt/{task}"))
@@ -137,15 +145,20 @@ def test_divergent_lines_are_refused_both_ways_and_kept_with_as(machines):
         service.push(a, url)
     head_a = service.open_timeline(a).head(task).commit
     theirs = before[f"refs/checkpoints/{task}/head"]
-    assert head_a[:12] in refused.value.message and theirs[:12] in refused.value.message
-    assert "--as" in refused.value.hint and remote_refs(remote) == before
+    assert head_a[:12] in refused.value.message
+    assert theirs[:12] in refused.value.message
+    assert "--as" in refused.value.hint
+    assert remote_refs(remote) == before
     with pytest.raises(Diverged) as fetched:
         service.fetch(a, url, task=task)
-    assert head_a[:12] in fetched.value.message and theirs[:12] in fetched.value.message
+    assert head_a[:12] in fetched.value.message
+    assert theirs[:12] in fetched.value.message
     assert "--as" in fetched.value.hint
     assert service.open_timeline(a).head(task).commit == head_a  # nothing moved
     kept = service.fetch(a, url, task=task, as_id="two-lines-b")
-    assert kept.created and kept.source == task and kept.task == "two-lines-b"
+    assert kept.created
+    assert kept.source == task
+    assert kept.task == "two-lines-b"
     tl = service.open_timeline(a)
     assert tl.head(task).commit == head_a
     assert tl.head("two-lines-b").note.title == "B's step"
@@ -154,7 +167,9 @@ def test_divergent_lines_are_refused_both_ways_and_kept_with_as(machines):
     service.save(b, "B's second step")
     service.push(b, url)
     again = service.fetch(a, url, task=task, as_id="two-lines-b")
-    assert again.moved and not again.created and again.steps == 2
+    assert again.moved
+    assert not again.created
+    assert again.steps == 2
     # and A publishes its own line under another id
     with pytest.raises(Diverged) as still:
         service.push(a, url)
@@ -183,9 +198,10 @@ def test_drifts_from_both_sides_are_kept(machines):
         service.push(a, url)  # the remote's drift would be replaced: fetch first
     assert "drifts" in refused.value.message
     got = service.fetch(a, url, task=task)
-    assert got.drifts_kept == 1 and not got.moved
+    assert got.drifts_kept == 1
+    assert not got.moved
     drifts = service.open_timeline(a).drifts(task, 0)
-    assert [d.commit for d in drifts][0] == da
+    assert next(d.commit for d in drifts) == da
     assert drifts[-1].tree == service.open_timeline(b).record(db).tree  # B's, copied after
     service.push(a, url)  # a fast-forward now: B's drift is an ancestor
     again = service.fetch(b, url, task=task)
@@ -297,7 +313,8 @@ def test_through_a_git_daemon(daemon, tmp_path, hermetic, kind):
     assert service.fetch(a, url, task=task).moved
     shown = git(bare, "log", f"--notes=gitckpt/{task}", "--format=%s %N",
                 f"refs/checkpoints/{task}/head")
-    assert "two, over the wire" in shown and '"kind": "step"' in shown
+    assert "two, over the wire" in shown
+    assert '"kind": "step"' in shown
     if guard is not None:
         guard.check(status_changes=True)
     fsck(bare)
@@ -327,8 +344,10 @@ def test_a_thousand_tasks_list_in_one_call(machines):
     listed = service.fetch(a, remote.as_uri())
     took = time.monotonic() - started
     rows = [t.to_dict() for t in listed.tasks]
-    assert len(rows) == 1000 and all(r["steps"] == 49 for r in rows)
-    assert rows[7]["name"] == "task 7" and rows[7]["last_activity"] == "2026-12-01T10:00:00Z"
+    assert len(rows) == 1000
+    assert all(r["steps"] == 49 for r in rows)
+    assert rows[7]["name"] == "task 7"
+    assert rows[7]["last_activity"] == "2026-12-01T10:00:00Z"
     print(f"\n[remote] 1,000 tasks of 50 steps listed in {took:.2f} s")
     assert took < 2, took
     after = subprocess.run(["git", "-C", str(a), "count-objects", "-v"], capture_output=True,
@@ -392,30 +411,41 @@ def test_the_cli_face(machines, tmp_path):
     (a / "made.txt").write_text("made\n")
     assert run_cli("-C", str(a), "save", "made a file").code == 0
     asked = run_cli("-C", str(a), "push", url)
-    assert asked.code == 1 and "--yes" in asked.err and "made.txt" in asked.err
+    assert asked.code == 1
+    assert "--yes" in asked.err
+    assert "made.txt" in asked.err
     assert "Traceback" not in asked.err
     r = run_cli("-C", str(a), "push", url, "--yes")
-    assert r.code == 0 and "first push" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "first push" in r.out, r.err
     r = run_cli("-C", str(b), "fetch", url)
-    assert r.code == 0 and "cli travel" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "cli travel" in r.out, r.err
     task = json.loads(run_cli("-C", str(b), "--json", "fetch", url).out)["tasks"][0]["task"]
     r = run_cli("-C", str(b), "--json", "fetch", url, "--task", task)
-    assert r.code == 0 and json.loads(r.out)["created"], r.err
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["created"], r.err
     r = run_cli("-C", str(b), "switch", task)
     assert r.code == 0, r.err
     r = run_cli("-C", str(b), "restore", "head", "--apply")
-    assert r.code == 0 and (b / "made.txt").read_text() == "made\n", r.err
+    assert r.code == 0, r.err
+    assert (b / "made.txt").read_text() == "made\n", r.err
     r = run_cli("-C", str(b), "config", "remote", url)
     assert r.code == 0, r.err
     assert run_cli("-C", str(b), "save", "continued").code == 0
     r = run_cli("-C", str(b), "push", "--yes")
     assert r.code == 0, r.err
     r = run_cli("-C", str(a), "fetch", url, "--task", task)
-    assert r.code == 0 and "moved forward" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "moved forward" in r.out, r.err
     bad = run_cli("-C", str(a), "fetch", url, "--task", "no-such-task")
-    assert bad.code == 1 and "holds no task" in bad.err and "Traceback" not in bad.err
+    assert bad.code == 1
+    assert "holds no task" in bad.err
+    assert "Traceback" not in bad.err
     bad = run_cli("-C", str(a), "fetch", "/nowhere/at/all.git")
-    assert bad.code == 1 and "hint:" in bad.err and "Traceback" not in bad.err
+    assert bad.code == 1
+    assert "hint:" in bad.err
+    assert "Traceback" not in bad.err
 
 
 def test_import_checkout_puts_the_heads_files_here(tmp_path, hermetic):
@@ -427,7 +457,8 @@ def test_import_checkout_puts_the_heads_files_here(tmp_path, hermetic):
     b = hermetic / "b"
     b.mkdir()
     r = run_cli("-C", str(b), "import", str(hermetic / "pkg"), "--checkout")
-    assert r.code == 0 and "Undo with" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "Undo with" in r.out, r.err
     assert (b / "result.txt").read_text() == "the result\n"
     assert (b / "src" / "app.py").exists()
 
@@ -470,14 +501,18 @@ def test_credentials_stay_out_of_hints_and_settings(machines, tmp_path):
         with pytest.raises((Diverged, InvalidArgument)) as e:
             call()
         said = json.dumps(e.value.to_dict())
-        assert "p@ss" not in said and "tok" not in said, said
+        assert "p@ss" not in said, said
+        assert "tok" not in said, said
     with pytest.raises(InvalidArgument) as kept:  # gitckpt keeps no credentials
         service.set_remote(a, url)
     said = json.dumps(kept.value.to_dict())
-    assert "p@ss" not in said and "config remote https://example.invalid/" in said, said
+    assert "p@ss" not in said, said
+    assert "config remote https://example.invalid/" in said, said
     assert service.remote_setting(a).remote is None
     r = run_cli("-C", str(a), "--json", "push", url)
-    assert r.code == 1 and "p@ss" not in r.out + r.err and "tok:" not in r.out + r.err
+    assert r.code == 1
+    assert "p@ss" not in r.out + r.err
+    assert "tok:" not in r.out + r.err
 
 
 def test_a_push_after_compress_keeps_the_remotes_drifts(machines):
@@ -506,7 +541,8 @@ def test_relative_paths_are_the_workspaces(machines, tmp_path):
     assert r.code == 0, r.err
     git(b, "remote", "add", "rel", os.path.relpath(remote, b))
     r = run_cli("-C", str(b), "fetch", "rel")
-    assert r.code == 0 and task in r.out, r.err
+    assert r.code == 0, r.err
+    assert task in r.out, r.err
 
 
 def test_the_listing_uses_the_repositorys_own_settings(machines, hermetic):
@@ -517,7 +553,8 @@ def test_the_listing_uses_the_repositorys_own_settings(machines, hermetic):
         f.write("[protocol \"file\"]\n\tallow = never\n")
     git(b, "config", "protocol.file.allow", "always")
     listed = service.fetch(b, "origin")
-    assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].name == "settings"
+    assert [t.task for t in listed.tasks] == [task]
+    assert listed.tasks[0].name == "settings"
 
 
 def push_crafted_drift(a: Path, remote: Path, task: str, tree: str) -> None:
@@ -543,7 +580,8 @@ def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, t
     before = git(b, "for-each-ref")
     with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
-    assert "damaged" in refused.value.message and git(b, "for-each-ref") == before
+    assert "damaged" in refused.value.message
+    assert git(b, "for-each-ref") == before
     # a step tree with a name no checkout may write
     git(remote, "update-ref", "-d", f"refs/checkpoints/{task}/drifts/0")
     blob = git(a, "hash-object", "-w", "--stdin", input="x").strip()
@@ -553,7 +591,8 @@ def test_a_damaged_remote_task_is_refused_before_anything_is_written(machines, t
     push_crafted_drift(a, remote, task, bad)
     with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
-    assert "unsafe name" in refused.value.message and git(b, "for-each-ref") == before
+    assert "unsafe name" in refused.value.message
+    assert git(b, "for-each-ref") == before
 
 
 def test_duplicate_entries_in_a_remote_tree_are_refused(machines):
@@ -569,7 +608,8 @@ def test_duplicate_entries_in_a_remote_tree_are_refused(machines):
     push_crafted_drift(a, remote, task, bad)
     with pytest.raises(RemoteFailed) as refused:
         service.fetch(b, remote.as_uri(), task=task)
-    assert "twice" in refused.value.message and not git(b, "for-each-ref", "refs/checkpoints")
+    assert "twice" in refused.value.message
+    assert not git(b, "for-each-ref", "refs/checkpoints")
 
 
 def test_a_killed_fetchs_lock_files_do_not_block_the_next(machines):
@@ -581,7 +621,8 @@ def test_a_killed_fetchs_lock_files_do_not_block_the_next(machines):
     lock.parent.mkdir(parents=True)
     lock.write_text("")  # what a fetch killed inside git update-ref leaves
     assert service.fetch(b, remote.as_uri(), task=task).created
-    assert not lock.exists() and service.doctor(b).healthy
+    assert not lock.exists()
+    assert service.doctor(b).healthy
 
 
 def test_many_refs_go_by_glob_under_the_lock(machines, monkeypatch):
@@ -609,7 +650,8 @@ def test_the_listing_honours_includeif_gitdir(machines, hermetic):
     with open(hermetic / ".gitconfig", "a") as f:
         f.write(f"[includeIf \"gitdir:{b}/\"]\n\tpath = {extra}\n")
     listed = service.fetch(b, f"https://work.invalid/{remote.name}")
-    assert [t.task for t in listed.tasks] == [task] and listed.tasks[0].name == "included"
+    assert [t.task for t in listed.tasks] == [task]
+    assert listed.tasks[0].name == "included"
 
 
 def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeypatch):
@@ -621,10 +663,13 @@ def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeyp
         (b / f"extra{i}.txt").write_text("x\n")
     r = run_cli("-C", str(b), "import", str(hermetic / "pkg"), "--checkout",
                 env={"GITCKPT_CONFIRM_OVER": "10"})
-    assert r.code == 1 and "was imported" in r.err and "--yes" in r.err, r.err
+    assert r.code == 1, r.err
+    assert "was imported" in r.err, r.err
+    assert "--yes" in r.err, r.err
     assert (b / "extra3.txt").exists()
     r = run_cli("-C", str(b), "restore", "head", "--apply", "--yes")
-    assert r.code == 0 and not (b / "extra3.txt").exists(), r.err
+    assert r.code == 0, r.err
+    assert not (b / "extra3.txt").exists(), r.err
 
 
 def test_many_refs_go_in_batches(machines, monkeypatch):
@@ -642,7 +687,8 @@ def test_many_refs_go_in_batches(machines, monkeypatch):
     pushed = service.push(a, remote.as_uri(), all_tasks=True, confirm=True)
     assert sorted(t.task for t in pushed.tasks) == sorted(tasks)
     got = service.fetch(b, remote.as_uri(), task=tasks[1])
-    assert got.created and got.steps == 4
+    assert got.created
+    assert got.steps == 4
     assert service.doctor(b).healthy
 
 

@@ -176,11 +176,14 @@ def test_a_git_url_password_never_reaches_a_message(machines, tmp_path):
         with pytest.raises(RemoteFailed) as failed:
             call()
         said = json.dumps(failed.value.to_dict())
-        assert "PASSWORD1" not in said and "unable to look up" in said, said
+        assert "PASSWORD1" not in said, said
+        assert "unable to look up" in said, said
     logs = tmp_path / "logs"
     for args in (["push", url, "--yes"], ["fetch", url], ["--json", "fetch", url]):
         r = run_cli("-C", str(a), *args, env={"GITCKPT_LOG_DIR": str(logs)})
-        assert r.code == 1 and "PASSWORD1" not in r.out + r.err and "Traceback" not in r.err
+        assert r.code == 1
+        assert "PASSWORD1" not in r.out + r.err
+        assert "Traceback" not in r.err
         assert "***@127.0.0.1" in r.out + r.err
     assert not logs.exists() or "PASSWORD1" not in "".join(
         p.read_text() for p in logs.rglob("*") if p.is_file())
@@ -195,8 +198,10 @@ def test_query_tokens_never_reach_a_message(machines):
     for args in (["push", url, "--yes"], ["fetch", url], ["fetch", url, "--task", "t"]):
         r = run_cli("-C", str(a), *args)
         said = r.out + r.err
-        assert r.code == 1 and "Traceback" not in said, said
-        assert "SECRET1" not in said and "SECRET2" not in said, said
+        assert r.code == 1, said
+        assert "Traceback" not in said, said
+        assert "SECRET1" not in said, said
+        assert "SECRET2" not in said, said
         assert f"127.0.0.1:{port}/x.git?token=***" in said, said
 
 
@@ -206,8 +211,10 @@ def test_config_remote_keeps_no_credentials(machines):
     for url in ("https://tok:p@ss@example.invalid/r.git",
                 "https://example.invalid/r.git?private_token=SECRET1"):
         r = run_cli("-C", str(a), "config", "remote", url)
-        assert r.code == 1 and "Traceback" not in r.err
-        assert "p@ss" not in r.err and "SECRET1" not in r.err
+        assert r.code == 1
+        assert "Traceback" not in r.err
+        assert "p@ss" not in r.err
+        assert "SECRET1" not in r.err
         assert "holds credentials" in r.err
         assert "gitckpt config remote https://example.invalid/r.git" in r.err
         assert service.remote_setting(a).remote is None  # nothing was kept
@@ -222,12 +229,15 @@ def test_config_remote_keeps_no_credentials(machines):
         "https://tok:p@ss@example.invalid/")
     store.state.write("remote", b"https://tok:p@ss@example.invalid/remote.git\n")
     r = run_cli("-C", str(a), "config", "remote")
-    assert r.code == 0 and "p@ss" not in r.out + r.err and "holds credentials" in r.out
+    assert r.code == 0
+    assert "p@ss" not in r.out + r.err
+    assert "holds credentials" in r.out
     r = run_cli("-C", str(a), "--json", "config", "remote")
     assert json.loads(r.out) == {"remote": "https://***@example.invalid/remote.git",
                                  "holds_credentials": True}
     r = run_cli("-C", str(a), "push", "--yes")  # it still works for the push it names
-    assert r.code == 0 and "p@ss" not in r.out + r.err, r.err
+    assert r.code == 0, r.err
+    assert "p@ss" not in r.out + r.err, r.err
     assert git(remote, "rev-parse", f"refs/checkpoints/{task}/head")
 
 
@@ -245,9 +255,12 @@ def test_a_silent_remote_ends_in_time_with_no_git_left(machines, args):
                         env={"GITCKPT_REMOTE_CONNECT_TIMEOUT": "1"}, timeout=30)
             took = time.monotonic() - started
             said = r.out + r.err
-            assert r.code == 1 and "Traceback" not in said, said
-            assert f"127.0.0.1:{port}/x.git" in said and "did not answer within 1 s" in said
-            assert "GITCKPT_REMOTE_CONNECT_TIMEOUT" in said and "SECRET1" not in said, said
+            assert r.code == 1, said
+            assert "Traceback" not in said, said
+            assert f"127.0.0.1:{port}/x.git" in said
+            assert "did not answer within 1 s" in said
+            assert "GITCKPT_REMOTE_CONNECT_TIMEOUT" in said, said
+            assert "SECRET1" not in said, said
             assert took < 12, took  # a start, one second of silence, the group's end
             assert wait_for(lambda: not gits_naming(port), 5), gits_naming(port)
 
@@ -262,13 +275,16 @@ def test_a_remote_that_stops_answering_hits_the_idle_limit(machines):
                     {"GITCKPT_REMOTE_IDLE_TIMEOUT": "1", "GITCKPT_REMOTE_CONNECT_TIMEOUT": "0"}):
             started = time.monotonic()
             r = run_cli("-C", str(a), "push", url, "--yes", env=env, timeout=30)
-            assert r.code == 1 and "sent nothing for 1 s" in r.err, r.err
+            assert r.code == 1, r.err
+            assert "sent nothing for 1 s" in r.err, r.err
             assert "GITCKPT_REMOTE_IDLE_TIMEOUT" in r.err
             assert time.monotonic() - started < 12
             assert wait_for(lambda: not gits_naming(port), 5)
     r = run_cli("-C", str(a), "push", url, "--yes",
                 env={"GITCKPT_REMOTE_IDLE_TIMEOUT": "soon"})
-    assert r.code == 1 and "not a number of seconds" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "not a number of seconds" in r.err
+    assert "Traceback" not in r.err
 
 
 def test_the_service_raises_a_typed_timeout(machines, monkeypatch):
@@ -330,7 +346,8 @@ def test_a_killed_fetch_leaves_only_a_quarantine_that_is_removed(daemon, tmp_pat
             try:
                 fetching = wait_for(lambda pid=proc.pid: [
                     p for p, cmd in children(pid) if " fetch " in cmd and "cards" not in cmd])
-                assert fetching and [n for n in os.listdir(objects) if n.startswith(PREFIX)]
+                assert fetching
+                assert [n for n in os.listdir(objects) if n.startswith(PREFIX)]
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(10)
             finally:
@@ -343,7 +360,8 @@ def test_a_killed_fetch_leaves_only_a_quarantine_that_is_removed(daemon, tmp_pat
         assert len(left) == 1
         if round_ == "doctor":
             found = [f for f in service.doctor(b).findings if f.check == "quarantine"]
-            assert len(found) == 1 and str(left[0]) in found[0].problem
+            assert len(found) == 1
+            assert str(left[0]) in found[0].problem
             assert service.doctor(b, fix=True).healthy
             assert objects_state(Path(store.location)) == before  # its lock file too
         else:
@@ -379,9 +397,12 @@ def test_a_deep_note_on_a_remote_is_refused_and_leaves_nothing(machines, tmp_pat
     service.init(b, "b's own")
     refs, before = git(b, "for-each-ref"), objects_state(b / ".git")
     r = run_cli("-C", str(b), "fetch", remote.as_uri(), "--task", task)
-    assert r.code == 1 and "Traceback" not in r.err, r.err
-    assert "damaged" in r.err and "nested more than 64 levels deep" in r.err, r.err
-    assert git(b, "for-each-ref") == refs and objects_state(b / ".git") == before
+    assert r.code == 1, r.err
+    assert "Traceback" not in r.err, r.err
+    assert "damaged" in r.err, r.err
+    assert "nested more than 64 levels deep" in r.err, r.err
+    assert git(b, "for-each-ref") == refs
+    assert objects_state(b / ".git") == before
     guard.check(status_changes=True)
 
 
@@ -393,7 +414,9 @@ def test_a_deep_note_in_this_store_is_a_clear_error(tmp_path):
     git(a, "notes", "--ref=checkpoints", "add", "-f", "-F", str(tmp_path / "deep.json"), head)
     for args in (["resume"], ["log"], ["doctor"]):
         r = run_cli("-C", str(a), *args)
-        assert r.code == 1 and "Traceback" not in r.err and "exit code 3" not in r.err, r.err
+        assert r.code == 1, r.err
+        assert "Traceback" not in r.err, r.err
+        assert "exit code 3" not in r.err, r.err
         assert "nested more than 64 levels deep" in r.out + r.err, (args, r.out, r.err)
 
 
@@ -405,7 +428,8 @@ def test_a_deep_manifest_is_refused_by_import(tmp_path, hermetic):
     b = make_plain(hermetic / "b")
     for args in (["import", str(hermetic / "pkg")], ["import", "--dry-run", str(hermetic / "pkg")]):
         r = run_cli("-C", str(b), *args)
-        assert r.code == 1 and "Traceback" not in r.err, r.err
+        assert r.code == 1, r.err
+        assert "Traceback" not in r.err, r.err
         assert "nested more than 64 levels deep" in r.err, r.err
     assert not (b / ".gitckpt").exists()
 
@@ -451,14 +475,18 @@ def test_a_file_over_the_size_limit_is_refused_by_fetch(machines, tmp_path, herm
     with pytest.raises(FileTooLarge) as refused:
         service.fetch(b, remote.as_uri(), task=task)
     said = refused.value.message + refused.value.hint
-    assert "assets/big.bin" in said and "3,145,728 bytes" in said and "1,048,576" in said
+    assert "assets/big.bin" in said
+    assert "3,145,728 bytes" in said
+    assert "1,048,576" in said
     assert "GITCKPT_MAX_FILE_SIZE=3M" in said, said
     assert objects_state(store_dir) == before
     assert not git(store_dir, f"--git-dir={store_dir}", "for-each-ref",
                    f"refs/checkpoints/{task}")
     r = run_cli("-C", str(b), "fetch", remote.as_uri(), "--task", task,
                 env={"GITCKPT_MAX_FILE_SIZE": "1M"})
-    assert r.code == 1 and "assets/big.bin" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "assets/big.bin" in r.err
+    assert "Traceback" not in r.err
     monkeypatch.setenv("GITCKPT_MAX_FILE_SIZE", "4M")
     assert service.fetch(b, remote.as_uri(), task=task).created
 
@@ -479,7 +507,8 @@ def test_a_file_over_the_size_limit_is_refused_by_import(tmp_path, hermetic, mon
             call()
         assert "big.bin of 3,145,728 bytes" in refused.value.message
         assert "nothing was imported" in refused.value.message
-    assert git(b, "for-each-ref") == refs and objects_state(b / ".git") == before
+    assert git(b, "for-each-ref") == refs
+    assert objects_state(b / ".git") == before
     monkeypatch.setenv("GITCKPT_MAX_FILE_SIZE", "3M")
     assert service.import_(b, hermetic / "pkg").task == task
     guard.check(status_changes=True)

@@ -96,13 +96,16 @@ def test_preview_changes_nothing_and_apply_then_undo_round_trips(ws):
     assert set(plan["modify"]) == {"link", "notes.txt", "src/app.py"}
 
     done = service.restore(ws.root, "1", apply=True)
-    assert done.applied and done.safety
+    assert done.applied
+    assert done.safety
     assert fs_state(ws.root) == at_step1  # content, exec bits, symlinks as symlinks
     assert "pkg" not in state_dirs(ws.root)  # emptied folders are removed
     safety = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.safety))
-    assert safety["kind"] == "drift" and safety["trigger"] == "pre_restore"
+    assert safety["kind"] == "drift"
+    assert safety["trigger"] == "pre_restore"
     restore_note = json.loads(ws.git("notes", "--ref=checkpoints", "show", done.commit))
-    assert restore_note["kind"] == "restore" and restore_note["safety"] == done.safety
+    assert restore_note["kind"] == "restore"
+    assert restore_note["safety"] == done.safety
     msg = ws.git("log", "-1", "--format=%s", done.commit).strip()
     assert msg == f"restore: step 1 (safety copy {done.safety[:7]})"
     assert ws.git("rev-parse", drift_ref(task, 2)).strip() == done.commit
@@ -272,8 +275,10 @@ def test_plan_is_a_pure_function_of_target_live_and_filter(ws):
     assert d["delete"] == ["extra", "src/x.py"]
     assert {"path": "secret.pem", "reason": "sensitive"} in d["kept"]
     filtered = make_plan(store.read_tree, store.has_object, target, live, ("src",)).to_dict()
-    assert filtered["delete"] == ["src/x.py"] and filtered["kept"] == []
-    assert target.task == task and d["target"]["commit"] == target.commit
+    assert filtered["delete"] == ["src/x.py"]
+    assert filtered["kept"] == []
+    assert target.task == task
+    assert d["target"]["commit"] == target.commit
 
 
 def test_missing_content_is_unrestorable(ws):
@@ -319,7 +324,8 @@ def test_an_ambiguous_prefix_lists_the_candidates(ws):
         store.create_ref(drift_ref(task, 0), parent)
     with pytest.raises(InvalidArgument, match="ambiguous") as err:
         service.restore(ws.root, parent[:4])
-    assert seen[parent[:4]][:12] in err.value.message and parent[:12] in err.value.message
+    assert seen[parent[:4]][:12] in err.value.message
+    assert parent[:12] in err.value.message
     with pytest.raises(InvalidArgument, match="no step"):
         service.restore(ws.root, "7")
     with store.lock():
@@ -336,8 +342,10 @@ def test_an_apply_whose_plan_moved_since_the_preview_is_refused(ws):
         service.restore(ws.root, "0", apply=True, expect=preview.plan.id)
     assert fs_state(ws.root) == before  # nothing written, no safety copy
     new = err.value.plan
-    assert "late.txt" in new.names("delete") and new.id != preview.plan.id
-    assert f"--expect {new.id}" in err.value.hint and "1 delete" in err.value.message
+    assert "late.txt" in new.names("delete")
+    assert new.id != preview.plan.id
+    assert f"--expect {new.id}" in err.value.hint
+    assert "1 delete" in err.value.message
     assert err.value.to_dict()["plan"]["plan_id"] == new.id
     done = service.restore(ws.root, "0", apply=True, expect=new.id)
     assert not (ws.root / "late.txt").exists()
@@ -355,7 +363,8 @@ def test_an_unchanged_plan_applies_and_a_garbage_expect_is_an_argument_error(ws)
             service.restore(ws.root, "0", apply=True, expect=garbage)
     assert (ws.root / "new.txt").exists()
     done = service.restore(ws.root, "0", apply=True, expect=preview.plan.id)
-    assert done.safety is not None and not (ws.root / "new.txt").exists()
+    assert done.safety is not None
+    assert not (ws.root / "new.txt").exists()
     service.restore(ws.root, done.safety, apply=True)
     assert (ws.root / "new.txt").read_text() == "edited after the preview\n"
 
@@ -441,7 +450,9 @@ def test_an_apply_with_nothing_to_do_writes_nothing(ws):
     task = start(ws)
     refs = ws.git("for-each-ref", "refs/checkpoints", "refs/notes")
     result = service.restore(ws.root, "0", apply=True)
-    assert result.applied and result.safety is None and result.commit is None
+    assert result.applied
+    assert result.safety is None
+    assert result.commit is None
     assert ws.git("for-each-ref", "refs/checkpoints", "refs/notes") == refs
     assert service.log(ws.root, task=task).drifts == {}  # not even a safety copy
 
@@ -518,7 +529,8 @@ def test_preview_and_apply_agree_on_blocked_creates(ws):
     (ws.root / "gen" / "new.txt").write_text("in scope\n")
     preview = service.restore(ws.root, "1").to_dict()
     done = service.restore(ws.root, "1", apply=True).to_dict()
-    assert preview["create"] == done["create"] == [] and done["blocked"] == []
+    assert preview["create"] == done["create"] == []
+    assert done["blocked"] == []
     assert (ws.root / "gen" / "out.txt").read_text() == "ignored now\n"
 
 

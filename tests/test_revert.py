@@ -48,17 +48,25 @@ def test_a_step_is_undone_and_later_steps_kept(ws):
     before = files_of(ws.root)
     preview = service.revert(ws.root, "1")
     d = preview.to_dict()
-    assert d["modify"] == ["doc.txt"] and d["delete"] == ["added-by-1.txt"]
-    assert not d["conflicts"] and files_of(ws.root) == before  # a preview changes nothing
+    assert d["modify"] == ["doc.txt"]
+    assert d["delete"] == ["added-by-1.txt"]
+    assert not d["conflicts"]
+    assert files_of(ws.root) == before
     done = service.revert(ws.root, "1", apply=True, expect=d["plan_id"])
-    assert done.safety and done.commit
+    assert done.safety
+    assert done.commit
     doc = (ws.root / "doc.txt").read_text()
-    assert "base line 2" in doc and "step two's line" in doc and "step one's line" not in doc
-    assert not (ws.root / "added-by-1.txt").exists() and (ws.root / "added-by-2.txt").exists()
+    assert "base line 2" in doc
+    assert "step two's line" in doc
+    assert "step one's line" not in doc
+    assert not (ws.root / "added-by-1.txt").exists()
+    assert (ws.root / "added-by-2.txt").exists()
     tl = service.open_timeline(ws.root)
     tip = tl.tip(tl.active_id())
-    assert tip.note.trigger == "revert" and tip.note.safety == done.safety
-    assert tip.note.reverted["last"] == d["target"]["commit"] and tl.head(tl.active_id()).n == 2
+    assert tip.note.trigger == "revert"
+    assert tip.note.safety == done.safety
+    assert tip.note.reverted["last"] == d["target"]["commit"]
+    assert tl.head(tl.active_id()).n == 2
     service.restore(ws.root, done.safety[:12], apply=True)  # the safety copy undoes it
     assert files_of(ws.root) == before
 
@@ -72,7 +80,8 @@ def test_conflicts_are_shown_refused_and_settled_by_choice(ws):
     service.save(ws.root, "step two")
     preview = service.revert(ws.root, "1", patch=True)
     assert [c["path"] for c in preview.to_dict()["conflicts"]] == ["doc.txt"]
-    assert "<<<<<<< workspace" in preview.patch and ">>>>>>> before step 1" in preview.patch
+    assert "<<<<<<< workspace" in preview.patch
+    assert ">>>>>>> before step 1" in preview.patch
     with pytest.raises(Conflicts) as refused:
         service.revert(ws.root, "1", apply=True)
     assert "--conflicts markers" in refused.value.hint
@@ -84,10 +93,12 @@ def test_conflicts_are_shown_refused_and_settled_by_choice(ws):
     assert "<<<<<<< workspace\ntwo\n=======\nbase line 3\n>>>>>>> before step 1\n" in text
     tl = service.open_timeline(ws.root)
     note = tl.tip(tl.active_id()).note
-    assert note.reverted["conflicts"] == "markers" and note.reverted["files"] == ["doc.txt"]
+    assert note.reverted["conflicts"] == "markers"
+    assert note.reverted["files"] == ["doc.txt"]
     service.restore(ws.root, done.safety[:12], apply=True)
     theirs = service.revert(ws.root, "1", apply=True, conflicts="theirs")
-    assert (ws.root / "doc.txt").read_text() == lines(6, "base") and theirs.safety
+    assert (ws.root / "doc.txt").read_text() == lines(6, "base")
+    assert theirs.safety
     with pytest.raises(InvalidArgument):
         service.revert(ws.root, "1", conflicts="mine")
 
@@ -115,7 +126,8 @@ def test_a_file_moved_since_still_gets_its_revert(ws):
     os.rename(ws.root / "old.txt", ws.root / "new.txt")
     service.save(ws.root, "move the file")
     d = service.revert(ws.root, "1").to_dict()
-    assert d["modify"] == ["new.txt"] and not d["conflicts"], d
+    assert d["modify"] == ["new.txt"], d
+    assert not d["conflicts"], d
     service.revert(ws.root, "1", apply=True)
     assert (ws.root / "new.txt").read_text() == lines(12, "base")
     assert not (ws.root / "old.txt").exists()
@@ -148,7 +160,8 @@ def test_a_range_and_paths(ws):
     assert sorted(d["delete"]) == ["s2.txt", "s3.txt", "sub/s2.txt", "sub/s3.txt"]
     assert d["label"] == "step 2..step 3"
     service.revert(ws.root, "2..3", paths=["sub"], apply=True)
-    assert (ws.root / "s3.txt").exists() and not (ws.root / "sub" / "s3.txt").exists()
+    assert (ws.root / "s3.txt").exists()
+    assert not (ws.root / "sub" / "s3.txt").exists()
     assert (ws.root / "sub" / "s1.txt").exists()
     with pytest.raises(InvalidArgument):
         service.revert(ws.root, "3..2")
@@ -193,14 +206,20 @@ def test_the_cli_and_mcp_faces(ws, monkeypatch):
     (ws.root / "doc.txt").write_text(lines(4, "base").replace("base line 1", "one"))
     service.save(ws.root, "one")
     r = run_cli("-C", str(ws.root), "revert", "1", "--patch")
-    assert r.code == 0 and "clean" in r.out and "-one" in r.out and "--expect" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "clean" in r.out, r.err
+    assert "-one" in r.out, r.err
+    assert "--expect" in r.out, r.err
     plan = json.loads(run_cli("-C", str(ws.root), "--json", "revert", "1").out)["plan_id"]
     r = run_cli("-C", str(ws.root), "revert", "1", "--apply", "--expect", plan)
-    assert r.code == 0 and "Undo with" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "Undo with" in r.out, r.err
     safety = r.out.split("Safety copy: ")[1].split()[0]
     assert run_cli("-C", str(ws.root), "restore", safety, "--apply").code == 0
     r = run_cli("-C", str(ws.root), "revert", "nonsense..1")
-    assert r.code == 1 and "hint:" in r.err and "Traceback" not in r.err
+    assert r.code == 1
+    assert "hint:" in r.err
+    assert "Traceback" not in r.err
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     server = build_server(str(ws.root))
 
@@ -215,9 +234,11 @@ def test_the_cli_and_mcp_faces(ws, monkeypatch):
         first, second = anyio.run(main)
     finally:
         server.workspaces.close()
-    assert not first.is_error and "ckpt_revert(" in first.content[0].text
+    assert not first.is_error
+    assert "ckpt_revert(" in first.content[0].text
     assert "gitckpt " not in first.content[0].text
-    assert not second.is_error and second.structured_content["safety"]
+    assert not second.is_error
+    assert second.structured_content["safety"]
     assert (ws.root / "doc.txt").read_text() == lines(4, "base")
 
 
@@ -254,7 +275,8 @@ def test_the_edge_conflicts_lose_nothing(ws):
     assert why == {"crlf.txt": "content", "s.sh": "content", odd: "binary",
                    "created.txt": "modify/delete"}, why
     assert any(u["path"] == "m.txt" for u in d["unrestorable"])
-    assert "<<<<<<< workspace\r\n" in d["patch"] and ">>>>>>> before step 2\r\n" in d["patch"]
+    assert "<<<<<<< workspace\r\n" in d["patch"]
+    assert ">>>>>>> before step 2\r\n" in d["patch"]
     service.revert(ws.root, "2", apply=True, conflicts="markers")
     assert (ws.root / "created.txt").read_text().endswith("edited since\n")  # kept
     assert not os.access(ws.root / "s.sh", os.X_OK)  # the step's chmod undone
@@ -271,7 +293,8 @@ def test_a_paths_filter_never_splits_a_rename_into_a_loss(ws):
         f.write("edited\n")
     service.save(ws.root, "edit")
     d = service.revert(ws.root, "1", paths=["b.txt"]).to_dict()
-    assert not d["delete"] and [c["why"] for c in d["conflicts"]] == ["modify/delete"]
+    assert not d["delete"]
+    assert [c["why"] for c in d["conflicts"]] == ["modify/delete"]
     service.revert(ws.root, "1", paths=["b.txt"], apply=True, conflicts="markers")
     assert (ws.root / "b.txt").read_text().endswith("edited\n")
 
@@ -404,7 +427,9 @@ def test_overlapping_edits_conflict_and_lose_nothing(tmp_path_factory, hermetic,
         service.revert(root, "1", apply=True)
     service.revert(root, "1", apply=True, conflicts="markers")
     text = (root / "f.txt").read_text()
-    assert "a later version\n" in text and f"line {line}\n" in text and "<<<<<<<" in text
+    assert "a later version\n" in text
+    assert f"line {line}\n" in text
+    assert "<<<<<<<" in text
     assert all((root / f"other{n}.txt").exists() for n in range(later))
     shutil.rmtree(base, ignore_errors=True)
 

@@ -84,9 +84,11 @@ def test_a_parent_store_does_not_take_over_a_folder(tmp_path, hermetic, world, w
     with pytest.raises(NoActiveTask):
         service.restore(proj, "0", apply=True)
     r = run_cli("-C", str(proj), "restore", "0", "--apply", "--yes")
-    assert r.code == 1 and "No active task" in r.err
+    assert r.code == 1
+    assert "No active task" in r.err
     task = service.init(proj, "mine").save.task  # its own store, not the parent's
-    assert (proj / ".gitckpt").is_dir() and service.save(proj, "s").task == task
+    assert (proj / ".gitckpt").is_dir()
+    assert service.save(proj, "s").task == task
     assert everything(*world, skip=(proj,)) == before
 
 
@@ -157,7 +159,8 @@ def test_a_pointer_file_cannot_open_another_projects_store(tmp_path, world):
                      ["log", "--task", task]):
             r = run_cli("-C", str(dl), *args)
             assert r.code == 1, (args, r.out)
-            assert "victim's own words" not in r.out and "Traceback" not in r.err
+            assert "victim's own words" not in r.out
+            assert "Traceback" not in r.err
             assert "hint:" in r.err, r.err
         assert everything(*world, skip=(dl,)) == before
         assert not (tmp_path / "stolen").exists()
@@ -229,12 +232,16 @@ def test_a_symlinked_state_folder_or_refs_folder_is_refused_with_a_repair(ws, tm
     os.symlink(elsewhere, state)
     before = everything(*world, skip=(ws.root,))
     r = run_cli("-C", str(ws.root), "switch", service.tasks(ws.root).tasks[0].id)
-    assert r.code == 1 and "symbolic link" in r.err and "doctor --fix" in r.err, r.err
-    assert everything(*world, skip=(ws.root,)) == before and not any(elsewhere.iterdir())
+    assert r.code == 1, r.err
+    assert "symbolic link" in r.err, r.err
+    assert "doctor --fix" in r.err, r.err
+    assert everything(*world, skip=(ws.root,)) == before
+    assert not any(elsewhere.iterdir())
     d = json.loads(run_cli("-C", str(ws.root), "--json", "doctor").out)
     assert any(f["check"] == "links" and str(state) in f["problem"] for f in d["findings"])
     assert run_cli("-C", str(ws.root), "doctor", "--fix").code == 0
-    assert not state.is_symlink() and elsewhere.is_dir()
+    assert not state.is_symlink()
+    assert elsewhere.is_dir()
     assert run_cli("-C", str(ws.root), "save", "after repair", "--task",
                    service.tasks(ws.root).tasks[0].id).code == 0
 
@@ -338,7 +345,8 @@ def test_a_package_config_that_is_not_ours_is_refused(ws, tmp_path):
     pkg = tmp_path / "pkg"
     service.export(ws.root, pkg)
     handoff = (pkg / "HANDOFF.md").read_text()
-    assert f"gitckpt import --dry-run {pkg}" in handoff and "git --git-dir" not in handoff
+    assert f"gitckpt import --dry-run {pkg}" in handoff
+    assert "git --git-dir" not in handoff
     with open(pkg / "checkpoints.git" / "config", "a") as f:
         f.write("[core]\n\tpager = touch PWNED\n[log]\n\tshowSignature = true\n"
                 "[gpg]\n\tprogram = touch PWNED\n")
@@ -349,8 +357,10 @@ def test_a_package_config_that_is_not_ours_is_refused(ws, tmp_path):
     assert everything(other) == before
     # the suggested way to look at it refuses it too, and runs nothing
     r = run_cli("-C", str(other), "import", "--dry-run", str(pkg))
-    assert r.code == 1 and "config" in r.err
-    assert not (tmp_path / "PWNED").exists() and not (other / "PWNED").exists()
+    assert r.code == 1
+    assert "config" in r.err
+    assert not (tmp_path / "PWNED").exists()
+    assert not (other / "PWNED").exists()
 
 
 def test_a_dry_run_import_says_what_a_package_holds_and_writes_nothing(ws, tmp_path):
@@ -361,7 +371,9 @@ def test_a_dry_run_import_says_what_a_package_holds_and_writes_nothing(ws, tmp_p
     other = make_plain(tmp_path / "other")
     before = everything(other)
     r = run_cli("-C", str(other), "import", "--dry-run", str(pkg))
-    assert r.code == 0 and "1 steps" in r.out and "Nothing was written" in r.out, r.err
+    assert r.code == 0, r.err
+    assert "1 steps" in r.out, r.err
+    assert "Nothing was written" in r.out, r.err
     assert everything(other) == before
 
 
@@ -398,10 +410,13 @@ def test_a_large_restore_is_refused_then_confirmed_then_undone_byte_for_byte(ws)
     service.save(ws.root, "all changed")
     before = {p: p.read_bytes() for p in (ws.root / "src").iterdir()}
     preview = service.restore(ws.root, "0")
-    assert preview.needs_confirm and preview.to_dict()["workspace"] == str(ws.root)
+    assert preview.needs_confirm
+    assert preview.to_dict()["workspace"] == str(ws.root)
     r = run_cli("-C", str(ws.root), "restore", "0")
     first = r.out.splitlines()[0]
-    assert str(ws.root) in first and "40 to modify" in first and "--yes" in r.out
+    assert str(ws.root) in first
+    assert "40 to modify" in first
+    assert "--yes" in r.out
     with pytest.raises(NeedsConfirmation, match=f"40 files of the .* in-scope files in {ws.root}"):
         service.restore(ws.root, "0", apply=True)
     assert {p: p.read_bytes() for p in (ws.root / "src").iterdir()} == before
@@ -432,14 +447,17 @@ def test_mcp_refuses_a_root_outside_its_own(ws, tmp_path, hermetic):
     try:
         for root in (str(hermetic), "/", "/etc", str(tmp_path)):
             r = _call(server, "ckpt_init", {"name": "escape", "root": root})
-            assert r.is_error and "outside this server's root" in r.content[0].text, root
+            assert r.is_error, root
+            assert "outside this server's root" in r.content[0].text, root
         assert not (hermetic / ".gitckpt").exists()
         r = _call(server, "ckpt_init", {"name": "inside", "root": str(ws.root)})
         assert not r.is_error, r.content
         r = _call(server, "ckpt_export", {"to": str(ws.git_dir / "pkg")})
-        assert r.is_error and not (ws.git_dir / "pkg").exists()
+        assert r.is_error
+        assert not (ws.git_dir / "pkg").exists()
         r = _call(server, "ckpt_export", {"to": "/etc/gitckpt-pkg"})
-        assert r.is_error and "only a folder inside" in r.content[0].text
+        assert r.is_error
+        assert "only a folder inside" in r.content[0].text
         r = _call(server, "ckpt_export", {"to": "../pkg"})
         assert not r.is_error, r.content
     finally:
@@ -454,7 +472,8 @@ def test_mcp_without_a_root_refuses_home_and_system_folders(hermetic, monkeypatc
         for root in (None, str(hermetic), "/", "/usr"):
             args = {"name": "wide"} | ({"root": root} if root else {})
             r = _call(server, "ckpt_init", args)
-            assert r.is_error and "will not checkpoint" in r.content[0].text, root
+            assert r.is_error, root
+            assert "will not checkpoint" in r.content[0].text, root
     finally:
         server.workspaces.close()
     assert not (hermetic / ".gitckpt").exists()
@@ -466,7 +485,8 @@ def test_mcp_names_the_closest_tool(ws):
         r = _call(server, "ckpt_resmue", {})
     finally:
         server.workspaces.close()
-    assert r.is_error and 'Did you mean "ckpt_resume"' in r.content[0].text
+    assert r.is_error
+    assert 'Did you mean "ckpt_resume"' in r.content[0].text
 
 
 def test_mcp_refuses_an_oversized_title_quickly(ws):
@@ -474,9 +494,11 @@ def test_mcp_refuses_an_oversized_title_quickly(ws):
     try:
         _call(server, "ckpt_init", {"name": "big"})
         r = _call(server, "ckpt_save", {"title": "x" * 10_000_000})
-        assert r.is_error and "limit is 300" in r.content[0].text
+        assert r.is_error
+        assert "limit is 300" in r.content[0].text
         r = _call(server, "ckpt_save", {"title": "t", "verified": ["ok"] * 200_000})
-        assert r.is_error and "limit is 50" in r.content[0].text
+        assert r.is_error
+        assert "limit is 50" in r.content[0].text
     finally:
         server.workspaces.close()
 
@@ -498,9 +520,12 @@ def test_a_truncated_commit_is_a_clear_error_never_a_hang(repo):
     _truncate_loose(repo / ".git", head)
     for args in (["resume"], ["log"], ["restore", "0", "--apply"], ["save", "s2"]):
         r = run_cli("-C", str(repo), *args, timeout=30)
-        assert r.code == 1 and "corrupt" in r.err and "hint:" in r.err, (args, r.err)
+        assert r.code == 1, (args, r.err)
+        assert "corrupt" in r.err, (args, r.err)
+        assert "hint:" in r.err, (args, r.err)
     r = run_cli("-C", str(repo), "--json", "doctor", timeout=30)
-    assert r.code != 0 and not json.loads(r.out)["healthy"]
+    assert r.code != 0
+    assert not json.loads(r.out)["healthy"]
 
 
 @pytest.mark.slow
@@ -513,9 +538,12 @@ def test_a_truncated_blob_is_found_by_doctor(repo):
                if e.name == b"unique.txt")
     _truncate_loose(repo / ".git", oid)
     d = json.loads(run_cli("-C", str(repo), "--json", "doctor", timeout=30).out)
-    assert not d["healthy"] and any(f["check"] == "objects" for f in d["findings"])
+    assert not d["healthy"]
+    assert any(f["check"] == "objects" for f in d["findings"])
     r = run_cli("-C", str(repo), "restore", "0", "--apply", timeout=30)
-    assert r.code in (0, 1) and "Traceback" not in r.err and "internal error" not in r.err
+    assert r.code in (0, 1)
+    assert "Traceback" not in r.err
+    assert "internal error" not in r.err
 
 
 @pytest.mark.parametrize("kind", ["git", "dir"])
@@ -543,13 +571,15 @@ def test_a_garbage_private_index_is_quietly_rebuilt(repo):
     index = open_store(repo).state_dir / "index"
     index.write_bytes(b"DIRC\0\0\0\2" + b"\xff" * 40)
     r = run_cli("-C", str(repo), "save", "s1")
-    assert r.code == 0 and "Exception ignored" not in r.err, r.err
+    assert r.code == 0, r.err
+    assert "Exception ignored" not in r.err, r.err
 
 
 def test_odd_task_and_target_spellings_are_refused(ws):
     service.init(ws.root, "t")
     r = run_cli("-C", str(ws.root), "save", "x", "--task", "")
-    assert r.code == 1 and "Not a valid task id" in r.err
+    assert r.code == 1
+    assert "Not a valid task id" in r.err
     with pytest.raises(InvalidArgument, match="No commit 0000000000"):
         service.restore(ws.root, "0" * 40)
 
@@ -558,7 +588,8 @@ def test_a_newer_store_format_is_refused(repo):
     service.init(repo, "t")
     (repo / ".git" / "gitckpt" / "format").write_text("99\n")
     r = run_cli("-C", str(repo), "resume")
-    assert r.code == 1 and "format version 99" in r.err
+    assert r.code == 1
+    assert "format version 99" in r.err
 
 
 def test_a_file_that_vanishes_mid_scan_is_not_fatal(ws, monkeypatch):
@@ -584,13 +615,16 @@ def test_cli_errors_never_show_a_traceback_for_bad_input(ws):
     for args in (["restore", "../x"], ["diff", "zz"], ["save", "t", "--plan", "a=wat"],
                  ["switch", "NOT VALID"], ["export", "--to", "/nonexistent/dir/pkg"]):
         r = run_cli("-C", str(ws.root), *args)
-        assert r.code in (1, 2) and "Traceback" not in r.err and "internal" not in r.err, args
+        assert r.code in (1, 2), args
+        assert "Traceback" not in r.err, args
+        assert "internal" not in r.err, args
 
 
 def test_python_m_gitckpt_runs_from_anywhere(tmp_path):
     p = subprocess.run([sys.executable, "-m", "gitckpt", "--version"], cwd=tmp_path,
                        capture_output=True, text=True)
-    assert p.returncode == 0 and "gitckpt" in p.stdout
+    assert p.returncode == 0
+    assert "gitckpt" in p.stdout
     assert zlib  # used above for truncation helpers
 
 

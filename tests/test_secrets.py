@@ -171,7 +171,8 @@ def test_a_file_holding_a_credential_is_left_out_whatever_its_name(tmp_path, kin
     assert dump not in blobs
     assert {rel: reasons.get(rel) for rel in LEFT_OUT} == dict.fromkeys(LEFT_OUT, "sensitive")
     assert not paths & set(LEFT_OUT)
-    assert set(STORED) <= paths and not set(STORED) & set(reasons)
+    assert set(STORED) <= paths
+    assert not set(STORED) & set(reasons)
     # a changed file is read again: the credential that appears in it is noticed
     (root / "README.md").write_text("# Project\n")
     service.save(root, "readme")
@@ -193,15 +194,20 @@ def test_scope_says_a_credential_in_source_or_a_fixture_is_stored_and_why(tmp_pa
     r = run_cli("-C", str(root), "scope", *rows)
     assert r.code == 0, r.err
     out = r.out.splitlines()
-    assert out[0].startswith("in ") and out[0].endswith(
+    assert out[0].startswith("in ")
+    assert out[0].endswith(
         "(source code (.py); holds a credential pattern (a ghp_ token) — stored, as test "
         "fixtures and source code are)")
-    assert out[1].startswith("in ") and out[1].endswith(
+    assert out[1].startswith("in ")
+    assert out[1].endswith(
         "(in a test or fixture folder (tests/); holds a credential pattern (a xoxb- token) — "
         "stored, as test fixtures and source code are)")
-    assert out[2].startswith("out") and out[2].endswith("(holds an AWS key pair)")
-    assert out[3].startswith("in ") and out[3].endswith("(a document (.md))")
-    assert out[4].startswith("out") and out[4].endswith("(holds a sk_live_ token)")
+    assert out[2].startswith("out")
+    assert out[2].endswith("(holds an AWS key pair)")
+    assert out[3].startswith("in ")
+    assert out[3].endswith("(a document (.md))")
+    assert out[4].startswith("out")
+    assert out[4].endswith("(holds a sk_live_ token)")
 
 
 def _fake36() -> bytes:
@@ -242,15 +248,21 @@ def test_scope_says_which_rule_decided_and_a_bang_line_brings_a_file_back(tmp_pa
                 "src/secrets.py", "debug.log")
     assert r.code == 0, r.err
     out = r.out.splitlines()
-    assert out[0].startswith("out") and "credential name .npmrc" in out[0]
-    assert out[1].startswith("out") and "config/app.yml" in out[1] and "content" in out[1]
-    assert out[2].startswith("in ") and out[3].startswith("in ")
-    assert out[4].startswith("out") and "ignored" in out[4]
+    assert out[0].startswith("out")
+    assert "credential name .npmrc" in out[0]
+    assert out[1].startswith("out")
+    assert "config/app.yml" in out[1]
+    assert "content" in out[1]
+    assert out[2].startswith("in ")
+    assert out[3].startswith("in ")
+    assert out[4].startswith("out")
+    assert "ignored" in out[4]
     (root / ".ckptignore").write_text("!.npmrc\n")
     r = run_cli("-C", str(root), "--json", "scope", ".npmrc")
     import json
     d = json.loads(r.out)["paths"][0]
-    assert d["in"] and ".ckptignore" in d["rule"]
+    assert d["in"]
+    assert ".ckptignore" in d["rule"]
     task = service.init(root, "kept").save
     assert ".npmrc" in git(root, "ls-tree", "-r", "--name-only", task.commit)
 
@@ -278,7 +290,8 @@ def test_odd_content_never_fails_a_save(tmp_path, kind):
     r = service.init(root, "odd")
     assert r.save.step == 0
     reasons = {s["path"]: s["reason"] for s in r.save.skipped}
-    assert reasons.get("secrets.json") == "sensitive" and "big.yml" not in reasons
+    assert reasons.get("secrets.json") == "sensitive"
+    assert "big.yml" not in reasons
     if os.geteuid() != 0:
         assert reasons.get("locked.yml") == "unreadable"
 

@@ -47,7 +47,8 @@ def test_a_discarded_staging_writes_nothing_and_a_published_one_everything(store
             snap = store.snapshot(scope)
             blob = store.write_blob(b"held\n")
             tree = store.write_tree([TreeEntry(b"held.txt", Mode.FILE, blob)])
-            assert store.read_blob(blob) == b"held\n" and store.has_object(tree)
+            assert store.read_blob(blob) == b"held\n"
+            assert store.has_object(tree)
             assert len(store.read_tree(snap.tree)) == 301
             repo = store.repository()  # libgit2 sees the held objects, and writes to them
             merged = repo.merge_trees(snap.tree, tree, snap.tree).write_tree(repo)

@@ -48,20 +48,24 @@ def test_the_stored_help_is_clicks_own():
 def test_other_command_lines_go_to_click(tmp_path):
     p = subprocess.run([sys.executable, "-m", "gitckpt", "--version", "extra"],
                        capture_output=True, text=True)
-    assert p.returncode == 0 and p.stdout.startswith("gitckpt, version")  # click's answer
+    assert p.returncode == 0
+    assert p.stdout.startswith("gitckpt, version")
     p = subprocess.run([sys.executable, "-m", "gitckpt", "--no-such-option"],
                        capture_output=True, text=True)
-    assert p.returncode == 2 and "No such option" in p.stderr
+    assert p.returncode == 2
+    assert "No such option" in p.stderr
     p = subprocess.run([sys.executable, "-m", "gitckpt", "save", "--help"],
                        capture_output=True, text=True)
-    assert p.returncode == 0 and "Usage: gitckpt save" in p.stdout
+    assert p.returncode == 0
+    assert "Usage: gitckpt save" in p.stdout
 
 
 def test_a_narrow_terminal_gets_clicks_wrapping():
     env = {**os.environ, "COLUMNS": "50"}
     p = subprocess.run([sys.executable, "-m", "gitckpt", "--help"], capture_output=True,
                        text=True, env=env)
-    assert p.returncode == 0 and max(len(ln) for ln in p.stdout.splitlines()) <= 50
+    assert p.returncode == 0
+    assert max(len(ln) for ln in p.stdout.splitlines()) <= 50
 
 
 def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
@@ -77,5 +81,6 @@ def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
             f"sys.argv = ['gitckpt', '-C', {str(root)!r}, 'resume']\n"
             "from gitckpt.entry import main\nmain()\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert p.returncode == 0 and "no git here" in p.stdout, p.stderr
+    assert p.returncode == 0, p.stderr
+    assert "no git here" in p.stdout, p.stderr
     assert p.stderr.rstrip().endswith("PYGIT2 False"), p.stderr

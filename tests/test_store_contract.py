@@ -83,7 +83,8 @@ def test_objects_round_trip_with_git_ids(store):
     assert (c.tree, c.parents, c.time, c.message) == (tree, (), 1_700_000_000, "init: x\n")
     child = store.write_commit(EMPTY_TREE, [commit], "step 1: y\n", 1_700_000_001)
     assert store.read_commit(child).parents == (commit,)
-    assert store.has_object(child) and not store.has_object(hash_object("blob", b"nope"))
+    assert store.has_object(child)
+    assert not store.has_object(hash_object("blob", b"nope"))
 
 
 def test_reading_a_missing_or_wrong_object_is_store_corrupt(store):
@@ -159,7 +160,8 @@ def test_snapshot_kinds_of_files(store):
     assert got["run.sh"] == (Mode.FILE, b"#!/bin/sh\n")
     assert got["link"] == (Mode.FILE, b"now a file\n")
     assert got["dir/deep"] == (Mode.FILE, b"was a dir\n")
-    assert "empty" not in got and "dir/deep/f.txt" not in got
+    assert "empty" not in got
+    assert "dir/deep/f.txt" not in got
 
 
 def test_snapshot_is_stable_and_diffable(store):
@@ -346,7 +348,8 @@ def test_object_problem_is_none_for_sound_objects_and_says_missing(any_store):
     for oid, _ in objs.values():
         assert any_store.object_problem(oid) is None
     problem = any_store.object_problem(hash_object("blob", b"never written"))
-    assert isinstance(problem, str) and "missing" in problem
+    assert isinstance(problem, str)
+    assert "missing" in problem
 
 
 TAMPERED = {
@@ -366,7 +369,8 @@ def test_a_tampered_object_is_a_problem_and_reads_are_store_corrupt(any_store, d
     overwrite(loose(any_store, oid), TAMPERED[damage])
     fresh = reopen(any_store)  # nothing read or checked yet
     problem = fresh.object_problem(oid)
-    assert isinstance(problem, str) and problem
+    assert isinstance(problem, str)
+    assert problem
     with pytest.raises(StoreCorrupt):
         fresh.read_blob(oid)
     with pytest.raises(StoreCorrupt):
@@ -543,7 +547,7 @@ def plant_damaged_ref(store: Store, garbage: bytes) -> dict[str, str]:
 
 # DirStore once took any 40 characters for an object id, and GitStore left a damaged ref
 # out of list_refs in silence unless asked for `damaged`.
-@pytest.mark.parametrize("kind,damage", [
+@pytest.mark.parametrize(("kind", "damage"), [
     ("git", "garbage"), ("git", "40 characters"), ("dir", "garbage"),
     ("dir", "40 characters")])
 def test_list_refs_puts_a_damaged_ref_in_damaged(tmp_path, kind, damage):
@@ -558,7 +562,7 @@ def test_list_refs_puts_a_damaged_ref_in_damaged(tmp_path, kind, damage):
     assert other == []  # outside the prefix: not reported
 
 
-@pytest.mark.parametrize("kind,damage", [
+@pytest.mark.parametrize(("kind", "damage"), [
     ("git", "garbage"), ("git", "40 characters"), ("dir", "garbage"),
     ("dir", "40 characters")])
 def test_list_refs_without_damaged_raises_store_corrupt(tmp_path, kind, damage):
@@ -730,7 +734,8 @@ def test_the_lock_is_reentrant_in_a_thread_and_excludes_other_threads(any_store)
         with other.lock(timeout=0):  # a call that opens the workspace again re-enters
             assert not other.lock_held_elsewhere()
         assert in_thread(other.lock_held_elsewhere)  # the outer hold stands
-        assert in_thread(lambda: busy(other)) and in_thread(lambda: busy(any_store))
+        assert in_thread(lambda: busy(other))
+        assert in_thread(lambda: busy(any_store))
     assert not in_thread(other.lock_held_elsewhere)
     assert not in_thread(lambda: busy(other))
 
@@ -745,7 +750,8 @@ def test_the_lock_is_reentrant_in_a_thread_and_excludes_other_threads(any_store)
     t.start()
     try:
         assert holding.wait(10)
-        assert any_store.lock_held_elsewhere() and busy(any_store)
+        assert any_store.lock_held_elsewhere()
+        assert busy(any_store)
     finally:
         release.set()
         t.join(10)
@@ -758,9 +764,8 @@ def test_a_lock_held_by_another_process_is_store_busy(store):
     with held_by_another_process(store):
         assert store.lock_held_elsewhere()
         started = time.monotonic()
-        with pytest.raises(StoreBusy):
-            with store.lock(timeout=0.2):
-                pass
+        with pytest.raises(StoreBusy), store.lock(timeout=0.2):
+            pass
         assert time.monotonic() - started >= 0.15
         assert store.lock_held_elsewhere()
     assert not store.lock_held_elsewhere()
@@ -773,9 +778,8 @@ def test_the_default_lock_timeout_is_gitckpt_lock_timeout(store, monkeypatch):
     monkeypatch.setenv("GITCKPT_LOCK_TIMEOUT", "0.1")
     with held_by_another_process(store):
         started = time.monotonic()
-        with pytest.raises(StoreBusy) as e:
-            with store.lock():
-                pass
+        with pytest.raises(StoreBusy) as e, store.lock():
+            pass
         assert time.monotonic() - started < 10  # not the 30 s default
         assert "0.1s" in e.value.message
 
@@ -909,8 +913,10 @@ def test_dir_prune_deletes_the_unreachable_loose_objects(tmp_path, make):
     size = loose(store, drop).stat().st_size
     with store.lock():
         assert store.prune(lambda: {keep, tree}) == size
-    assert store.has_object(keep) and store.has_object(tree)
-    assert not store.has_object(drop) and not loose(store, drop).exists()
+    assert store.has_object(keep)
+    assert store.has_object(tree)
+    assert not store.has_object(drop)
+    assert not loose(store, drop).exists()
     with pytest.raises(StoreCorrupt):
         store.read_blob(drop)
     with store.lock():
@@ -934,7 +940,8 @@ def test_git_prune_leaves_garbage_to_git(tmp_path):
     with store.lock():
         assert store.prune(lambda: asked.append(1) or set()) is None
     assert asked == []  # reachable() is called only by a store that prunes
-    assert store.has_object(blob) and store.read_blob(blob) == b"unreachable"
+    assert store.has_object(blob)
+    assert store.read_blob(blob) == b"unreachable"
 
 
 def test_a_snapshot_after_prune_reads_its_files_again(store):
@@ -954,7 +961,8 @@ def test_a_snapshot_after_prune_reads_its_files_again(store):
 
 def test_stale_locks_lists_old_ref_lock_files_only(any_store):
     store = any_store
-    assert isinstance(store.refs_folder, Path) and store.refs_folder.is_dir()
+    assert isinstance(store.refs_folder, Path)
+    assert store.refs_folder.is_dir()
     assert store.stale_locks(0) == []
     a = store.write_commit(EMPTY_TREE, [], "a\n", 1)
     with store.lock():
@@ -970,7 +978,8 @@ def test_stale_locks_lists_old_ref_lock_files_only(any_store):
     os.utime(refs / "t-0000" / "head", (past, past))  # an old ref, not a lock
     assert store.stale_locks(60) == [old_lock]
     assert store.stale_locks(600) == []
-    assert old_lock.exists() and fresh_lock.exists()  # listed, not removed
+    assert old_lock.exists()
+    assert fresh_lock.exists()
 
 
 # -- the handoff package's store ---------------------------------------------------------------

@@ -49,7 +49,8 @@ def test_the_pager_pages_log_patches_and_previews_on_a_terminal(task):
     assert "PAGED:" not in on_a_tty(["diff", "1"], task.root, **paged)  # short: no --patch
     assert "PAGED:" not in on_a_tty(["resume"], task.root, **paged)
     r = run_cli("log", cwd=task.root, env=paged)  # stdout not a terminal
-    assert r.code == 0 and "PAGED:" not in r.out
+    assert r.code == 0
+    assert "PAGED:" not in r.out
 
 
 def test_the_pager_order(task, hermetic, monkeypatch):
@@ -72,7 +73,8 @@ def test_the_pager_order(task, hermetic, monkeypatch):
 def test_colour_follows_the_switch_and_no_color(task):
     always = run_cli("--color=always", "diff", "1", "--patch", cwd=task.root)
     assert always.code == 0
-    assert f"{ESC}32m+print('v4')" in always.out and f"{ESC}31m-print('v3')" in always.out
+    assert f"{ESC}32m+print('v4')" in always.out
+    assert f"{ESC}31m-print('v3')" in always.out
     assert f"{ESC}36m@@" in always.out
     plain = run_cli("diff", "1", "--patch", cwd=task.root)
     assert ESC not in plain.out  # auto, not a terminal
@@ -96,7 +98,8 @@ def complete(words: str, cwd: Path, shell: str = "bash") -> list[str]:
 def test_completion_scripts(ws):
     for shell in ("bash", "zsh", "fish"):
         r = run_cli("completion", shell, cwd=ws.root)
-        assert r.code == 0 and "_GITCKPT_COMPLETE" in r.out, r.err
+        assert r.code == 0, r.err
+        assert "_GITCKPT_COMPLETE" in r.out, r.err
     assert run_cli("completion", "tcsh", cwd=ws.root).code == 2
 
 
@@ -123,7 +126,9 @@ def test_completion_outside_a_store_completes_nothing(hermetic):
 
 def test_a_pager_that_cannot_run_still_shows_the_output(task):
     out = on_a_tty(["log"], task.root, GITCKPT_PAGER="no-such-pager-xyz")
-    assert "cannot run the pager" in out and "paged" in out and "one" in out
+    assert "cannot run the pager" in out
+    assert "paged" in out
+    assert "one" in out
 
 
 def test_a_terminal_that_goes_away_ends_the_bar_not_the_work(monkeypatch):

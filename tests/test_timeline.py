@@ -52,7 +52,9 @@ def test_init_creates_step_zero_and_makes_it_active(ws):
     assert r[f"refs/checkpoints/{task}/head"] == r[f"refs/checkpoints/{task}/steps/0"]
     assert "refs/notes/checkpoints" in r
     n = note(ws, f"refs/checkpoints/{task}/head")
-    assert n["schema"] == SCHEMA and n["kind"] == "init" and n["step"] == 0
+    assert n["schema"] == SCHEMA
+    assert n["kind"] == "init"
+    assert n["step"] == 0
     assert (n["name"], n["goal"], n["constraints"], n["exclude"]) == (
         "Refactor auth", "move sessions to JWT", "no new deps", ["*.tmp"])
     assert n["plan"] == [{"item": "Extract signing", "status": "pending"},
@@ -88,8 +90,10 @@ def test_save_records_a_step_commit_note_and_refs(ws):
     assert ws.git("rev-parse", f"{head}^").strip() == refs(ws)[
         f"refs/checkpoints/{task}/steps/0"]
     n = note(ws, head)
-    assert n["kind"] == "step" and n["step"] == 1
-    assert n["open_questions"] == ["refresh tokens too?"] and n["decisions"] == ["keep HS256"]
+    assert n["kind"] == "step"
+    assert n["step"] == 1
+    assert n["open_questions"] == ["refresh tokens too?"]
+    assert n["decisions"] == ["keep HS256"]
     assert n["changes"]["added"] == ["src/token.py"]
     assert n["created_at"] == "2026-09-21T14:13:21Z"
     # The step's tree is the whole in-scope workspace, uncommitted work included.
@@ -104,7 +108,9 @@ def test_idempotent_save_writes_nothing(ws):
     first = service.save(ws.root, "A", conclusion="c", next="n", verified=["v"])
     before = refs(ws)
     again = service.save(ws.root, "A", conclusion="c", next="n", verified=["v"])
-    assert again.idempotent and again.step == first.step and again.commit == first.commit
+    assert again.idempotent
+    assert again.step == first.step
+    assert again.commit == first.commit
     assert refs(ws) == before
     # A different title is a new step; returning to "A" is new again (only the previous counts).
     assert service.save(ws.root, "B").step == 2
@@ -117,11 +123,13 @@ def test_idempotent_save_writes_nothing(ws):
 def test_close_ends_the_task(ws):
     task = service.init(ws.root, "t").save.task
     r = service.save(ws.root, "last", close=True)
-    assert r.closed and r.step == 1
+    assert r.closed
+    assert r.step == 1
     assert note(ws, f"refs/checkpoints/{task}/head")["closed"] is True
     with pytest.raises(TaskClosed) as e:
         service.save(ws.root, "more")
-    assert "read-only" in e.value.message and e.value.hint
+    assert "read-only" in e.value.message
+    assert e.value.hint
     assert service.tasks(ws.root).tasks[0].status == "closed"
     assert service.resume(ws.root).info.status == "closed"
 
@@ -130,7 +138,8 @@ def test_save_into_another_task_keeps_the_active_one(ws):
     a = service.init(ws.root, "agent a").save.task
     b = service.init(ws.root, "agent b").save.task
     r = service.save(ws.root, "work for a", task=a)
-    assert r.task == a and r.step == 1
+    assert r.task == a
+    assert r.step == 1
     assert service.tasks(ws.root).active == b
     assert service.save(ws.root, "work for b").task == b
 
@@ -144,7 +153,9 @@ def test_plan_updates_merge_by_text(ws):
     r = service.save(ws.root, "s2", plan=[PlanItem("Login", "done"), PlanItem("Logout", "blocked")])
     assert [p.status for p in r.plan] == ["done", "blocked", "pending"]
     text = service.resume(ws.root).text
-    assert "[x] Login" in text and "[!] Logout" in text and "[ ] Refresh tokens" in text
+    assert "[x] Login" in text
+    assert "[!] Logout" in text
+    assert "[ ] Refresh tokens" in text
     with pytest.raises(InvalidArgument):
         service.save(ws.root, "s3", plan=[PlanItem.parse("Login=finished")])
 
@@ -198,11 +209,16 @@ def test_resume_reports_unsaved_paths_and_git_moves(repo):
     r = service.resume(repo)
     assert r.unsaved.to_dict() == {"added": ["new.py"], "modified": ["src/app.py"],
                                    "deleted": ["notes.txt"]}
-    assert "Next: do the next thing" in r.text and "why?" in r.text
-    assert "Git: feature at" in r.text and "the branch changed since step 1 (main at" in r.text
-    assert r.git["branch"] == "feature" and r.git["at_step"]["branch"] == "main"
+    assert "Next: do the next thing" in r.text
+    assert "why?" in r.text
+    assert "Git: feature at" in r.text
+    assert "the branch changed since step 1 (main at" in r.text
+    assert r.git["branch"] == "feature"
+    assert r.git["at_step"]["branch"] == "main"
     d = r.to_dict()
-    assert d["step"] == 1 and d["next"] == "do the next thing" and d["goal"] == "g"
+    assert d["step"] == 1
+    assert d["next"] == "do the next thing"
+    assert d["goal"] == "g"
 
 
 def test_resume_is_about_one_screen(ws):
@@ -213,7 +229,8 @@ def test_resume_is_about_one_screen(ws):
                      conclusion="a long conclusion " * 30, next="next " * 40)
     text = service.resume(ws.root).text
     assert len(text) < 2500, len(text)
-    assert "step title number 29" in text and "older steps" in text
+    assert "step title number 29" in text
+    assert "older steps" in text
 
 
 def test_chinese_task_name(ws):
@@ -239,10 +256,12 @@ def test_a_retried_save_with_new_details_is_not_dropped(ws):
     service.save(ws.root, "A", conclusion="c")
     assert service.save(ws.root, "A", conclusion="c").idempotent
     r = service.save(ws.root, "A", conclusion="c", open_questions=["new question"])
-    assert not r.idempotent and r.step == 2
+    assert not r.idempotent
+    assert r.step == 2
     r = service.save(ws.root, "A", conclusion="c", open_questions=["new question"],
                      plan=[PlanItem("Docs", "done")])
-    assert not r.idempotent and r.step == 3
+    assert not r.idempotent
+    assert r.step == 3
 
 
 def test_resume_of_a_task_from_another_workspace_of_the_repo(repo):

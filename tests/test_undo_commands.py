@@ -91,7 +91,8 @@ def test_an_interrupted_restore_is_undone_and_finished_as_printed(ws):
     assert f"Undo it: {undo} (or finish it: {finish})" in doctor, doctor
     r = run_printed(ws.root, undo)
     assert r.returncode == 0, r.stderr
-    assert undo.endswith(" --apply --yes") and finish.endswith(" --apply --yes")
+    assert undo.endswith(" --apply --yes")
+    assert finish.endswith(" --apply --yes")
     assert files(ws.root) == new
     killed(ws.root, f'restore({str(ws.root)!r}, "0", apply=True, confirm=True)')
     undo, finish = printed(cli(ws.root, "resume").stdout)
@@ -107,7 +108,8 @@ def test_an_interrupted_revert_of_a_suspended_task_is_finished_and_undone_as_pri
     task = json.loads(cli(ws.root, "--json", "tasks").stdout)["active"]
     service.init(ws.root, "another task")  # the interrupted one is suspended now
     undo, finish = printed(cli(ws.root, "resume", "--task", task).stdout)
-    assert f"--task {task}" in undo and f"--task {task}" in finish
+    assert f"--task {task}" in undo
+    assert f"--task {task}" in finish
     assert finish.startswith("gitckpt revert ")
     r = run_printed(ws.root, finish)
     assert r.returncode == 0, r.stderr
@@ -166,13 +168,15 @@ def test_the_mcp_texts_undo_calls_run_as_written(ws, monkeypatch):
                           r"(ckpt_restore\(.*?\))\.", resume)
             assert m, resume
             undo = _tool_call(m[1])
-            assert undo[1]["confirm"] is True and undo[1]["apply"] is True
+            assert undo[1]["confirm"] is True
+            assert undo[1]["apply"] is True
             r = await c.call_tool(*undo)
             assert not r.is_error, r.content
             assert files(ws.root) == new
             r = await c.call_tool("ckpt_restore", {"target": "0", "apply": True,
                                                    "confirm": True})
-            assert not r.is_error and files(ws.root) == old
+            assert not r.is_error
+            assert files(ws.root) == old
             text = r.content[0].text
             call = re.search(r"Safety copy \w+: (ckpt_restore\(.*?\)) undoes it", text)[1]
             r = await c.call_tool(*_tool_call(call))

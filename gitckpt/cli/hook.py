@@ -56,9 +56,7 @@ def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
     from gitckpt.hooks import install as hook_install
 
     plan = hook_install.plan(c.root, host)
-    if not plan.changed:
-        result = plan
-    elif dry_run:
+    if not plan.changed or dry_run:
         result = plan
     else:
         if not c.json:

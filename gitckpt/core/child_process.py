@@ -147,10 +147,11 @@ class _Trace:
         return True
 
 
-def _collect(proc: subprocess.Popen, stdin: str | None, limits: Limits,
+def _collect(proc: subprocess.Popen, stdin: str | None, limits: Limits,  # noqa: C901 (baseline)
              trace: _Trace) -> tuple[bytes, bytes]:
     """(stdout, stderr) of `proc` once it ended; Silent (the group killed) past a limit."""
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     reading = {out_fd, err_fd}

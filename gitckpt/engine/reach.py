@@ -19,7 +19,7 @@ ReadObject = Callable[[ObjectId], tuple[str, bytes]]
 MAX_TREE_DEPTH = 150
 
 
-def reachable(read_object: ReadObject, tips: list[ObjectId], *,
+def reachable(read_object: ReadObject, tips: list[ObjectId], *,  # noqa: C901 (baseline)
               seen: set[ObjectId] | None = None,
               blob_exists: Callable[[ObjectId], bool] | None = None,
               missing: Callable[[ObjectId], None] | None = None,

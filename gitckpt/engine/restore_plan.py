@@ -77,7 +77,7 @@ class Plan:
         return out
 
 
-def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],
+def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (baseline)
               has_object: Callable[[ObjectId], bool], target: Target, live: Snapshot,
               paths: tuple[str, ...] = (), private: tuple[str, ...] = (),
               left_now: Callable[[str], str | None] | None = None,

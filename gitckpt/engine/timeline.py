@@ -150,7 +150,7 @@ class Timeline:
                     continue  # not ours
         return sorted(ids)
 
-    def info(self, task: TaskId, active: TaskId | None | bool = False) -> TaskInfo:
+    def info(self, task: TaskId, active: TaskId | bool | None = False) -> TaskInfo:
         """`active`: the active task if the caller has read it already."""
         head = self.head(task)
         meta = head.note if head.n == 0 else self.meta(task)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import ClassVar
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
 from gitckpt.store import journal as journals
@@ -401,7 +402,7 @@ class _OverflowHint(logging.Handler):
     Any warning of watchdog's (an overflow, a folder it could not watch) also means its
     events are no longer complete: no journal is trusted until its next full scan."""
 
-    hints: list[Hint] = []
+    hints: ClassVar[list[Hint]] = []
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)

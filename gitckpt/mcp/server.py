@@ -65,19 +65,19 @@ EXACT = frozenset({service.restore, service.revert, service.export, service.push
                    service.import_})
 
 
-def build_server(root: str | None = None) -> MCPServer:
-    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
-    ws = Workspaces(root)
-    server = MCPServer("gitckpt", instructions=INSTRUCTIONS, version=__version__)
-    server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
+class ToolCall:
+    """One tool call of the server's workspaces: `await call(root, ctx, service_fn, ...)`."""
 
-    async def call(root: str | None, ctx: Context | None, fn, *args, boundary: bool = True,
-                   text, **kwargs) -> CallToolResult:
+    def __init__(self, ws: Workspaces) -> None:
+        self.ws = ws
+
+    async def __call__(self, root: str | None, ctx: Context | None, fn, *args,
+                       boundary: bool = True, text, **kwargs) -> CallToolResult:
         """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
         The result carries two views: `text(result)`, short and in tool-call terms, and the
         whole result object as structured content (the CLI's `--json` object)."""
         try:
-            path = await ws.resolve(root, ctx)
+            path = await self.ws.resolve(root, ctx)
 
             def report(r: progressing.Report) -> None:
                 # a no-op unless the client sent a progress token with its request
@@ -95,7 +95,7 @@ def build_server(root: str | None = None) -> MCPServer:
                                  len(d.changes.paths()))
                     result = printable(fn(path, *args, **kwargs).to_dict())
                 try:
-                    ws.watch(path)
+                    self.ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
                     log.exception("cannot start the watcher for %s", path)
                 # A long-lived server gives a call's memory back at once: pygit2's Repository
@@ -116,6 +116,22 @@ def build_server(root: str | None = None) -> MCPServer:
                             "gitckpt.\nhint: the details are in the server's log (mcp.log "
                             "in the store's state folder).") from e
 
+
+def build_server(root: str | None = None) -> MCPServer:
+    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
+    ws = Workspaces(root)
+    server = MCPServer("gitckpt", instructions=INSTRUCTIONS, version=__version__)
+    server.workspaces = ws  # type: ignore[attr-defined]  (tests and the runner reach it)
+    call = ToolCall(ws)
+    for register in (_step_tools, _undo_tools, _transfer_tools):
+        register(server, call)
+    check_calls(server, error_result)
+    lean_schemas(server)
+    return server
+
+
+def _step_tools(server: MCPServer, call: ToolCall) -> None:
+    """The tools of a task's steps: start, save, resume, read the history, capture, switch."""
     @server.tool()
     async def ckpt_init(
             name: Annotated[str, Field(description="Short task name.")],
@@ -210,6 +226,22 @@ def build_server(root: str | None = None) -> MCPServer:
                           task=task, text=mcp_text.diff)
 
     @server.tool()
+    async def ckpt_capture(task: TaskArg = None, root: Root = None,
+                           ctx: Context | None = None) -> DriftOut:
+        """Record the files now as a drift, e.g. before something risky."""
+        return await call(root, ctx, service.capture, task=task, boundary=False,
+                          text=mcp_text.capture)
+
+    @server.tool()
+    async def ckpt_switch(task: str,
+                          root: Root = None, ctx: Context | None = None) -> TaskOut:
+        """Make a suspended task active; the active one is suspended."""
+        return await call(root, ctx, service.switch, task, text=mcp_text.switch)
+
+
+def _undo_tools(server: MCPServer, call: ToolCall) -> None:
+    """The tools that put files back or drop old drifts: restore, revert, compress."""
+    @server.tool()
     async def ckpt_restore(
             target: Annotated[str, Field(description="Step number, head, or commit id.")],
             apply: bool = False, paths: Paths = [],  # noqa: B006
@@ -236,18 +268,19 @@ def build_server(root: str | None = None) -> MCPServer:
                           text=mcp_text.revert)
 
     @server.tool()
-    async def ckpt_capture(task: TaskArg = None, root: Root = None,
-                           ctx: Context | None = None) -> DriftOut:
-        """Record the files now as a drift, e.g. before something risky."""
-        return await call(root, ctx, service.capture, task=task, boundary=False,
-                          text=mcp_text.capture)
+    async def ckpt_compress(
+            keep: Annotated[str, Field(description="Keep newer drifts (7d, 12h).")] = "7d",
+            dry_run: Annotated[bool, Field(description="Only report.")] = False,
+            min_steps: Annotated[int, Field(ge=0, description="Keep those of the newest N "
+                                                              "steps.")] = 3,
+            root: Root = None, ctx: Context | None = None) -> CompressOut:
+        """Drop old drifts (never steps or safety copies)."""
+        return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
+                          dry_run=dry_run, text=mcp_text.compress)
 
-    @server.tool()
-    async def ckpt_switch(task: str,
-                          root: Root = None, ctx: Context | None = None) -> TaskOut:
-        """Make a suspended task active; the active one is suspended."""
-        return await call(root, ctx, service.switch, task, text=mcp_text.switch)
 
+def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
+    """The tools that move a task elsewhere: push, fetch, export, import."""
     @server.tool()
     async def ckpt_push(
             remote: Remote = None, task: TaskArg = None,
@@ -273,7 +306,7 @@ def build_server(root: str | None = None) -> MCPServer:
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> ExportOut:
         """Write a task as a package that ckpt_import continues elsewhere."""
         try:
-            path = await ws.resolve(root, ctx)
+            path = await call.ws.resolve(root, ctx)
             dest = export_target(path, to)
         except GitckptError as e:
             return error_result(e)
@@ -286,27 +319,12 @@ def build_server(root: str | None = None) -> MCPServer:
             root: Root = None, ctx: Context | None = None) -> ImportOut:
         """Continue a packaged task here, checked before any write."""
         try:
-            path = await ws.resolve(root, ctx)
+            path = await call.ws.resolve(root, ctx)
             source = export_target(path, package)  # packages come from where they may go
         except GitckptError as e:
             return error_result(e)
         return await call(path, ctx, service.import_, source, as_id=as_id,
                           text=mcp_text.import_)
-
-    @server.tool()
-    async def ckpt_compress(
-            keep: Annotated[str, Field(description="Keep newer drifts (7d, 12h).")] = "7d",
-            dry_run: Annotated[bool, Field(description="Only report.")] = False,
-            min_steps: Annotated[int, Field(ge=0, description="Keep those of the newest N "
-                                                              "steps.")] = 3,
-            root: Root = None, ctx: Context | None = None) -> CompressOut:
-        """Drop old drifts (never steps or safety copies)."""
-        return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
-                          dry_run=dry_run, text=mcp_text.compress)
-
-    check_calls(server, error_result)
-    lean_schemas(server)
-    return server
 
 
 def run(root: str | None = None, wire: Wire | None = None, held: Held | None = None) -> None:

@@ -43,9 +43,9 @@ class Workspaces:
         """The workspace of a call: `root`, which must lie in a configured root, else the
         first configured root, else the server's working folder. A configured root confines
         every call; without one, `/`, the home folder and system folders are refused."""
-        if not self.cli_root and not os.environ.get("GITCKPT_ROOT"):
-            if self.client_roots is None and ctx is not None:
-                self.client_roots = await _client_roots(ctx)
+        if not self.cli_root and not os.environ.get("GITCKPT_ROOT") \
+                and self.client_roots is None and ctx is not None:
+            self.client_roots = await _client_roots(ctx)
         allowed = self.configured()
         path = root if root is not None else allowed[0] if allowed else os.getcwd()
         if not os.path.isabs(path):

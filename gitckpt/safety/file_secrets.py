@@ -96,7 +96,7 @@ def _search(head: bytes, classes: bytes, prefixes: tuple, owner: dict) -> str | 
         while (p := head.find(literal, pos)) >= 0 and len(done) < _MAX_CANDIDATES:
             pos = p + len(literal)
             s = p - 2 if literal == b"IA" else p
-            if s < 0 or s in done or s and classes[s - 1] != 0x20 \
+            if s < 0 or s in done or (s and classes[s - 1] != 0x20) \
                     or not head.startswith(starts, s):
                 continue
             e = classes.find(b" ", s)

@@ -164,7 +164,7 @@ class _Automaton:
                 todo.append(i + 1)
         return out
 
-    def fullmatch(self, text: str) -> bool:
+    def fullmatch(self, text: str) -> bool:  # noqa: C901 (baseline)
         """States are token indices; `~i` is inside the `**/` of token i (it has consumed
         characters and can leave only through a "/")."""
         end = len(self.tokens)

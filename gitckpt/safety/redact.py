@@ -107,7 +107,7 @@ def first_secret(text: str, rule_ids: frozenset[str]) -> tuple[str, str] | None:
 # --- finding candidates ----------------------------------------------------------------------
 
 
-def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None = None):
+def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None = None):  # noqa: C901 (baseline)
     """(start, end, rule id) of every value some rule accepts; with `files`, formats public by
     design are skipped; with `only`, only those rules run (one hit is enough there, so this is
     a generator)."""

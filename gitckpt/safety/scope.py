@@ -19,7 +19,7 @@ from gitckpt.core.values import Reason
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.sensitive import RULES_VERSION, classify, is_sensitive
 
-__all__ = ["Reason", "Scope", "is_sensitive", "classify", "CKPTIGNORE", "MAX_DEPTH"]
+__all__ = ["CKPTIGNORE", "MAX_DEPTH", "Reason", "Scope", "classify", "is_sensitive"]
 
 
 #: Folders nested deeper than this below the root are left out (`too_deep`): libgit2 does not

@@ -41,8 +41,20 @@ import re
 class Rule:
     """One secret format: see the conventions above."""
 
-    __slots__ = ("id", "pattern", "groups", "check", "entropy", "keywords", "public", "source",
-                 "anchor", "around", "_regex", "_anchor")
+    __slots__ = (
+        "_anchor",
+        "_regex",
+        "anchor",
+        "around",
+        "check",
+        "entropy",
+        "groups",
+        "id",
+        "keywords",
+        "pattern",
+        "public",
+        "source",
+    )
 
     def __init__(self, id: str, pattern: str, *, source: str, check: str = "token",
                  groups: tuple[int, ...] = (1,), entropy: float | None = None,
@@ -65,8 +77,8 @@ class Rule:
         """The matches of the pattern in `text`, as `regex.finditer` finds them; with an
         anchor, by searching only the window around each anchor. `low` is `text.lower()`,
         where the anchor KEYWORDS finds its keywords (those of them in `present`, if given)."""
-        if self.anchor is None or self.anchor == KEYWORDS and (low is None
-                                                               or len(low) != len(text)):
+        if self.anchor is None or (self.anchor == KEYWORDS and (low is None
+                                                               or len(low) != len(text))):
             yield from self.regex.finditer(text)
             return
         if self.anchor == KEYWORDS:
@@ -755,7 +767,7 @@ RULES: tuple[Rule, ...] = (
          r"[\"']?[ \t]*[:=][ \t]*" + _VALUE
          + r"|--name(?:=|[ \t]+)[\"']?" + _SECRET_NAME + r"[\"']?(?:[ \t]+--?[A-Za-z][\w-]{0,30}"
          r"(?:(?:=|[ \t]+)(?!-)\S{1,200})?){0,6}?[ \t]+--value(?:=|[ \t]+)" + _VALUE + ")",
-         groups=_VG + (5, 6, 7, 8), check="password", keywords=("value",),
+         groups=(*_VG, 5, 6, 7, 8), check="password", keywords=("value",),
          source="hand-written: a secret's name and its value side by side ({name: DB_PASSWORD, "
          "value: ...}, ParameterKey=DbPassword,ParameterValue=..., az keyvault secret set "
          "--name db-password --value ..., aws ssm put-parameter)"),

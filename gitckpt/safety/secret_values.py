@@ -120,7 +120,7 @@ def _not_secret(v: str) -> bool:
         return True
     if _re("number").fullmatch(v) or _re("tech").fullmatch(v) or _re("email").fullmatch(v):
         return True
-    if _name_like(v) or "/" in v and _name_like(_re("ext").sub("", v)):
+    if _name_like(v) or ("/" in v and _name_like(_re("ext").sub("", v))):
         return True  # created_at, pageToken, keys/jwt.pub, /run/secrets/db_password
     if _re("path").fullmatch(v) or _re("rel_path").fullmatch(v) or _re("name_id").fullmatch(v):
         return True  # ~/.ssh/id_ed25519, uploads/2024/x.jpg, deps-<sha256>
@@ -131,7 +131,7 @@ def _not_secret(v: str) -> bool:
 
 def _sealed(v: str) -> bool:
     """Ciphertext made to be committed: a Bitnami SealedSecret value, an ansible-vault block."""
-    return len(v) >= 300 and v.startswith("Ag") or v.startswith("$ANSIBLE_VAULT")
+    return (len(v) >= 300 and v.startswith("Ag")) or v.startswith("$ANSIBLE_VAULT")
 
 
 def _case_noise(v: str) -> bool:
@@ -149,7 +149,7 @@ def _random(v: str, min_len: int, min_entropy: float) -> bool:
     if len(v) < min_len or _not_secret(v) or _sealed(v):
         return False
     e = _entropy(v)
-    if _re("repeat").search(v) and e < 3.0 or _re("filler").search(v):
+    if (_re("repeat").search(v) and e < 3.0) or _re("filler").search(v):
         return False
     if v.isalpha() and (len(v) < 16 or e < 3.5) and not _case_noise(v):
         return False
@@ -210,8 +210,8 @@ def _check_prose(v: str, entropy: float | None, m: re.Match[str], *,
         return True
     if not _random(v, 8 if password else 12, 2.8 if password else 3.0):
         return False
-    if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
-            or _classes(v) >= 3 and (password or _entropy(v) >= 3.3)):
+    if not ((any(c.isdigit() for c in v) and any(c.isalpha() for c in v))
+            or (_classes(v) >= 3 and (password or _entropy(v) >= 3.3))):
         return False
     return not (len(v) < 16 and _re("hex").fullmatch(v))
 
@@ -229,7 +229,7 @@ def _check_prose_login(v: str, entropy: float | None, m: re.Match[str]) -> bool:
         return False
     if re.search(r"(?i:/|pass|pw)", m.group()[: m.start(m.lastindex or 0) - m.start()]):
         return True
-    return not v.isalnum() or len(v) >= 12 and _classes(v) >= 3
+    return not v.isalnum() or (len(v) >= 12 and _classes(v) >= 3)
 
 
 def _check_labelled_password(v: str, entropy: float | None, m: re.Match[str]) -> bool:
@@ -277,8 +277,8 @@ def _passphrase(v: str) -> bool:
         return False
     parts = v.split(seps.pop())
     words = [p.rstrip("0123456789").lower() for p in parts]
-    if not 3 <= len(parts) <= 12 or not all(w.isalpha() and 3 <= len(w) <= 10 or not w
-                                            and p.isdigit() and len(p) <= 4
+    if not 3 <= len(parts) <= 12 or not all((w.isalpha() and 3 <= len(w) <= 10) or (not w
+                                            and p.isdigit() and len(p) <= 4)
                                             for w, p in zip(words, parts, strict=True)):
         return False
     letters = [w for w in words if w]

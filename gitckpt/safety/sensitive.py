@@ -31,7 +31,7 @@ from gitckpt.safety.file_secrets import HEAD_BYTES, credential_in
 from gitckpt.safety.redact import has_secret
 
 
-class _later:  # noqa: N801 (stands for a compiled pattern)
+class _later:
     """A regular expression compiled on first use: most commands never classify a file, and
     compiling these rules costs more than starting the interpreter."""
 
@@ -223,7 +223,7 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
         return "out", f"named for a secret: {name}"
     if suffix == "key":  # a key file, unless it is an archive (Keynote)
         return "key", f"key file ({name}): out unless its content is an archive"
-    if suffix in _CONFIG or low in _CONFIG_NAMES or not suffix and low.startswith("."):
+    if suffix in _CONFIG or low in _CONFIG_NAMES or (not suffix and low.startswith(".")):
         return "content", f"generic config name ({name}): decided by its content"
     if test_dir:
         return "fixture", f"in a test or fixture folder ({test_dir}/)"

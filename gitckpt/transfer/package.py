@@ -180,7 +180,7 @@ class _Checked:
     steps: int
 
 
-def check_package(path: Path) -> _Checked:
+def check_package(path: Path) -> _Checked:  # noqa: C901 (baseline)
     """Every check an import makes, before anything is written. StoreCorrupt (or
     SchemaTooNew, InvalidArgument) says what is wrong."""
     path = Path(os.path.abspath(path))

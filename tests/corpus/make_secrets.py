@@ -81,7 +81,7 @@ class _R:
     def passphrase(self, seps: str = "-.") -> str:
         """Diceware style: three or four words and a number, one separator."""
         words = self.r.sample(_WORDLIST, self.r.choice([3, 4]))
-        return self.pick(seps).join(words + [self.digits(2)])
+        return self.pick(seps).join([*words, self.digits(2)])
 
     def mnemonic(self) -> str:
         return " ".join(self.r.sample(_WORDLIST, self.pick([12, 24])))

@@ -42,7 +42,7 @@ def ignore_key(repo: pygit2.Repository, common_dir: Path, workdir: Path, prefix:
 def filter_key(repo: pygit2.Repository, common_dir: Path) -> str:
     """Everything outside the work tree that decides git's content filters."""
     config = repo.config
-    values = [config[k] if k in config else "" for k in
+    values = [config[k] if k in config else "" for k in  # noqa: SIM401 (Config has no get)
               ("core.autocrlf", "core.eol", "core.attributesFile", "core.safecrlf")]
     files = [common_dir / "info" / "attributes", _xdg_git("attributes")]
     if values[2]:

@@ -16,7 +16,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
     (sound, or not loose: packs are checked by libgit2 without hanging). With `verify` the
     SHA-1 is checked too (libgit2 checks it itself when it reads the object)."""
     try:
-        f = open(os.path.join(objects_dir, oid[:2], oid[2:]), "rb")
+        f = open(os.path.join(objects_dir, oid[:2], oid[2:]), "rb")  # noqa: SIM115 (closed below)
     except FileNotFoundError:
         return None
     except OSError as e:

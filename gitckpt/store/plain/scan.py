@@ -100,7 +100,7 @@ class _GitIgnore:
     def __init__(self, base: str, path: str) -> None:
         self.base = base
         self.path = path
-        self._spec: IgnoreFile | None | bool = False
+        self._spec: IgnoreFile | bool | None = False
 
     @property
     def spec(self) -> IgnoreFile | None:
@@ -234,7 +234,7 @@ class DirScanner:
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,  # noqa: C901 (hot loop)
               progress: Progress | None) -> bytes | None:
         """The raw tree id of directory `path` (`rel` inside the workspace); None when empty.
 
@@ -242,16 +242,8 @@ class DirScanner:
         rules are unchanged, cached decisions are reused without matching, and while every
         entry also matches the cache, the cached tree id is reused without rebuilding.
         """
-        try:
-            entries = _list(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except PermissionError:
-            w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
-            return None
-        except OSError as e:  # a path longer than the system allows (ENAMETOOLONG), ...
-            w.skipped.append(Skipped(rel.rstrip("/") or ".",
-                                     "too_deep" if e.errno == errno.ENAMETOOLONG else "unreadable"))
+        entries = self._list(w, path, rel)
+        if entries is None:
             return None
         for e, st in entries:
             if e.name == ".gitignore" and not e.is_symlink():  # git 2.32+ skips linked ones
@@ -263,10 +255,9 @@ class DirScanner:
         same = trusted  # the cached tree holds while nothing below differs from the cache
         items: list[tuple[bytes, bytes, bytes]] = []  # (name, mode, raw id)
         now_out: list[str] = []
-        old_files, old_dirs, new_files = w.old_files, w.old_dirs, w.new_files
+        old_files, new_files = w.old_files, w.new_files
         skip, pack, size = self.skip, _KEY.pack, _KEY.size
         max_size = w.scope.max_file_size
-        racy_after = w.now - RACY_NS
         for entry, st in entries:  # the hot loop: all from the cache when nothing changed
             name = entry.name
             child = rel + name
@@ -276,34 +267,15 @@ class DirScanner:
                 same = False
                 continue  # vanished between listing and stat
             mode = st.st_mode
-            if ((name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii())
-                    and refused_name(os.fsencode(name), mode=mode)):
+            if _suspect(name) and refused_name(os.fsencode(name), mode=mode):
                 same = False  # git and libgit2 refuse it (`GIT~1`): a tree cannot hold it
                 w.skipped.append(Skipped(child, "invalid_name", st.st_size,
                                          round(st.st_mtime, 3)))
                 continue
             if S_ISDIR(mode):
-                # Decisions are per name and kind: `build/` may ignore a folder, not a file.
-                tag = name + "/"
-                if left_out is not None and (tag in left_out or child + "/" in old_dirs):
-                    ignored = tag in left_out
-                else:
-                    ignored = self._ignored(w, child, True, stack)
-                    same = same and ignored  # a newly seen in-scope name changes the tree
-                if ignored:
-                    self._leave_out(w, now_out, tag, child, st)
-                    continue
-                if child.count("/") >= MAX_DEPTH:
-                    same = False
-                    w.skipped.append(Skipped(child, "too_deep"))
-                    continue
-                if progress:
-                    progress(child)
-                item = self._directory(w, os.path.join(path, name), child, stack, chain,
-                                       progress)
-                if item is None or item[0] != _TREE or old_dirs.get(
-                        child + "/", (0, 0, b""))[2] != item[1]:
-                    same = False
+                item, unchanged = self._folder(w, path, name, child, st, left_out, stack,
+                                               chain, now_out, progress)
+                same = same and unchanged
                 if item is not None:
                     items.append((name, *item))
                 continue
@@ -330,26 +302,83 @@ class DirScanner:
                 raw = cached[size:-1]
             else:
                 same = False
-                raw = self._blob(w, os.path.join(path, name), child, st)
+                raw = self._take(w, os.path.join(path, name), child, st, key)
                 if raw is None:
                     continue
-                new_files[child] = key + raw + (b"\1" if st.st_mtime_ns > racy_after else b"\0")
             items.append((name, _LINK if S_ISLNK(mode) else _EXEC if mode & 0o100 else _FILE,
                           raw))
-        if same and len(items) == known[3] and self.has_object(ObjectId(known[2].hex())):
-            tree = known[2]
-        elif items:
-            named = [(os.fsencode(name), mode, raw) for name, mode, raw in items]
-            named.sort(key=lambda i: i[0] + b"/" if i[1] == _TREE else i[0])
-            body = b"".join(b"%s %s\0" % (mode, name) + raw for name, mode, raw in named)
-            oid = hash_object("tree", body)
-            if not self.has_object(oid):
-                self.write_object("tree", body)
-            tree = bytes.fromhex(oid)
-        else:
-            tree = b""
+        tree = known[2] if same and self._still(known, items) else self._tree(items)
         w.new_dirs[rel] = (chain, tuple(now_out), tree, len(items))
         return tree or None
+
+    def _list(self, w: _Walk, path: str, rel: str) -> list | None:
+        """The entries of folder `path` with their stat, or None (gone, or left out and said
+        why: a folder that cannot be read, a path longer than the system allows)."""
+        try:
+            return _list(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except PermissionError:
+            w.skipped.append(Skipped(rel.rstrip("/") or ".", "unreadable"))
+            return None
+        except OSError as e:  # a path longer than the system allows (ENAMETOOLONG), ...
+            w.skipped.append(Skipped(rel.rstrip("/") or ".",
+                                     "too_deep" if e.errno == errno.ENAMETOOLONG else "unreadable"))
+            return None
+
+    def _folder(self, w: _Walk, path: str, name: str, child: str, st: os.stat_result,
+                left_out: set[str] | None, stack: list[_GitIgnore], chain: tuple,
+                now_out: list[str], progress: Progress | None
+                ) -> tuple[tuple[bytes, bytes] | None, bool]:
+        """The (mode, raw id) of subfolder `name` of `path` (None: left out or empty), and
+        whether the cached tree of `path` still holds as far as this entry goes."""
+        # Decisions are per name and kind: `build/` may ignore a folder, not a file.
+        tag = name + "/"
+        same = True
+        if left_out is not None and (tag in left_out or child + "/" in w.old_dirs):
+            ignored = tag in left_out
+        else:
+            ignored = self._ignored(w, child, True, stack)
+            same = ignored  # a newly seen in-scope name changes the tree
+        if ignored:
+            self._leave_out(w, now_out, tag, child, st)
+            return None, same
+        if child.count("/") >= MAX_DEPTH:
+            w.skipped.append(Skipped(child, "too_deep"))
+            return None, False
+        if progress:
+            progress(child)
+        item = self._directory(w, os.path.join(path, name), child, stack, chain, progress)
+        if item is None or item[0] != _TREE or w.old_dirs.get(
+                child + "/", (0, 0, b""))[2] != item[1]:
+            same = False
+        return item, same
+
+    def _still(self, known: tuple, items: list) -> bool:
+        """The cached tree `known` stands for `items`, which match the cache entry by entry."""
+        return len(items) == known[3] and self.has_object(ObjectId(known[2].hex()))
+
+    def _take(self, w: _Walk, full: str, child: str, st: os.stat_result, key: bytes
+              ) -> bytes | None:
+        """The raw blob id of a file the cache does not hold as it is (None: not taken); its
+        cache entry is its stat `key`, the id, then the racy flag."""
+        raw = self._blob(w, full, child, st)
+        if raw is not None:
+            racy = b"\1" if st.st_mtime_ns > w.now - RACY_NS else b"\0"
+            w.new_files[child] = key + raw + racy
+        return raw
+
+    def _tree(self, items: list[tuple[bytes, bytes, bytes]]) -> bytes:
+        """The raw id of the tree of `items` (name, mode, raw id), written if new; b"" if none."""
+        if not items:
+            return b""
+        named = [(os.fsencode(name), mode, raw) for name, mode, raw in items]
+        named.sort(key=lambda i: i[0] + b"/" if i[1] == _TREE else i[0])
+        body = b"".join(b"%s %s\0" % (mode, name) + raw for name, mode, raw in named)
+        oid = hash_object("tree", body)
+        if not self.has_object(oid):
+            self.write_object("tree", body)
+        return bytes.fromhex(oid)
 
     @staticmethod
     def _leave_out(w: _Walk, now_out: list[str], tag: str, child: str, st: os.stat_result
@@ -408,3 +437,8 @@ def _gitignore(path: str) -> IgnoreFile | None:
             return IgnoreFile.from_text(f.read())
     except (OSError, ValueError):
         return None
+
+
+def _suspect(name: str) -> bool:
+    """A cheap test that `name` may be one git refuses (refused_name decides)."""
+    return name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii()
