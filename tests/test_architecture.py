@@ -213,3 +213,23 @@ def test_an_import_loop_is_caught(tmp_path):
     paths.write_text(paths.read_text() + "\nfrom gitckpt.core import ids  # noqa\n")
     assert any(v.startswith("import loop:") and "gitckpt.core.ids" in v
                for v in violations(copy))
+
+
+PAGE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def test_the_architecture_page_draws_the_layers_in_order():
+    """The diagram of docs/architecture.md, top to bottom, is LAYERS reversed."""
+    block = PAGE.read_text().split("## Layers", 1)[1].split("```")[1]
+    drawn = [re.split(r"\s{2,}", line.strip())[0].replace(" | ", "|")
+             for line in block.strip().splitlines()]
+    assert drawn == LAYERS[::-1]
+
+
+def test_the_architecture_page_names_every_module():
+    """Each module has a line in the page's tables, and the page names no module that is gone."""
+    tables = PAGE.read_text().split("## Modules", 1)[1]
+    named = set(re.findall(r"`((?:[a-z_]+/)+[a-z_0-9]+\.py)`", tables))
+    modules = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
+               if p.name != "__init__.py" and len(p.relative_to(PACKAGE).parts) > 1}
+    assert named == modules, (sorted(modules - named), sorted(named - modules))
