@@ -98,7 +98,8 @@ def test_a_save_elsewhere_is_not_undone_by_a_cache_an_unsaved_look_left(watched,
     want = git_tree(root)
     assert want == first.tree
     out = run_cli("-C", str(root), "save", "from another process", env=CHILD_ENV)
-    assert out.code == 0 and "Traceback" not in out.err, out.err
+    assert out.code == 0, out.err
+    assert "Traceback" not in out.err, out.err
     tl = service.open_timeline(root)
     assert tl.head(tl.resolve(None)).tree == want  # what the other process recorded
     here = service.save(root, "here again")
@@ -111,7 +112,7 @@ def test_a_save_elsewhere_is_not_undone_by_a_cache_an_unsaved_look_left(watched,
 def test_a_cache_taken_under_other_excludes_is_not_reused(watched):
     """A look under one task's excludes leaves no cache that another task's snapshot (other
     rules) takes as its own: each tree follows its task's rules."""
-    root, journal = watched
+    root, _journal = watched
     wide = str(service.active(root))
     service.init(root, "narrow", exclude=["pkg/"])
     narrow = str(service.active(root))
@@ -230,7 +231,7 @@ def test_blobs_are_cleaned_as_git_add_cleans_them_save_after_save(watched, tmp_p
     """With line-ending and ident attributes, every saved blob is the one `git add` would
     store, at the first save and after each edit; a filtered file rewritten by another
     process is stored whole (one read, then cleaned), never a torn mix."""
-    root, journal = watched
+    root, _journal = watched
     (root / ".gitattributes").write_text("*.txt text eol=lf ident\n")
     (root / "docs").mkdir()
     for i in range(4):
@@ -268,7 +269,7 @@ def test_a_folder_swapped_for_a_link_is_a_link_and_back_again(watched, tmp_path,
         (root / "pkg" / name).write_text("x = 'in the folder'\n")
     service.save(root, "trusted")
     behind = tmp_path / "behind" if where == "outside" else root / "behind"
-    for name in names + ["extra.py"]:
+    for name in [*names, "extra.py"]:
         (behind / name).parent.mkdir(parents=True, exist_ok=True)
         (behind / name).write_text(f"x = 'behind {name}'\n")
     service.save(root, "behind made")
@@ -298,7 +299,7 @@ def test_a_folder_too_deep_made_under_a_watcher_is_left_out_with_a_reason(watche
     """A folder more than 100 levels deep, made while a watcher runs, and a .gitignore change
     after it: each save succeeds, leaves the too-deep folder out as `too_deep`, and holds
     every other file."""
-    root, journal = watched
+    root, _journal = watched
     service.save(root, "trusted")
     d = root
     for _ in range(101):
@@ -319,7 +320,8 @@ def test_a_folder_too_deep_made_under_a_watcher_is_left_out_with_a_reason(watche
         assert str(d.relative_to(root)).startswith(folder + "/"), folder
         assert result.tree == git_tree(root, folder), title
     out = run_cli("-C", str(root), "save", "from the CLI", env=CHILD_ENV)
-    assert out.code == 0 and "Traceback" not in out.err, out.err
+    assert out.code == 0, out.err
+    assert "Traceback" not in out.err, out.err
 
 
 # -- 7 and 8. unreadable and unwatched folders (s13/s14/s32, s25/s26) ---------------------------
@@ -426,7 +428,7 @@ def test_unreadable_paths_are_skipped_and_a_folder_readable_again_is_visited(tmp
 def test_the_files_of_a_folder_made_unreadable_are_reported_by_every_save(tmp_path):
     """Each save that leaves out the files of a folder it cannot enter says so (`unreadable`),
     as the full scan of a folder alone does."""
-    root, out = locked_run(tmp_path)
+    _root, out = locked_run(tmp_path)
     for key in ("first", "second"):
         reasons = {s["path"]: s["reason"] for s in out[key]}
         assert reasons.get("locked/kept.txt", reasons.get("locked")) == "unreadable", \
@@ -461,7 +463,7 @@ def test_every_file_the_full_scan_saw_is_rechecked_within_the_bound(watched, mon
     files being added between them."""
     from gitckpt.store.git import hinted
 
-    root, journal = watched
+    root, _journal = watched
     for i in range(40):
         (root / "pkg" / f"n{i:02d}.py").write_text(f"n = {i}\n")
     aged(root)
@@ -498,7 +500,7 @@ def test_a_file_edited_after_the_safety_copy_is_left_as_it_is(watched, monkeypat
     not overwritten: the result reports the path blocked, and the edited bytes survive."""
     from gitckpt.engine import restore as restoring
 
-    root, journal = watched
+    root, _journal = watched
     f = root / "pkg" / "m2.py"
     service.save(root, "step 1")
     f.write_text("x = 'step 2'\n")
