@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _RECEIVED = re.compile(rb"packet:\s+\S+< ")  # a trace line of a packet read from the peer
@@ -54,10 +54,10 @@ class Completed:
     secrets: tuple[str, ...] = ()  # what a message made of this output must not show
 
 
-_prctl: list = []  # libc's prctl, looked up once (None where there is none)
+_prctl: list[Callable[..., int] | None] = []  # libc's prctl, looked up once (None: none)
 
 
-def _parent_death_signal():
+def _parent_death_signal() -> Callable[[], None] | None:
     """A preexec function that makes the child receive SIGTERM when gitckpt dies (Linux:
     prctl PR_SET_PDEATHSIG; elsewhere None, and the process group is all there is). The
     signal follows the thread that started the child: every caller waits for its child in
@@ -147,8 +147,8 @@ class _Trace:
         return True
 
 
-def _collect(proc: subprocess.Popen, stdin: str | None, limits: Limits,  # noqa: C901 (baseline)
-             trace: _Trace) -> tuple[bytes, bytes]:
+def _collect(proc: subprocess.Popen[bytes], stdin: str | None,  # noqa: C901 (baseline)
+             limits: Limits, trace: _Trace) -> tuple[bytes, bytes]:
     """(stdout, stderr) of `proc` once it ended; Silent (the group killed) past a limit."""
     assert proc.stdout is not None
     assert proc.stderr is not None
@@ -199,6 +199,7 @@ def _collect(proc: subprocess.Popen, stdin: str | None, limits: Limits,  # noqa:
                         pending = pending[:0]  # it stopped reading: its exit code says why
                     if not pending:
                         sel.unregister(in_fd)
+                        assert proc.stdin is not None  # in_fd is its descriptor
                         proc.stdin.close()
                     continue
                 try:
@@ -220,7 +221,7 @@ def _collect(proc: subprocess.Popen, stdin: str | None, limits: Limits,  # noqa:
     return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
-def end_group(proc: subprocess.Popen) -> None:
+def end_group(proc: subprocess.Popen[bytes]) -> None:
     """End the process and everything it started in its group: SIGTERM (git removes its lock
     and temporary files), then SIGKILL for whatever is left after a grace period."""
     for sig, grace in ((signal.SIGTERM, _GRACE), (signal.SIGKILL, _GRACE)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from gitckpt.core.hints import BLANK, CLI, Arg, Call, Suggestion, call, spell
 
@@ -32,7 +33,7 @@ class GitckptError(Exception):
     def hint_in(self, voice: str) -> str:
         return spell(self.template, self.suggest, voice)
 
-    def to_dict(self, voice: str = CLI) -> dict:
+    def to_dict(self, voice: str = CLI) -> dict[str, Any]:
         return {"error": self.code, "message": self.message, "hint": self.hint_in(voice),
                 "suggest": [s.to_dict() for s in self.suggest if isinstance(s, Call)]}
 

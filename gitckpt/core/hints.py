@@ -13,6 +13,7 @@ import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 CLI, MCP = "cli", "mcp"
 BLANK = ...
@@ -49,7 +50,7 @@ class Call:
     op: str
     args: dict[str, object] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "args": {k: None if v is BLANK else v
                                         for k, v in self.args.items()}}
 

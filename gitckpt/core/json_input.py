@@ -4,6 +4,7 @@ a nesting limit: the one `json.loads` for data gitckpt did not just produce itse
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 #: Levels of arrays and objects: gitckpt's own JSON nests four or five deep; far more than
@@ -42,6 +43,7 @@ def depth(value: Any, stop: int = MAX_DEPTH) -> int:
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, level = todo.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

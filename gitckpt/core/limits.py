@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from gitckpt.engine.notes import Note
 
 TITLE = 300  # characters: a step title, a task name, a plan item
 TEXT = 8_000  # characters: conclusion, next, description, goal, constraints
@@ -36,7 +40,7 @@ def check_list(field: str, items: list[str], *, count: int = ITEMS, each: int = 
                                   f"limit is {each:,}.", _hint(field))
 
 
-def check_note(fields: dict) -> None:
+def check_note(fields: dict[str, object]) -> None:
     """InvalidArgument if the hand-written fields of a note add up to more than NOTE bytes."""
     size = len(json.dumps(fields, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if size > NOTE:
@@ -45,7 +49,7 @@ def check_note(fields: dict) -> None:
                               "needs; long output belongs in a file of the workspace.")
 
 
-def check_written(note) -> None:
+def check_written(note: Note) -> None:
     """InvalidArgument if a note made elsewhere (a package, a remote) holds more than a save
     here would accept."""
     for key in ("title", "conclusion", "next", "description"):

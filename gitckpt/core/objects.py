@@ -204,7 +204,8 @@ def diff_entries(read_tree: Callable[[ObjectId], list[TreeEntry]], old: ObjectId
                 yield path, x, None
             if y is not None and not y_dir and in_filter(path, only):
                 yield path, None, y
-            yield from walk(x.id if x_dir else None, y.id if y_dir else None, path + b"/")
+            yield from walk(x.id if x is not None and x_dir else None,
+                            y.id if y is not None and y_dir else None, path + b"/")
 
     if old != new:
         yield from walk(old, new, b"")

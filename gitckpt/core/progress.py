@@ -70,7 +70,7 @@ class Meter:
     def __enter__(self) -> Meter:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def advance(self, n: int = 1) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from gitckpt.core.ids import ObjectId
 
@@ -29,7 +29,7 @@ class Skipped:
     size: int | None = None
     mtime: float | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
 
 
@@ -66,9 +66,9 @@ class GitState:
 
     head: str | None
     branch: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"head": self.head, "branch": self.branch}
 
 
@@ -84,7 +84,7 @@ class RestoreMarker:
     safety: str
     revert: str | None = None  # a revert's target spec: rerunning it finishes the revert
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "target": self.target, "label": self.label,
                 "safety": self.safety, "revert": self.revert}
 

@@ -36,10 +36,12 @@ _MAX_CANDIDATES = 64
 _WINDOW = 600  # bytes either side of an AWS key id in which its secret must be
 _AWS_SECRET = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 
-_tables: tuple | None = None
+#: (token translation, class translation, every prefix, prefix -> rule id, AWS secret regex)
+_Tables = tuple[bytes, bytes, tuple[bytes, ...], dict[bytes, str], re.Pattern[str]]
+_tables: _Tables | None = None
 
 
-def _prefix_tables() -> tuple:
+def _prefix_tables() -> _Tables:
     """(_TOKENS, _CLASSES, every prefix, prefix -> rule id, the AWS secret key regex), built
     on first use from `secret_rules.FILE_PREFIXES`."""
     global _tables
@@ -67,13 +69,14 @@ def credential_in(data: bytes) -> str | None:
     return _search(head, head.translate(classes), prefixes, owner)
 
 
-def _search(head: bytes, classes: bytes, prefixes: tuple, owner: dict) -> str | None:
+def _search(head: bytes, classes: bytes, prefixes: tuple[bytes, ...],
+            owner: dict[bytes, str]) -> str | None:
     """The first candidate token in `head` (`classes` its translation) that its rule
     confirms."""
     done: set[int] = set()  # candidates by where they start
     tried: set[bytes] = set()  # ... and by what they are (a placeholder repeated is one)
 
-    def confirm(s: int, e: int, starts: tuple) -> str | None:
+    def confirm(s: int, e: int, starts: tuple[bytes, ...]) -> str | None:
         done.add(s)
         run = head[s:e]
         if run in tried:

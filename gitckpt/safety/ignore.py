@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 _CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
             "lower": "a-z", "space": r"\s", "blank": r" \t", "xdigit": "0-9a-fA-F",
@@ -88,9 +89,15 @@ def translate(pat: str) -> str:
     return "".join(out)
 
 
+class _Matcher(Protocol):
+    """What a pattern matches with: a compiled regex, or an `_Automaton`."""
+
+    def fullmatch(self, text: str, /) -> object: ...
+
+
 @dataclass(frozen=True)
 class Pattern:
-    regex: re.Pattern[str]
+    regex: _Matcher
     negated: bool
     dir_only: bool
     anchored: bool  # matched against the whole relative path, not just the name
@@ -113,13 +120,13 @@ def parse_line(line: str) -> Pattern | None:
     anchored = "/" in line
     line = line.lstrip("/") if anchored else line
     try:
-        regex = re.compile(translate(line), re.DOTALL)
+        regex: _Matcher = re.compile(translate(line), re.DOTALL)
     except re.error as e:  # a reversed range such as [z-a]
         raise ValueError(f"{line!r}: {e}") from e
     if line.count("*") > MAX_STARS:
         # Each `*` is a backtracking point of the regex: a failing match would cost about
         # len(name) ** stars. Such a pattern is matched by simulating its automaton instead.
-        regex = _Automaton(line)  # type: ignore[assignment]
+        regex = _Automaton(line)
     return Pattern(regex, negated, dir_only, anchored)
 
 
@@ -187,7 +194,7 @@ class _Automaton:
                     if ch != "/":
                         nxt.add(i + 1)
                 elif kind == "class":
-                    if data.fullmatch(ch):  # type: ignore[union-attr]
+                    if cast("re.Pattern[str]", data).fullmatch(ch):
                         nxt.add(i + 1)
                 elif kind == "star":
                     if ch != "/":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 
 # The value checks, their helper patterns (compiled on first use) and the mark redaction writes.
 from gitckpt.safety.secret_values import _CHECKS, _LAZY, MARK, _re
@@ -107,7 +108,8 @@ def first_secret(text: str, rule_ids: frozenset[str]) -> tuple[str, str] | None:
 # --- finding candidates ----------------------------------------------------------------------
 
 
-def _candidates(text: str, *, files: bool = False, only: frozenset[str] | None = None):  # noqa: C901 (baseline)
+def _candidates(text: str, *, files: bool = False,  # noqa: C901 (baseline)
+                only: frozenset[str] | None = None) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule id) of every value some rule accepts; with `files`, formats public by
     design are skipped; with `only`, only those rules run (one hit is enough there, so this is
     a generator)."""

@@ -36,7 +36,8 @@ def parse_size(text: str) -> int:
         raise InvalidArgument(
             f"Not a size: {text!r}.", "Use a byte count, optionally with K, M or G (e.g. 100M)."
         )
-    return int(m[1]) * 1024 ** " kmg".index(m[2] or " ")
+    unit: int = 1024 ** " kmg".index(m[2] or " ")  # a power of a natural number: an int
+    return int(m[1]) * unit
 
 
 def max_file_size() -> int:

@@ -36,6 +36,7 @@ regex, the group that holds the secret, a value check and the source of the form
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 
 class Rule:
@@ -73,7 +74,7 @@ class Rule:
         return self._regex
 
     def finditer(self, text: str, low: str | None = None,
-                 present: tuple[str, ...] | None = None):
+                 present: tuple[str, ...] | None = None) -> Iterator[re.Match[str]]:
         """The matches of the pattern in `text`, as `regex.finditer` finds them; with an
         anchor, by searching only the window around each anchor. `low` is `text.lower()`,
         where the anchor KEYWORDS finds its keywords (those of them in `present`, if given)."""
@@ -81,7 +82,9 @@ class Rule:
                                                                or len(low) != len(text))):
             yield from self.regex.finditer(text)
             return
+        anchors: Iterable[tuple[int, int]]
         if self.anchor == KEYWORDS:
+            assert low is not None  # the branch above took a missing one
             anchors = sorted(_occurrences(low, self.keywords if present is None else present))
         else:
             if self._anchor is None:
@@ -109,7 +112,7 @@ class Rule:
 KEYWORDS = "(keywords)"
 
 
-def _occurrences(low: str, words: tuple[str, ...]):
+def _occurrences(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, int]]:
     """(start, end) of every occurrence of each of `words` in `low`."""
     for w in words:
         i = low.find(w)

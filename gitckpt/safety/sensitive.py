@@ -26,6 +26,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from collections.abc import Callable
+from typing import Any
 
 from gitckpt.safety.file_secrets import HEAD_BYTES, credential_in
 from gitckpt.safety.redact import has_secret
@@ -35,11 +37,11 @@ class _later:
     """A regular expression compiled on first use: most commands never classify a file, and
     compiling these rules costs more than starting the interpreter."""
 
-    def __init__(self, make) -> None:
+    def __init__(self, make: Callable[[], re.Pattern[Any]]) -> None:
         self._make = make
-        self._re: re.Pattern | None = None
+        self._re: re.Pattern[Any] | None = None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if self._re is None:
             self._re = self._make()
         return getattr(self._re, name)

@@ -88,7 +88,9 @@ def without_credentials(url: str) -> str:
     scheme, sep, rest = base.partition("://")
     if not sep:
         return base
-    authority, tail = re.match(r"([^/#]*)(.*)", rest, re.S).groups()
+    found = re.match(r"([^/#]*)(.*)", rest, re.S)
+    assert found is not None  # both groups match the empty string
+    authority, tail = found.groups()
     userinfo, at, host = authority.rpartition("@")
     if at:
         user, colon, _ = userinfo.partition(":")

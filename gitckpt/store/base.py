@@ -21,7 +21,10 @@ from gitckpt.core.values import Changes
 from gitckpt.store.working_copy import WorkingCopy
 
 if TYPE_CHECKING:
+    import pygit2
+
     from gitckpt.store.merge import Merge
+    from gitckpt.store.staging import Held
 
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 
@@ -138,13 +141,18 @@ class Backend(ABC):
                 self.forget_scans()  # a snapshot of the held objects is gone with them
 
     #: The objects held while staging (see `staging`), else None.
-    _held = None
+    _held: Held | None = None
 
-    def _hold(self, held) -> None:  # noqa: B027 (optional hook, not abstract)
+    if TYPE_CHECKING:  # the working copy's side, which a store brings (WorkingCopy)
+        def forget_hints(self, elsewhere: bool = False) -> None: ...
+
+        def forget_scans(self) -> None: ...
+
+    def _hold(self, held: Held) -> None:  # noqa: B027 (optional hook, not abstract)
         """Start sending object writes to `held`, beyond what `_held` does (a store whose
         writes all pass a method that looks at `_held` needs nothing more)."""
 
-    def _release(self, held, publish: bool) -> None:
+    def _release(self, held: Held, publish: bool) -> None:
         """Stop holding; with `publish`, write what `held` holds to the store."""
         for _, (kind, body) in held.objects.items() if publish else ():
             self.write_object(kind, body)
@@ -158,7 +166,7 @@ class Backend(ABC):
 
         return merge_trees(self.repository(), base, ours, theirs, renames)
 
-    def repository(self):
+    def repository(self) -> pygit2.Repository:
         """A libgit2 repository over the store's objects (for merges): its writes go where
         this store's go, held while staging. Raises NotImplementedError where none exists."""
         raise NotImplementedError

@@ -9,6 +9,7 @@ import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import progress as progressing
 from gitckpt.core.ids import ObjectId
@@ -16,6 +17,13 @@ from gitckpt.core.objects import Mode
 from gitckpt.core.values import GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
 from gitckpt.store import journal as journals
+
+if TYPE_CHECKING:
+    from gitckpt.store.staging import Held
+
+#: What `Store.one_scan` remembers of a scope: (its snapshot, whether it updated the stat
+#: cache, whether it was exact).
+_Scans = dict[Scope, tuple[Snapshot, bool, bool]]
 
 
 class WorkingCopy(ABC):
@@ -38,7 +46,7 @@ class WorkingCopy(ABC):
     #: restored into); `.git` and `.gitckpt` at any depth are always such folders.
     private: tuple[str, ...] = ()
     #: The backend's side, which a store brings (Backend): an object staging holds, if any.
-    _held: object | None = None
+    _held: Held | None = None
 
     @abstractmethod
     def read_blob(self, oid: ObjectId) -> bytes:
@@ -58,7 +66,7 @@ class WorkingCopy(ABC):
         sends: a stat of every file, never narrowed to what a watcher saw (events miss writes
         through mmap or a hard link from outside), so its tree is the files as they are.
         """
-        memo: dict | None = self.__dict__.get("_scans")
+        memo: _Scans | None = self.__dict__.get("_scans")
         if memo is not None:
             hit = memo.get(scope)
             if hit is not None and (hit[1] or not update_cache) and (hit[2] or not exact):
@@ -133,7 +141,7 @@ class WorkingCopy(ABC):
         """Where the user's repository stands now; None for stores without one."""
         return None
 
-    def git_since(self, then: str | None) -> dict | None:
+    def git_since(self, then: str | None) -> dict[str, Any] | None:
         """How the user's repository moved since its HEAD was `then`: `head`, `branch`,
         `commits_since` (on HEAD, not in `then`) and `head_reachable` (`then` is still in
         HEAD's history; False after a rebase or reset). None for stores without one."""
