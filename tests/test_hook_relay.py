@@ -129,8 +129,16 @@ def test_a_relay_refuses_a_request_the_hook_claimed_back(ws):
 
 
 _EXHAUSTED = textwrap.dedent("""
-    import logging, os, resource, sys
+    import logging, os, resource, sys, threading
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+    warned = threading.Event()  # the relay tried to accept while no descriptor was free
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            if "cannot take a connection" in record.getMessage():
+                warned.set()
+
+    logging.getLogger().addHandler(Seen())
     from gitckpt.hooks.relay_server import Relay
     relay = Relay(lambda r: {"stdout": "", "log": "served"})
     assert relay.start()
@@ -146,6 +154,9 @@ _EXHAUSTED = textwrap.dedent("""
         assert e.errno == 24, e  # EMFILE
     print("full", flush=True)
     assert sys.stdin.readline() == "free\\n"
+    # A loaded machine may not run the relay's thread before the hook gives up: its connection
+    # waits in the backlog, and the relay meets EMFILE once it runs. Free only after that.
+    warned.wait(30)
     for fd in held:
         os.close(fd)
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

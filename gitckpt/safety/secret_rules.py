@@ -1,4 +1,4 @@
-"""The secret formats `gitckpt.redact` removes from free text: an ordered table of rules, each a
+"""The secret formats `safety.redact` removes from free text: an ordered table of rules, each a
 regex, the group that holds the secret, a value check and the source of the format."""
 
 # Sources named in `source`:
@@ -12,7 +12,7 @@ regex, the group that holds the secret, a value check and the source of the form
 #
 # Conventions of the table:
 # - `pattern` is compiled on first use (`Rule.regex`), so importing this module compiles
-#   nothing: `import gitckpt.redact` must stay cheap and most rules never run on a given text.
+#   nothing: `import gitckpt.safety.redact` must stay cheap; most rules never run on a text.
 # - `groups`: the first of these groups that took part in the match is the secret; the rest
 #   of the match (a key name, a scheme, a user name) is kept.
 # - `check`: the name of the value check in gitckpt.secret_values that the secret must pass

@@ -1,4 +1,4 @@
-"""What a secret value looks like: the value checks that the rules of gitckpt.secret_rules
+"""What a secret value looks like: the value checks that the rules of safety.secret_rules
 name, and the helper patterns, word lists and measures (entropy, kinds of characters) they use."""
 
 from __future__ import annotations
