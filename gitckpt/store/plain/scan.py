@@ -267,7 +267,8 @@ class DirScanner:
                 same = False
                 continue  # vanished between listing and stat
             mode = st.st_mode
-            if _suspect(name) and refused_name(os.fsencode(name), mode=mode):
+            if ((name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii())
+                    and refused_name(os.fsencode(name), mode=mode)):
                 same = False  # git and libgit2 refuse it (`GIT~1`): a tree cannot hold it
                 w.skipped.append(Skipped(child, "invalid_name", st.st_size,
                                          round(st.st_mtime, 3)))
@@ -437,8 +438,3 @@ def _gitignore(path: str) -> IgnoreFile | None:
             return IgnoreFile.from_text(f.read())
     except (OSError, ValueError):
         return None
-
-
-def _suspect(name: str) -> bool:
-    """A cheap test that `name` may be one git refuses (refused_name decides)."""
-    return name[0] in ".gG~" or "~" in name or "\\" in name or not name.isascii()
