@@ -184,7 +184,7 @@ def test_sensitive_files_never_reach_the_store(tmp_path):
     (root / ".ssh").mkdir()
     (root / ".ssh" / "id_ed25519").write_text("marker-dir-key-2\n")
     r = service.init(root, "t")
-    assert {s["path"]: s["reason"] for s in r.save.skipped} == {".env": "sensitive",
+    assert {s.path: s.reason for s in r.save.skipped} == {".env": "sensitive",
                                                                ".ssh": "sensitive"}
     for p in (root / ".gitckpt" / "objects").rglob("*"):
         if p.is_file():

@@ -97,7 +97,7 @@ def test_the_next_step_chains_from_the_step_and_holds_every_pending_change(ws):
     kinds = [(e.note.kind, e.note.step) for e in log.timeline()]
     assert kinds == [("init", 0), ("drift", 0), ("step", 1)]
     assert [s.n for s in service.log(ws.root, steps_only=True).timeline()] == [0, 1]
-    drift = log.drifts[0][0].commit
+    drift = log.after[0][0].commit
     assert service.restore(ws.root, drift[:9]).plan.target.commit == drift
     out = run_cli("-C", str(ws.root), "log").out
     assert "drift (capture): 1 file(s) (a.txt)" in out
@@ -305,15 +305,15 @@ def test_resume_reports_commits_since_and_a_rewritten_history(repo):
     git(repo, "commit", "-q", "--allow-empty", "-m", "two")
     git(repo, "commit", "-q", "--allow-empty", "-m", "three")
     r = service.resume(repo)
-    assert r.git["commits_since"] == 2
-    assert r.git["head_reachable"] is True
+    assert r.git.commits_since == 2
+    assert r.git.head_reachable is True
     assert "2 commit(s) since step 1" in r.text
     git(repo, "reset", "-q", "--hard", "HEAD~2")
     git(repo, "commit", "-q", "--allow-empty", "-m", "rewritten")
     service.save(repo, "two")
     git(repo, "commit", "-q", "--amend", "--allow-empty", "-m", "rewritten again")
     r = service.resume(repo)
-    assert r.git["head_reachable"] is False
+    assert r.git.head_reachable is False
     assert "no longer in the branch's history" in r.text
 
 

@@ -225,7 +225,7 @@ def test_unreadable_file_is_skipped_not_fatal(tmp_path):
                 os.setgid(nobody.pw_gid)
                 os.setuid(nobody.pw_uid)
                 result = service.init(repo, "t")
-                os.write(write, repr([s.to_dict() for s in map(_skip, result.save.skipped)]
+                os.write(write, repr([s.to_dict() for s in result.save.skipped]
                                      ).encode())
                 code = 0
             except BaseException:
@@ -240,11 +240,6 @@ def test_unreadable_file_is_skipped_not_fatal(tmp_path):
         assert "'path': 'locked.txt', 'reason': 'unreadable'" in out
     finally:
         shutil.rmtree(base)
-
-
-def _skip(d):
-    from gitckpt.core.values import Skipped
-    return Skipped(**d)
 
 
 def test_linked_worktrees_keep_their_own_active_task_and_index(repo):

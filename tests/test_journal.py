@@ -203,7 +203,7 @@ def test_trusted_snapshots_equal_gits_tree(watched, batches):
                                     if is_sensitive(str(p.relative_to(root)))))
         assert result.tree == expected, (batch, git(root, "diff-tree", "-r", expected,
                                                     result.tree, check=False))
-        assert sorted(s["path"] for s in result.skipped) == sorted(
+        assert sorted(s.path for s in result.skipped) == sorted(
             str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
             and is_sensitive(str(p.relative_to(root)))), batch
     assert journal.counts["hinted"] - hinted == len(batches)  # none fell back to a full scan

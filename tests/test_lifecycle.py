@@ -257,13 +257,13 @@ def test_compress_drops_old_drift_chains_and_keeps_steps_restorable(ws):
     assert restored.safety
     later = lambda: clock[0] + 30 * DAY  # noqa: E731
     dry = service.compress(ws.root, keep="7d", min_steps=0, dry_run=True, clock=later)
-    eligible = {(c.task, c.step) for c in dry.eligible}
+    eligible = {(c.task, c.after_step) for c in dry.eligible}
     assert eligible == {(task, 3), (task, 4)}
     assert {c.reason for c in dry.kept} == {"holds a restore or its safety copy"}
     assert ws.git("rev-parse", "--verify", "-q", drift_ref(task, 3)).strip()
     dropped_tip = ws.git("rev-parse", drift_ref(task, 3)).strip()
     result = service.compress(ws.root, keep="7d", min_steps=0, clock=later)
-    assert {(c.task, c.step) for c in result.dropped} == eligible
+    assert {(c.task, c.after_step) for c in result.dropped} == eligible
     assert ws.git("for-each-ref", drift_ref(task, 3)) == ""
     assert ws.git("notes", "--ref=checkpoints", "list", dropped_tip, check=False) == ""
     if ws.kind == "dir":
@@ -340,7 +340,7 @@ def test_compress_keeps_the_notes_a_copy_of_the_task_still_needs(ws, tmp_path):
         (ws.root / f"more{n}.txt").write_text(f"{n}\n")
         service.save(ws.root, f"more {n}")
     result = service.compress(ws.root, keep="0s", min_steps=1)
-    assert (task, 3) in {(c.task, c.step) for c in result.dropped}  # the copy's is kept
+    assert (task, 3) in {(c.task, c.after_step) for c in result.dropped}  # the copy's is kept
     assert len(service.log(ws.root, task=copy).timeline()) == 5  # 4 steps and its drift
     assert service.resume(ws.root, task=copy).info.head.n == 3
     assert service.tasks(ws.root).tasks[0].to_dict()["last_activity"]

@@ -454,7 +454,7 @@ def test_an_apply_with_nothing_to_do_writes_nothing(ws):
     assert result.safety is None
     assert result.commit is None
     assert ws.git("for-each-ref", "refs/checkpoints", "refs/notes") == refs
-    assert service.log(ws.root, task=task).drifts == {}  # not even a safety copy
+    assert service.log(ws.root, task=task).drifts == []  # not even a safety copy
 
 
 def _nested_repo(path: Path) -> None:

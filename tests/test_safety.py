@@ -291,7 +291,7 @@ def test_a_name_git_refuses_on_disk_is_skipped_and_saves_go_on(ws, name):
     (ws.root / name).mkdir()
     (ws.root / name / "config").write_text("[core]\n\thooksPath = /tmp/evil\n")
     r = service.init(ws.root, "odd names")
-    reasons = {s["reason"] for s in r.save.skipped if s["path"].startswith(name)}
+    reasons = {s.reason for s in r.save.skipped if s.path.startswith(name)}
     assert reasons == {"invalid_name"} or (ws.kind == "git" and name == ".GIT" and not reasons)
     names = {e.name for e in open_store(ws.root).read_tree(r.save.tree)}
     assert name.encode() not in names  # libgit2 passes over `.GIT` by itself
@@ -561,7 +561,7 @@ def test_a_folder_nested_too_deep_is_skipped_and_the_rest_saved(tmp_path, kind):
     finally:
         os.close(fd)
     r = service.init(root, "deep")
-    assert [s["reason"] for s in r.save.skipped if s["path"].startswith("dddd")] == ["too_deep"]
+    assert [s.reason for s in r.save.skipped if s.path.startswith("dddd")] == ["too_deep"]
     (root / "README.md").write_text("saved anyway\n")
     assert service.save(root, "s1").changes.modified == ("README.md",)
 

@@ -167,7 +167,7 @@ def test_a_file_holding_a_credential_is_left_out_whatever_its_name(tmp_path, kin
         (root / rel).write_bytes(fixture)
     r = service.init(root, "findings")
     paths, blobs = stored(root, kind)
-    reasons = {s["path"]: s["reason"] for s in r.save.skipped}
+    reasons = {s.path: s.reason for s in r.save.skipped}
     assert dump not in blobs
     assert {rel: reasons.get(rel) for rel in LEFT_OUT} == dict.fromkeys(LEFT_OUT, "sensitive")
     assert not paths & set(LEFT_OUT)
@@ -178,7 +178,7 @@ def test_a_file_holding_a_credential_is_left_out_whatever_its_name(tmp_path, kin
     service.save(root, "readme")
     (root / "README.md").write_bytes(b"# Project\n\n" + dump)
     r = service.save(root, "readme leaks a key")
-    assert {s["path"]: s["reason"] for s in r.skipped}.get("README.md") == "sensitive"
+    assert {s.path: s.reason for s in r.skipped}.get("README.md") == "sensitive"
     assert dump not in stored(root, kind)[1]
 
 
@@ -273,7 +273,7 @@ def test_every_skipped_file_is_listed_with_its_reason(tmp_path):
     (root / "notes.txt").write_text("see -----BEGIN RSA PRIVATE KEY-----\nMIIE\n")
     (root / "ci.json").write_text('{"type": "service_account", "private_key": "-----BEGIN"}\n')
     r = service.init(root, "skipped").save
-    reasons = {s["path"]: s["reason"] for s in r.skipped}
+    reasons = {s.path: s.reason for s in r.skipped}
     assert reasons == {"id_rsa": "sensitive", "notes.txt": "sensitive", "ci.json": "sensitive"}
 
 
@@ -289,7 +289,7 @@ def test_odd_content_never_fails_a_save(tmp_path, kind):
     os.chmod(root / "locked.yml", 0)
     r = service.init(root, "odd")
     assert r.save.step == 0
-    reasons = {s["path"]: s["reason"] for s in r.save.skipped}
+    reasons = {s.path: s.reason for s in r.save.skipped}
     assert reasons.get("secrets.json") == "sensitive"
     assert "big.yml" not in reasons
     if os.geteuid() != 0:

@@ -213,8 +213,8 @@ def test_resume_reports_unsaved_paths_and_git_moves(repo):
     assert "why?" in r.text
     assert "Git: feature at" in r.text
     assert "the branch changed since step 1 (main at" in r.text
-    assert r.git["branch"] == "feature"
-    assert r.git["at_step"]["branch"] == "main"
+    assert r.git.branch == "feature"
+    assert r.git.at_step.branch == "main"
     d = r.to_dict()
     assert d["step"] == 1
     assert d["next"] == "do the next thing"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gitckpt.cli.base import plan_items
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.shape import Shaped
 from gitckpt.service import api as service
 
 _IDENTITY = {"GIT_AUTHOR_NAME": "Demo User", "GIT_AUTHOR_EMAIL": "demo@example.com",
@@ -29,7 +30,7 @@ def git(root: Path, *args: str) -> str:
 
 
 @dataclass(frozen=True)
-class DemoResult:
+class DemoResult(Shaped):
     folder: str
     task: str
     handoff: str
@@ -48,9 +49,6 @@ class DemoResult:
                 f"{rule}\n{self.git_log}\n{rule}\n"
                 f"Look around: cd {self.folder} && gitckpt log && git status\n")
 
-    def to_dict(self) -> dict:
-        return {"folder": self.folder, "task": self.task, "handoff": self.handoff,
-                "restore": self.restore, "git_log": self.git_log}
 
 
 def run_demo(where: str | None = None) -> DemoResult:

@@ -60,7 +60,7 @@ def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
         result = plan
     else:
         if not c.json:
-            echo(plan.diff())
+            echo(plan.diff)
         if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
                 f"Write {plan.path}?", default=True, err=True):
             raise click.Abort()
@@ -73,7 +73,7 @@ def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
     if not plan.changed:
         echo(f"{plan.path} has gitckpt's hooks already.\n")
     elif dry_run:
-        echo(plan.diff())
+        echo(plan.diff)
         echo(f"(dry run: {plan.path} not written)\n", err=True)
     else:
         echo(f"Wrote {plan.path}.\n{_after(host)}")

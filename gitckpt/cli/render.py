@@ -8,13 +8,16 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gitckpt.core.values import Skipped
     from gitckpt.service import api as service
 
 
-def _skipped_lines(skipped: list[dict]) -> str:
+def _skipped_lines(skipped: Sequence[Skipped]) -> str:
     if not skipped:
         return ""
-    shown = ", ".join(f"{s['path']} ({s['reason']})" for s in skipped[:5])
+    shown = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:5])
     more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
     return f"Left out {len(skipped)} file(s): {shown}{more}\n"
 
@@ -47,7 +50,7 @@ def render_log(r: service.LogResult) -> str:
     """Newest first; the drifts after a step are listed above it, indented."""
     out = [f"{r.info.id}  {r.info.meta.name}  ({r.info.status})"]
     for s in reversed(r.steps):
-        for d in reversed(r.drifts.get(s.n, [])):
+        for d in reversed(r.after.get(s.n, [])):
             n = d.note
             paths = d.changed.paths()
             shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
@@ -76,7 +79,7 @@ def render_log(r: service.LogResult) -> str:
 def render_scope(r: service.ScopeResult) -> str:
     """One line per path: in or out, the reason, the rule, the path (as git check-ignore -v)."""
     lines = []
-    for d in r.decisions:
+    for d in r.paths:
         lines.append(f"{'in ' if d.in_scope else 'out'}  {d.reason:<12}  {d.path}"
                      + (f"  ({d.rule})" if d.rule else ""))
     return "\n".join(lines) + "\n"
@@ -90,7 +93,7 @@ def render_tasks(r: service.TasksResult) -> str:
     for t in r.tasks:
         mark = "*" if t.status == "active" else " "
         out.append(f"{mark} {t.id:<{width}}  {t.status:<9}  {t.head.n:>5}  "
-                   f"{t.to_dict()['last_activity']:<20}  {t.meta.name}")
+                   f"{t.summary.last_activity:<20}  {t.meta.name}")
     return "\n".join(out) + "\n"
 
 
@@ -111,8 +114,7 @@ def group(kind: str, rows: list[str], verb: str) -> list[str]:
     return out
 
 
-def _counts(plan: dict, done: bool) -> str:
-    c = plan["counts"]
+def _counts(c: dict[str, int], done: bool) -> str:
     verbs = (("create", "created", "to create"), ("modify", "modified", "to modify"),
              ("delete", "deleted", "to delete"), ("mode", "mode changed", "mode changes"))
     parts = [f"{c[k]} {past if done else future}" for k, past, future in verbs if c[k]]
@@ -131,24 +133,24 @@ def undo_command(again: list[str], safety: str) -> str:
 
 def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str, ...]) -> str:
     """The plan (counts, then paths by action), the patch if asked, and what to do next."""
-    d = r.to_dict()
-    t = d["target"]
-    head = f"{t['label']} ({t['commit'][:7]}) of task {t['task']}"
-    if t.get("title"):
-        head += f": {t['title']}"
-    where = f" (only {', '.join(d['paths'])})" if d["paths"] else ""
-    lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where} in {d['workspace']}: "
-             f"{_counts(d, r.applied)}",
-             f"  {d['counts']['unrestorable']} unrestorable, {d['counts']['kept']} kept", ""]
-    lines += group("create", d["create"], "create")
-    lines += group("modify", d["modify"], "modify")
-    lines += group("delete", d["delete"], "delete")
-    lines += group("mode", d["mode"], "mode")
-    lines += group("unrestorable", [f"{u['path']}  ({u['reason']})" for u in d["unrestorable"]],
-                    "cannot")
-    lines += group("kept", [f"{k['path']}  ({k['reason']})" for k in d["kept"]], "kept")
-    lines += group("blocked", [f"{b['path']}  ({b['reason']})" for b in d["blocked"]],
-                    "not written")
+    p = r.plan
+    t = p.target
+    head = f"{t.label} ({t.commit[:7]}) of task {t.task}"
+    if t.record.note.title:
+        head += f": {t.record.note.title}"
+    where = f" (only {', '.join(p.paths)})" if p.paths else ""
+    counts = p.counts
+    lines = [f"{'Restored' if r.applied else 'Restore'} {head}{where} in {r.workspace}: "
+             f"{_counts(counts, r.applied)}",
+             f"  {counts['unrestorable']} unrestorable, {counts['kept']} kept", ""]
+    lines += group("create", p.create, "create")
+    lines += group("modify", p.modify, "modify")
+    lines += group("delete", p.delete, "delete")
+    lines += group("mode", p.mode, "mode")
+    lines += group("unrestorable", [f"{u.path}  ({u.reason})" for u in p.unrestorable],
+                   "cannot")
+    lines += group("kept", [f"{k.path}  ({k.reason})" for k in p.kept], "kept")
+    lines += group("blocked", [f"{b.path}  ({b.reason})" for b in r.blocked], "not written")
     if len(lines) > 3:
         lines.append("")
     if r.patch:
@@ -161,7 +163,7 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
         lines.append(f"Undo with: {undo_command(again, r.safety)}")
         if r.blocked:
             lines.append("Some paths were not written (above); everything else was restored.")
-    elif any(d["counts"][k] for k in ("create", "modify", "delete", "mode")):
+    elif any(counts[k] for k in ("create", "modify", "delete", "mode")):
         # --expect: the apply refuses any other plan (the files moved since this preview)
         cmd = shlex.join([*again, "--apply", "--expect", r.plan.id,
                           *(["--yes"] if r.needs_confirm else []),
@@ -179,11 +181,10 @@ _MARK = {"added": "A", "modified": "M", "deleted": "D", "mode": "m", "type": "T"
 
 
 def render_diff(r: service.DiffResult) -> str:
-    d = r.to_dict()
     def name(side: dict) -> str:
         return side["label"] + (f" ({side['commit'][:7]})" if side.get("commit") else "")
-    lines = [f"{name(d['base'])} -> {name(d['target'])}: {len(r.files)} files, "
-             f"+{d['additions']} -{d['deletions']}"]
+    lines = [f"{name(r.base)} -> {name(r.target)}: {len(r.files)} files, "
+             f"+{r.additions} -{r.deletions}"]
     width = max((len(f.path) for f in r.files), default=0)
     for f in r.files:
         counts = "binary" if f.additions is None else f"+{f.additions} -{f.deletions}"
@@ -227,21 +228,19 @@ def render_import(r) -> str:
 
 
 def render_compress(r) -> str:
-    d = r.to_dict()
     verb = "Would drop" if r.dry_run else "Dropped"
-    chains = d["eligible"] if r.dry_run else d["dropped"]
+    chains = r.eligible if r.dry_run else r.dropped
     if not chains:
         return f"Nothing to drop: {r.why_nothing}.\n"
-    lines = [f"{verb} {len(chains)} drift chain(s), "
-             f"{sum(c['drifts'] for c in chains)} drift(s):"]
-    lines += [f"  {c['task']} after step {c['after_step']}: {c['drifts']} drift(s), newest "
-              f"{c['newest']}" for c in chains[:20]]
+    lines = [f"{verb} {len(chains)} drift chain(s), {sum(c.drifts for c in chains)} drift(s):"]
+    lines += [f"  {c.task} after step {c.after_step}: {c.drifts} drift(s), newest {c.newest}"
+              for c in chains[:20]]
     if r.bytes_freed:
         lines.append(f"Freed {r.bytes_freed / 2**20:.1f} MiB.")
     if r.bytes_freeable:
         lines.append(f"{r.bytes_freeable / 2**20:.1f} MiB of objects are only reachable from "
                      f"these drifts{'' if r.dry_run else '; your own git gc reclaims them'}.")
-    lines.append(f"Kept {len(d['kept'])} chain(s); steps are never touched.")
+    lines.append(f"Kept {len(r.kept)} chain(s); steps are never touched.")
     return "\n".join(lines) + "\n"
 
 
@@ -260,8 +259,8 @@ def render_doctor(r) -> str:
 def render_migrate(r) -> str:
     lines = [f"Imported from {r.source} ({r.path}):"]
     for t in r.tasks:
-        skipped = f"; {len(t['skipped'])} file(s) left out" if t["skipped"] else ""
-        lines.append(f"  {t['task']}  {t['steps']} steps  {t['name']}{skipped}")
+        skipped = f"; {len(t.skipped)} file(s) left out" if t.skipped else ""
+        lines.append(f"  {t.task}  {t.steps} steps  {t.name}{skipped}")
     if r.active:
         lines.append(f"Task {r.active} is active; `gitckpt resume` says where it stands.")
     return "\n".join(lines) + "\n"

@@ -15,12 +15,11 @@ def render_fetch(r) -> str:
     if r.task is None:
         if not r.tasks:
             return f"{r.remote} holds no checkpoints.\n"
-        rows = [t.to_dict() for t in r.tasks]
-        width = max(len(t["task"]) for t in rows)
-        out = [f"{r.remote} holds {len(rows)} task(s):",
+        width = max(len(t.task) for t in r.tasks)
+        out = [f"{r.remote} holds {len(r.tasks)} task(s):",
                f"  {'TASK':<{width}}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
-        out += [f"  {t['task']:<{width}}  {t['steps']:>5}  "
-                f"{(t['last_activity'] or '?')[:19]:<20}  {t['name'] or '?'}" for t in rows]
+        out += [f"  {t.task:<{width}}  {t.steps:>5}  "
+                f"{(t.last_activity or '?')[:19]:<20}  {t.name or '?'}" for t in r.tasks]
         out.append("Bring one here: gitckpt fetch REMOTE --task ID")
         return "\n".join(out) + "\n"
     came = f" as {r.task}" if r.source else ""

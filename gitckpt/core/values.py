@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from gitckpt.core.ids import ObjectId
+from gitckpt.core.shape import HIDDEN, Shaped
 
 #: Why a snapshot left an existing file out.
 Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_repo",
@@ -21,7 +22,7 @@ POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
 
 
 @dataclass(frozen=True)
-class Skipped:
+class Skipped(Shaped):
     """An existing file a snapshot left out; its content was never read."""
 
     path: str
@@ -29,8 +30,12 @@ class Skipped:
     size: int | None = None
     mtime: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "reason": self.reason, "size": self.size, "mtime": self.mtime}
+
+class Left(NamedTuple):
+    """A path an operation left as it was, and why (a restore's `kept`, `blocked`)."""
+
+    path: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class Changes:
+class Changes(Shaped):
     """Workspace-relative paths that differ between two trees."""
 
     added: tuple[str, ...] = ()
@@ -55,25 +60,32 @@ class Changes:
     def paths(self) -> list[str]:
         return sorted({*self.added, *self.modified, *self.deleted})
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"added": list(self.added), "modified": list(self.modified),
-                "deleted": list(self.deleted)}
-
 
 @dataclass(frozen=True)
-class GitState:
+class GitState(Shaped):
     """Where the user's repository stood (git stores only)."""
 
     head: str | None
     branch: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"head": self.head, "branch": self.branch}
+    extra: dict[str, Any] = field(default_factory=dict, metadata=HIDDEN)
 
 
 @dataclass(frozen=True)
-class RestoreMarker:
+class GitSince(Shaped):
+    """How the user's repository moved since a step: where HEAD is now, `commits_since`
+    (commits on HEAD that the step's HEAD lacks), `head_reachable` (the step's HEAD is still
+    in HEAD's history: False after a rebase or reset; None: not known) and `at_step`, where
+    it stood then."""
+
+    head: str | None
+    branch: str | None
+    commits_since: int | None = None
+    head_reachable: bool | None = None
+    at_step: GitState | None = None
+
+
+@dataclass(frozen=True)
+class RestoreMarker(Shaped):
     """A restore in progress, left in the state folder before the first file changes and
     removed after the last: if it outlives its apply, the files may be half-restored, and
     restoring `safety` undoes what was done (restoring `target` finishes it)."""
@@ -83,10 +95,6 @@ class RestoreMarker:
     label: str
     safety: str
     revert: str | None = None  # a revert's target spec: rerunning it finishes the revert
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "target": self.target, "label": self.label,
-                "safety": self.safety, "revert": self.revert}
 
     @classmethod
     def from_dict(cls, data: object) -> RestoreMarker | None:

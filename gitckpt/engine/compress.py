@@ -16,6 +16,7 @@ from datetime import datetime
 from gitckpt.core.errors import InvalidArgument, StoreCorrupt
 from gitckpt.core.hints import call
 from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.shape import Shaped
 from gitckpt.engine.reach import commits, reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, drift_ref
 from gitckpt.store.base import Store
@@ -37,21 +38,17 @@ def parse_duration(text: str) -> float:
 
 
 @dataclass(frozen=True)
-class Chain:
+class Chain(Shaped):
     task: TaskId
-    step: int
+    after_step: int
     tip: ObjectId
     drifts: int
     newest: str  # created_at of the newest drift
     reason: str  # why it is dropped or kept
 
-    def to_dict(self) -> dict:
-        return {"task": self.task, "after_step": self.step, "tip": self.tip,
-                "drifts": self.drifts, "newest": self.newest, "reason": self.reason}
-
 
 @dataclass
-class CompressResult:
+class CompressResult(Shaped):
     keep_seconds: float
     min_steps: int
     dry_run: bool
@@ -61,14 +58,6 @@ class CompressResult:
     bytes_freed: int = 0
     bytes_freeable: int = 0
     why_nothing: str = ""
-
-    def to_dict(self) -> dict:
-        return {"keep_seconds": self.keep_seconds, "min_steps": self.min_steps,
-                "dry_run": self.dry_run, "eligible": [c.to_dict() for c in self.eligible],
-                "kept": [c.to_dict() for c in self.kept],
-                "dropped": [c.to_dict() for c in self.dropped],
-                "bytes_freed": self.bytes_freed, "bytes_freeable": self.bytes_freeable,
-                "why_nothing": self.why_nothing}
 
 
 def _age(created_at: str, now: float) -> float:
@@ -120,14 +109,14 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
             return out
         doomed = {}
         for c in out.eligible:
-            for d in tl.drifts(c.task, c.step):
+            for d in tl.drifts(c.task, c.after_step):
                 doomed[d.commit] = c
         size = _unique_size(store, tl, set(doomed))
         if dry_run:
             out.bytes_freeable = size
             return out
         for c in out.eligible:
-            store.delete_ref(drift_ref(c.task, c.step), c.tip)
+            store.delete_ref(drift_ref(c.task, c.after_step), c.tip)
             out.dropped.append(c)
         # A commit can be shared (a task imported under a second id, worktrees): its note
         # stays while any ref still reaches it.

@@ -18,6 +18,7 @@ from pathlib import Path
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.hints import CLI
 from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.engine.notes import Note
 from gitckpt.engine.reach import reachable
 from gitckpt.engine.restore import interrupted, undo_calls
@@ -29,35 +30,29 @@ from gitckpt.store.state import not_a_file
 
 
 @dataclass
-class Finding:
+class Finding(Shaped):
     check: str
     problem: str
     fix: str
     fixed: bool = False
-    repair: Callable[[], None] | None = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict:
-        return {"check": self.check, "problem": self.problem, "fix": self.fix,
-                "fixed": self.fixed}
+    repair: Callable[[], None] | None = field(default=None, repr=False, compare=False,
+                                              metadata=HIDDEN)
 
 
 @dataclass
-class DoctorResult:
+class DoctorResult(Shaped):
     store: str
     kind: str
     tasks: int
     checked: list[str]
     findings: list[Finding] = field(default_factory=list)
     watch: str = "on"
+    derived = ("healthy",)
 
     @property
     def healthy(self) -> bool:
         return all(f.fixed for f in self.findings)
 
-    def to_dict(self) -> dict:
-        return {"store": self.store, "kind": self.kind, "tasks": self.tasks,
-                "checked": self.checked, "healthy": self.healthy, "watch": self.watch,
-                "findings": [f.to_dict() for f in self.findings]}
 
 
 def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, ObjectId]]:

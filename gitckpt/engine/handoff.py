@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitckpt.core.values import Changes
+from gitckpt.core.values import Changes, GitSince
 from gitckpt.engine.memory import Check, Entry, FileNote, Memory
 from gitckpt.engine.notes import PLAN_MARKS
 from gitckpt.engine.records import StepRecord, TaskInfo
@@ -137,23 +137,22 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
     return out
 
 
-def _git(n: int, git: dict | None) -> list[str]:
-    if not git:
+def _git(n: int, git: GitSince | None) -> list[str]:
+    if git is None:
         return []
-    if not git.get("head"):
+    if not git.head:
         return ["Git: no commit yet in this repository"]
-    now = f"{git.get('branch') or 'detached HEAD'} at {git['head'][:7]}"
-    then = git.get("at_step") or {}
-    line = f"Git: {now}"
-    if then:
-        was = f"{then.get('branch') or 'detached HEAD'} at {(then.get('head') or '-')[:7]}"
-        if then.get("branch") != git.get("branch"):
+    line = f"Git: {git.branch or 'detached HEAD'} at {git.head[:7]}"
+    then = git.at_step
+    if then is not None:
+        was = f"{then.branch or 'detached HEAD'} at {(then.head or '-')[:7]}"
+        if then.branch != git.branch:
             line += f"; the branch changed since step {n} ({was})"
-        if git.get("head_reachable") is False:
-            line += (f"; HEAD at step {n} ({(then.get('head') or '-')[:7]}) is no longer in "
+        if git.head_reachable is False:
+            line += (f"; HEAD at step {n} ({(then.head or '-')[:7]}) is no longer in "
                      "the branch's history (rebase or reset)")
-        elif git.get("commits_since"):
-            line += f"; {git['commits_since']} commit(s) since step {n}"
+        elif git.commits_since:
+            line += f"; {git.commits_since} commit(s) since step {n}"
     return [line]
 
 
@@ -166,7 +165,7 @@ class Handoff:
     drifts: list[StepRecord]
     unsaved: Changes | None
     since_step: Changes | None
-    git: dict | None
+    git: GitSince | None
     watch: str
     problems: list[str]
     memory: Memory

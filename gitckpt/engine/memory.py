@@ -12,23 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
+from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import close_item
 from gitckpt.engine.records import StepRecord
 
 
 @dataclass(frozen=True)
-class Entry:
+class Entry(Shaped):
     """A decision, gotcha or question, and the step that recorded it."""
 
     text: str
     step: int
 
-    def to_dict(self) -> dict:
-        return {"text": self.text, "step": self.step}
 
 
 @dataclass(frozen=True)
-class CommandRun:
+class CommandRun(Shaped):
     """A command that ran against the workspace snapshot `tree`, with its outcome."""
 
     command: str
@@ -43,20 +42,14 @@ class CommandRun:
     def passed(self) -> bool:
         return self.exit_code == 0
 
-    def to_dict(self) -> dict:
-        return {"command": self.command, "exit_code": self.exit_code, "tree": self.tree,
-                "step": self.step, "note": self.note, "duration_s": self.duration_s,
-                "saved": self.saved}
 
 
 @dataclass(frozen=True)
-class FileNote:
+class FileNote(Shaped):
     path: str
     note: str
     step: int
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "note": self.note, "step": self.step}
 
 
 @dataclass

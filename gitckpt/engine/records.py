@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.shape import Shaped
 from gitckpt.core.values import Changes, GitState, Skipped
 from gitckpt.engine.notes import Note, PlanItem
 from gitckpt.safety.redact import clean
@@ -87,15 +88,32 @@ class TaskInfo:
     status: str  # active | suspended | closed
     last_activity: str = ""  # the newest step's or drift's time
 
+    @property
+    def summary(self) -> TaskSummary:
+        return TaskSummary(self.id, self.meta.name, self.meta.goal, self.status, self.head.n,
+                           self.head.commit, self.last_activity or self.head.note.created_at,
+                           self.meta.workspace)
+
     def to_dict(self) -> dict:
-        return {"task": self.id, "name": self.meta.name, "goal": self.meta.goal,
-                "status": self.status, "steps": self.head.n, "head": self.head.commit,
-                "last_activity": self.last_activity or self.head.note.created_at,
-                "workspace": self.meta.workspace}
+        return self.summary.to_dict()
 
 
 @dataclass(frozen=True)
-class SaveResult:
+class TaskSummary(Shaped):
+    """A task as it answers: `steps` is its newest step's number, `head` its tip."""
+
+    task: TaskId
+    name: str | None
+    goal: str | None
+    status: str
+    steps: int
+    head: ObjectId
+    last_activity: str
+    workspace: str | None
+
+
+@dataclass(frozen=True)
+class SaveResult(Shaped):
     task: TaskId
     step: int
     commit: ObjectId
@@ -103,15 +121,9 @@ class SaveResult:
     idempotent: bool
     closed: bool
     changes: Changes
-    skipped: list[dict]
+    skipped: tuple[Skipped, ...]
     redacted: int
     plan: list[PlanItem] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"task": self.task, "step": self.step, "commit": self.commit, "tree": self.tree,
-                "idempotent": self.idempotent, "closed": self.closed,
-                "changes": self.changes.to_dict(), "skipped": self.skipped,
-                "redacted": self.redacted, "plan": [vars(p) for p in self.plan]}
 
 
 def line(text: str) -> str:
@@ -135,7 +147,7 @@ def step_message(task: TaskId, note: Note) -> str:
 
 
 @dataclass(frozen=True)
-class DriftResult:
+class DriftResult(Shaped):
     """A capture: `recorded` is False when nothing changed since the tip."""
 
     task: TaskId
@@ -146,13 +158,7 @@ class DriftResult:
     trigger: str
     partial: bool
     changes: Changes
-    skipped: list[dict]
-
-    def to_dict(self) -> dict:
-        return {"task": self.task, "recorded": self.recorded, "commit": self.commit,
-                "tree": self.tree, "after_step": self.after_step, "trigger": self.trigger,
-                "partial": self.partial, "changes": self.changes.to_dict(),
-                "skipped": self.skipped}
+    skipped: tuple[Skipped, ...]
 
 
 def drift_message(task: TaskId, note: Note, changes: Changes, shown: int = 3) -> str:

@@ -26,7 +26,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, CLI, Arg, Call, call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, apply_changes
-from gitckpt.core.values import RestoreMarker
+from gitckpt.core.values import Left, RestoreMarker
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.restore_plan import Action, Plan, check_obstacles, folders_above, plan_for
 from gitckpt.engine.targets import Target
@@ -47,7 +47,7 @@ class Applied:
     """What an apply did: the actions done, and the paths it could not write (with why)."""
 
     done: list[Action] = field(default_factory=list)
-    blocked: list[tuple[str, str]] = field(default_factory=list)
+    blocked: list[Left] = field(default_factory=list)
 
 
 #: Why a file is not overwritten or deleted: it changed after the safety copy was taken.
@@ -80,7 +80,7 @@ def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], byte
             out.done.append(a)
             emptied.update(folders_above(a.path.rpartition(b"/")[0]))
         except Blocked as e:
-            out.blocked.append((a.name, e.reason))
+            out.blocked.append(Left(a.name, e.reason))
     for folder in sorted(emptied - needed - {b""}, key=lambda p: (-p.count(b"/"), p)):
         wd.remove_empty_folder(folder)
     for a in plan.actions:
@@ -101,7 +101,7 @@ def write_plan(plan: Plan, wd: Workdir, checkout: Callable[[ObjectId, str], byte
                          symlink=a.entry.mode == Mode.SYMLINK)
             out.done.append(a)
         except Blocked as e:
-            out.blocked.append((a.name, e.reason))
+            out.blocked.append(Left(a.name, e.reason))
     return out
 
 
@@ -113,7 +113,7 @@ class Outcome:
     safety: StepRecord | None  # None: nothing to do, nothing written
     commit: ObjectId | None
     tree: ObjectId
-    blocked: tuple[tuple[str, str], ...]
+    blocked: tuple[Left, ...]
 
 
 class PlanChanged(GitckptError):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, UnsafeTree, diff_entries, in_filter
-from gitckpt.core.values import POINTER, Snapshot
+from gitckpt.core.shape import HIDDEN, Shaped
+from gitckpt.core.values import POINTER, Left, Snapshot
 from gitckpt.engine.targets import Target
 from gitckpt.engine.workfs import Blocked, Missing, Workdir
 from gitckpt.safety.rules import IgnoreRules, tree_ckptignore, tree_loader
@@ -36,15 +37,17 @@ class Action:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What a restore of `target` would do to the workspace whose snapshot is `live_tree`."""
+class Plan(Shaped):
+    """What a restore of `target` would do to the workspace whose snapshot is `live_tree`;
+    it answers with the paths of each kind of action and their `counts`."""
 
     target: Target
     live_tree: ObjectId
     paths: tuple[str, ...]
-    actions: tuple[Action, ...]
-    unrestorable: tuple[tuple[str, str], ...]  # (path, reason): the target has it, we cannot
-    kept: tuple[tuple[str, str], ...]  # (path, reason): left out now, never touched
+    actions: tuple[Action, ...] = field(metadata=HIDDEN)
+    unrestorable: tuple[Left, ...]  # the target has it, we cannot write it
+    kept: tuple[Left, ...]  # left out now, never touched
+    derived = ("plan_id", "counts", "create", "modify", "delete", "mode")
 
     def names(self, kind: str) -> list[str]:
         return [a.name for a in self.actions if a.kind == kind]
@@ -62,19 +65,35 @@ class Plan:
             h.update(f"!{path}\0{reason}\0".encode("utf-8", "surrogateescape"))
         return h.hexdigest()[:16]
 
+    @property
+    def plan_id(self) -> str:
+        return self.id
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many paths each action, and `unrestorable` and `kept`, hold."""
+        return {**{k: len(self.names(k)) for k in ACTIONS},
+                "unrestorable": len(self.unrestorable), "kept": len(self.kept)}
+
+    @property
+    def create(self) -> list[str]:
+        return self.names("create")
+
+    @property
+    def modify(self) -> list[str]:
+        return self.names("modify")
+
+    @property
+    def delete(self) -> list[str]:
+        return self.names("delete")
+
+    @property
+    def mode(self) -> list[str]:
+        return self.names("mode")
+
     def summary(self) -> str:
         counts = ", ".join(f"{len(self.names(k))} {k}" for k in ACTIONS if self.names(k))
         return counts or "no file changes"
-
-    def to_dict(self) -> dict:
-        out: dict = {"target": self.target.to_dict(), "plan_id": self.id,
-                     "live_tree": self.live_tree, "paths": list(self.paths)}
-        out["counts"] = {k: len(self.names(k)) for k in ACTIONS}
-        out["counts"].update(unrestorable=len(self.unrestorable), kept=len(self.kept))
-        out.update({k: self.names(k) for k in ACTIONS})
-        out["unrestorable"] = [{"path": p, "reason": r} for p, r in self.unrestorable]
-        out["kept"] = [{"path": p, "reason": r} for p, r in self.kept]
-        return out
 
 
 def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (baseline)
@@ -94,9 +113,11 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (b
     """
     only = tuple(os.fsencode(p) for p in paths)
     left_out = {os.fsencode(s.path): s.reason for s in live.skipped}
-    kept = [(s.path, s.reason) for s in live.skipped if in_filter(os.fsencode(s.path), only)]
+    kept = [Left(s.path, s.reason) for s in live.skipped
+            if in_filter(os.fsencode(s.path), only)]
     skipped_then = {os.fsencode(s.path): s.reason for s in target.record.left_out}
-    unrestorable = [(os.fsdecode(p), r) for p, r in skipped_then.items() if in_filter(p, only)]
+    unrestorable = [Left(os.fsdecode(p), r) for p, r in skipped_then.items()
+                    if in_filter(p, only)]
     actions: list[Action] = []
     nested: list[bytes] = []  # nested repositories in the workspace: never written into
     ours = {os.fsencode(p): "gitckpt's store" for p in private}
@@ -113,33 +134,33 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (b
         name = os.fsdecode(path)
         if old is not None and old.mode == Mode.GITLINK:
             nested.append(path)
-            kept.append((name, "nested_repo"))
+            kept.append(Left(name, "nested_repo"))
             if new is not None:
-                unrestorable.append((name, "a nested repository is in the way"))
+                unrestorable.append(Left(name, "a nested repository is in the way"))
             continue
         blocker = _under(path, nested) or _under(path, left_out)
         if blocker is None and gitlink_above is not None:
             blocker = gitlink_above(path)
         if POINTER.encode() in path.split(b"/") or _under(path, ours) is not None:
-            unrestorable.append((name, "inside gitckpt's store"))
+            unrestorable.append(Left(name, "inside gitckpt's store"))
         elif new is not None and blocker is not None:
             reason = left_out.get(blocker, "nested_repo")
-            unrestorable.append((name, f"left out now ({reason}): {os.fsdecode(blocker)}"))
+            unrestorable.append(Left(name, f"left out now ({reason}): {os.fsdecode(blocker)}"))
         elif new is not None and new.mode == Mode.GITLINK:
-            unrestorable.append((name, "nested_repo"))
+            unrestorable.append(Left(name, "nested_repo"))
         elif new is None:
             if _under(path, skipped_then) is not None:
                 continue  # it existed then, left out: reported as unrestorable, kept as it is
             if rules_change and left_after is not None and left_after(name):
-                kept.append((name, "left out by the restored ignore rules"))
+                kept.append(Left(name, "left out by the restored ignore rules"))
                 continue
             actions.append(Action(path, "delete", None, old))
         elif not has_object(new.id):
-            unrestorable.append((name, "content missing"))
+            unrestorable.append(Left(name, "content missing"))
         elif old is None:
             why = left_now(name) if left_now is not None else None
             if why is not None:
-                unrestorable.append((name, f"left out now ({why})"))
+                unrestorable.append(Left(name, f"left out now ({why})"))
             else:
                 actions.append(Action(path, "create", new))
         elif old.id == new.id and {old.mode, new.mode} <= {Mode.FILE, Mode.EXECUTABLE}:
@@ -147,8 +168,13 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (b
         else:
             actions.append(Action(path, "modify", new, old))
     lost = {p for p, _ in unrestorable}
-    return Plan(target, live.tree, paths, tuple(actions), tuple(sorted(set(unrestorable))),
-                tuple(sorted({k for k in kept if k[0] not in lost})))
+    return Plan(target, live.tree, paths, tuple(actions), lefts(unrestorable),
+                lefts(k for k in kept if k[0] not in lost))
+
+
+def lefts(pairs: Iterable[tuple[str, str]]) -> tuple[Left, ...]:
+    """(path, reason) pairs as a plan holds them: records, sorted, each once."""
+    return tuple(sorted({Left(*p) for p in pairs}))
 
 
 class _GitlinkAbove:
@@ -217,8 +243,7 @@ def check_obstacles(plan: Plan, wd: Workdir) -> Plan:
             blocked.append((a.name, reason))
     if not blocked:
         return plan
-    return replace(plan, actions=tuple(keep),
-                   unrestorable=tuple(sorted({*plan.unrestorable, *blocked})))
+    return replace(plan, actions=tuple(keep), unrestorable=lefts([*plan.unrestorable, *blocked]))
 
 
 def _obstacle(wd: Workdir, path: bytes, deleted: set[bytes], emptied: set[bytes]) -> str | None:

@@ -3,6 +3,8 @@ of commands and checks, the user's repository since the step, and the problems f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gitckpt.core.errors import GitckptError
 from gitckpt.engine import restore
 from gitckpt.engine.handoff import Handoff
@@ -53,7 +55,7 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     then = info.head.git_then
     git = tl.store.git_since(then.head if then else None)
     if git is not None:
-        git["at_step"] = then.to_dict() if then else None
+        git = replace(git, at_step=then)
     watch = "on" if watch_enabled() else "off"
     return Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                    bound, files)

@@ -12,16 +12,17 @@ store) a revert leaves alone too.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
 from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, apply_changes, in_filter
-from gitckpt.core.values import Snapshot
+from gitckpt.core.shape import HIDDEN, MERGED, Shaped
+from gitckpt.core.values import Left, Snapshot
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.restore import check_plan_id, check_reach, mark, unmark, write_plan
-from gitckpt.engine.restore_plan import Plan, check_obstacles, plan_for
+from gitckpt.engine.restore_plan import ACTIONS, Plan, check_obstacles, lefts, plan_for
 from gitckpt.engine.targets import Target, resolve_target
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.workfs import Workdir
@@ -31,30 +32,33 @@ CHOICES = ("markers", "ours", "theirs")
 
 
 @dataclass(frozen=True)
-class Conflict:
+class Conflict(Shaped):
     """A file whose change to undo overlaps a change made since."""
 
     path: str
     binary: bool
-    text: str | None = None  # the file with git-style conflict markers (None: not merged)
+    # the file with conflict markers (None: unmerged)
+    text: str | None = field(default=None, metadata=HIDDEN)
     why: str = "content"  # content | binary | modify/delete | rename | file/folder
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "binary": self.binary, "why": self.why}
 
 
 @dataclass(frozen=True)
-class RevertPlan:
-    """What undoing first..last does to the workspace now."""
+class RevertPlan(Shaped):
+    """What undoing first..last does to the workspace now. It answers as its restore plan
+    does, with `target` the first change undone, a conflicted path listed only among
+    `conflicts`, and `counts` of `conflict` and `already` too."""
 
-    first: Target
+    first: Target = field(metadata=HIDDEN)
     last: Target
-    before: ObjectId  # tree of first's parent: what the change started from
-    after: ObjectId   # tree of last: what the change made
-    plan: Plan        # the restore plan from the live workspace to the merged tree
+    # tree of first's parent: what the change started from
+    before: ObjectId = field(metadata=HIDDEN)
+    after: ObjectId = field(metadata=HIDDEN)   # tree of last: what the change made
+    # the restore plan from the live workspace to the merged tree
+    plan: Plan = field(metadata=MERGED)
     conflicts: tuple[Conflict, ...]
     already: tuple[str, ...]  # paths whose change the workspace already lacks
     choice: str | None
+    derived = ("plan_id", "target", "label", "create", "modify", "delete", "mode", "counts")
 
     @property
     def id(self) -> str:
@@ -70,18 +74,38 @@ class RevertPlan:
             return self.first.label
         return f"{self.first.label}..{self.last.label}"
 
-    def to_dict(self) -> dict:
-        d = self.plan.to_dict()
-        conflicted = {c.path for c in self.conflicts}
-        for kind in ("create", "modify", "delete", "mode"):  # a conflict is listed as one
-            d[kind] = [p for p in d[kind] if p not in conflicted]
-        d.update(plan_id=self.id, target=self.first.to_dict(), last=self.last.to_dict(),
-                 label=self.label, conflicts=[c.to_dict() for c in self.conflicts],
-                 already=list(self.already), choice=self.choice)
-        d["counts"] = {**d["counts"], **{k: len(d[k]) for k in ("create", "modify", "delete",
-                                                                "mode")},
-                       "conflict": len(self.conflicts), "already": len(self.already)}
-        return d
+    @property
+    def plan_id(self) -> str:
+        return self.id
+
+    @property
+    def target(self) -> Target:
+        return self.first
+
+    def _clean(self, kind: str) -> list[str]:
+        conflicted = {c.path for c in self.conflicts}  # a conflict is listed as one only
+        return [p for p in self.plan.names(kind) if p not in conflicted]
+
+    @property
+    def create(self) -> list[str]:
+        return self._clean("create")
+
+    @property
+    def modify(self) -> list[str]:
+        return self._clean("modify")
+
+    @property
+    def delete(self) -> list[str]:
+        return self._clean("delete")
+
+    @property
+    def mode(self) -> list[str]:
+        return self._clean("mode")
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {**self.plan.counts, **{k: len(self._clean(k)) for k in ACTIONS},
+                "conflict": len(self.conflicts), "already": len(self.already)}
 
 
 class Conflicts(GitckptError):
@@ -172,7 +196,7 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
                     and in_filter(p.encode("utf-8", "surrogateescape"), only)
                     and _entry(store, live.tree, p) == _entry(store, before, p))
     if untouchable:
-        plan = replace(plan, unrestorable=tuple(sorted({*plan.unrestorable, *untouchable})))
+        plan = replace(plan, unrestorable=lefts([*plan.unrestorable, *untouchable]))
     return RevertPlan(first, last, before, after, plan, tuple(conflicts), already, choice)
 
 
@@ -212,7 +236,7 @@ class RevertOutcome:
     plan: RevertPlan
     safety: StepRecord | None
     commit: ObjectId | None
-    blocked: tuple[tuple[str, str], ...]
+    blocked: tuple[Left, ...]
 
 
 def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = (),
@@ -286,28 +310,6 @@ class RevertChanged(GitckptError):
                   f"{rp.first.commit[:12]}..{rp.last.commit[:12]}", apply=True, expect=rp.id,
                   paths=list(rp.plan.paths) or None)])
         self.plan = rp
-
-
-@dataclass(frozen=True)
-class RevertResult:
-    """A revert preview (`applied` False) or what an apply did; `safety` undoes it."""
-
-    plan: RevertPlan
-    applied: bool
-    workspace: str = ""
-    safety: ObjectId | None = None
-    commit: ObjectId | None = None
-    blocked: tuple[tuple[str, str], ...] = ()
-    patch: str | None = None
-    needs_confirm: bool = False
-
-    def to_dict(self) -> dict:
-        d = self.plan.to_dict()
-        d.update(workspace=self.workspace, applied=self.applied, safety=self.safety,
-                 commit=self.commit, needs_confirm=self.needs_confirm,
-                 blocked=[{"path": p, "reason": r} for p, r in self.blocked],
-                 patch=self.patch)
-        return d
 
 
 def check_choice(choice: str | None) -> str | None:

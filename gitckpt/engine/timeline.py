@@ -259,7 +259,7 @@ class Timeline:
             message = "\n".join([*lines, f"Task: {task}", ""])
             commit = self._commit(task, snap.tree, None, message, note, now)
             self.set_active(task)
-        result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), note.skipped,
+        result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), snap.skipped,
                             n0 + n1 + n2 + n3 + n4, note.plan)
         return task, result
 
@@ -319,7 +319,7 @@ class Timeline:
                     and commands == prev.commands and spec.files == prev.files)
             if same:
                 return SaveResult(tid, head.n, head.commit, head.tree, True, False, Changes(),
-                                  _skipped(snap), spec.redacted, prev.plan)
+                                  snap.skipped, spec.redacted, prev.plan)
             now = self.clock()
             changes = self.store.diff_trees(head.tree, snap.tree)
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
@@ -330,7 +330,7 @@ class Timeline:
             if pending:
                 self.store.state.remove(_runs_file(tid))
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
-                          note.skipped, spec.redacted, merged)
+                          snap.skipped, spec.redacted, merged)
 
     def runs(self, tid: TaskId) -> list[dict]:
         """The commands `gitckpt run` recorded since the task's newest step, oldest first
@@ -394,14 +394,14 @@ class Timeline:
         changes = self.store.diff_trees(tip.tree, snap.tree)
         if not changes and not always:
             return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
-                               changes, _skipped(snap))
+                               changes, snap.skipped)
         now = self.clock()
         note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
                     trigger=trigger, partial=partial, changes=changes.to_dict(),
                     skipped=_skipped(snap), git=_git(self.store), tool=tool)
         commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note, now)
         return DriftResult(tid, True, commit, snap.tree, head.n, trigger, partial, changes,
-                           note.skipped)
+                           snap.skipped)
 
     def record_restore(self, tid: TaskId, safety: StepRecord, tree: ObjectId,
                        target: StepRecord) -> ObjectId:

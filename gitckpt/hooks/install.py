@@ -8,35 +8,35 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
+from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.hooks.hosts import HOSTS
 
 
 @dataclass(frozen=True)
-class InstallPlan:
+class InstallPlan(Shaped):
     host: str
     path: Path
-    old: str  # "" for a new file
-    new: str
+    old: str = field(metadata=HIDDEN)  # "" for a new file
+    new: str = field(metadata=HIDDEN)
     written: bool = False
+    derived = ("changed", "diff")
 
     @property
     def changed(self) -> bool:
         return self.old != self.new
 
+    @property
     def diff(self) -> str:
+        """The change as a unified diff of the host's config file."""
         name = HOSTS[self.host].config  # relative to the project, as git names files
         return "".join(difflib.unified_diff(
             self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
             "/dev/null" if not self.old else f"a/{name}", f"b/{name}"))
-
-    def to_dict(self) -> dict:
-        return {"host": self.host, "path": str(self.path), "changed": self.changed,
-                "written": self.written, "diff": self.diff()}
 
 
 def project_root(folder: str | Path) -> Path:

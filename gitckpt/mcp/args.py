@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
+from gitckpt.core import shape
 from gitckpt.core.errors import GitckptError, InvalidArgument
 
 _EXAMPLE = {"string": '"text"', "boolean": "true", "integer": "3", "array": '["a", "b"]',
@@ -126,6 +127,19 @@ def lean_schemas(server: MCPServer) -> None:
         meta = tool.fn_metadata
         if meta.output_schema is not None:
             object.__setattr__(meta, "output_schema", _lean(meta.output_schema, output=True))
+
+
+def publish_outputs(server: MCPServer, outputs: dict[str, tuple[type, ...]]) -> None:
+    """Each tool's output schema, derived from the result types it answers with: the keys
+    their `to_dict()` writes, so the schema cannot drift from the structured content. (The
+    tools return a CallToolResult, for which the SDK derives none; clients such as the
+    Python SDK's validate the structured content against it.)"""
+    tools = {t.name: t for t in server._tool_manager.list_tools()}
+    if set(tools) != set(outputs):
+        raise RuntimeError(f"tools without result types: {sorted(set(tools) ^ set(outputs))}")
+    for name, types in outputs.items():
+        object.__setattr__(tools[name].fn_metadata, "output_schema",
+                           _lean(shape.schema(*types), output=True))
 
 
 def check_calls(server: MCPServer, on_error: Callable[[GitckptError], object]) -> None:

@@ -22,28 +22,9 @@ from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError, NoActiveTask
 from gitckpt.engine.watch import release_memory
 from gitckpt.mcp import text as mcp_text
-from gitckpt.mcp.args import check_calls, lean_schemas
+from gitckpt.mcp.args import check_calls, lean_schemas, publish_outputs
 from gitckpt.mcp.handshake import INSTRUCTIONS, Held, Wire, claim
-from gitckpt.mcp.schemas import (
-    CommandIn,
-    CompressOut,
-    DiffOut,
-    DriftOut,
-    ExportOut,
-    FetchOut,
-    FileIn,
-    ImportOut,
-    InitOut,
-    NewPlanEntry,
-    PlanEntry,
-    PushOut,
-    RestoreOut,
-    ResumeOut,
-    RevertOut,
-    SaveOut,
-    TaskOut,
-    TimelineOut,
-)
+from gitckpt.mcp.inputs import CommandIn, FileIn, NewPlanEntry, PlanEntry
 from gitckpt.mcp.text import error_result, printable
 from gitckpt.mcp.wire import Out, Replay
 from gitckpt.mcp.workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
@@ -74,8 +55,8 @@ class ToolCall:
     async def __call__(self, root: str | None, ctx: Context | None, fn, *args,
                        boundary: bool = True, text, **kwargs) -> CallToolResult:
         """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
-        The result carries two views: `text(result)`, short and in tool-call terms, and the
-        whole result object as structured content (the CLI's `--json` object)."""
+        The answer carries two views of the one typed result: `text(result)`, short and in
+        tool-call terms, and its `to_dict()` as structured content (the CLI's `--json`)."""
         try:
             path = await self.ws.resolve(root, ctx)
 
@@ -86,14 +67,15 @@ class ToolCall:
                 except Exception:  # progress is a courtesy: the call goes on without it
                     log.debug("progress not sent", exc_info=True)
 
-            def work() -> dict:
+            def work() -> tuple[dict, str]:
                 with progressing.reporting(report if ctx is not None else None), \
                         service.one_call(path, boundary=boundary, lock_wait=BOUNDARY_WAIT,
                                          exact=fn in EXACT) as d:
                     if d is not None and d.recorded:
                         log.info("boundary drift %s: %d paths", d.commit[:7],
                                  len(d.changes.paths()))
-                    result = printable(fn(path, *args, **kwargs).to_dict())
+                    result = fn(path, *args, **kwargs)
+                    answer = printable(result.to_dict()), printable(text(result))
                 try:
                     self.ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
@@ -103,11 +85,11 @@ class ToolCall:
                 # and glibc keeps freed pages. Only the young generations: cheap.
                 gc.collect(1)
                 release_memory()
-                return result
+                return answer
 
-            result = await anyio.to_thread.run_sync(work)
-            return CallToolResult(content=[TextContent(type="text", text=text(result))],
-                                  structured_content=result)
+            content, said = await anyio.to_thread.run_sync(work)
+            return CallToolResult(content=[TextContent(type="text", text=said)],
+                                  structured_content=content)
         except GitckptError as e:
             return error_result(e)
         except Exception as e:  # a bug: the agent still gets a result it can read
@@ -127,7 +109,26 @@ def build_server(root: str | None = None) -> MCPServer:
         register(server, call)
     check_calls(server, error_result)
     lean_schemas(server)
+    publish_outputs(server, _outputs())
     return server
+
+
+def _outputs() -> dict[str, tuple[type, ...]]:
+    """Each tool's result types: its output schema is theirs (core/shape.py)."""
+    from gitckpt.engine.compress import CompressResult
+    from gitckpt.engine.records import DriftResult, SaveResult, TaskSummary
+    from gitckpt.service import results as r
+    from gitckpt.transfer.fetch import FetchResult
+    from gitckpt.transfer.package import ExportResult, ImportResult
+    from gitckpt.transfer.push import PushResult
+
+    return {"ckpt_init": (r.InitResult,), "ckpt_save": (SaveResult,),
+            "ckpt_resume": (r.ResumeResult,), "ckpt_log": (r.LogResult, r.TasksResult),
+            "ckpt_diff": (r.DiffResult,), "ckpt_capture": (DriftResult,),
+            "ckpt_switch": (TaskSummary,), "ckpt_restore": (r.RestoreResult,),
+            "ckpt_revert": (r.RevertResult,), "ckpt_compress": (CompressResult,),
+            "ckpt_push": (PushResult,), "ckpt_fetch": (FetchResult,),
+            "ckpt_export": (ExportResult,), "ckpt_import": (ImportResult,)}
 
 
 def _step_tools(server: MCPServer, call: ToolCall) -> None:
@@ -140,7 +141,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             exclude: Annotated[list[str], Field(description=".gitignore patterns to leave "
                                                             "out.")] = [],  # noqa: B006
             plan: Annotated[list[NewPlanEntry], Field(description="Checklist.")] = [],  # noqa: B006
-            root: Root = None, ctx: Context | None = None) -> InitOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Start a task: step 0 snapshots the workspace; the task becomes active. Once per
         job of several steps."""
         return await call(root, ctx, service.init, name, goal=goal, constraints=constraints,
@@ -167,7 +168,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             plan: Annotated[list[PlanEntry], Field(description="Items to update, by "
                                                                "text.")] = [],  # noqa: B006
             close: Annotated[bool, Field(description="Last step: end the task.")] = False,
-            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> SaveOut:
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Save a finished step: a commit of the workspace and what it meant. After every
         step you could report in one sentence. Decisions, gotchas and questions accumulate
         until answered or dropped."""
@@ -185,7 +186,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
     async def ckpt_resume(task: TaskArg = None,
                           format: Annotated[Literal["brief", "full"], Field(
                               description="full: everything, no length limit.")] = "brief",
-                          root: Root = None, ctx: Context | None = None) -> ResumeOut:
+                          root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """The handoff: goal, step, conclusions, next, questions, unsaved files. Read-only."""
         result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
                             full=format == "full", text=mcp_text.resume)
@@ -207,7 +208,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
                                                                   "this.")] = None,
             step: Annotated[int | None, Field(ge=0, description="One step in full.")] = None,
             all_tasks: Annotated[bool, Field(description="List the tasks.")] = False,
-            root: Root = None, ctx: Context | None = None) -> TimelineOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """A task's steps, newest first, one line each. Read-only."""
         if all_tasks:
             return await call(root, ctx, service.tasks, text=mcp_text.tasks)
@@ -220,21 +221,21 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             target: Annotated[str, Field(description="Default: live.")] = "live",
             paths: Paths = [],  # noqa: B006
             patch: Annotated[bool, Field(description="Add the patch.")] = False,
-            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> DiffOut:
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Paths changed between two points, with line counts. Read-only."""
         return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
                           task=task, text=mcp_text.diff)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,
-                           ctx: Context | None = None) -> DriftOut:
+                           ctx: Context | None = None) -> CallToolResult:
         """Record the files now as a drift, e.g. before something risky."""
         return await call(root, ctx, service.capture, task=task, boundary=False,
                           text=mcp_text.capture)
 
     @server.tool()
     async def ckpt_switch(task: str,
-                          root: Root = None, ctx: Context | None = None) -> TaskOut:
+                          root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Make a suspended task active; the active one is suspended."""
         return await call(root, ctx, service.switch, task, text=mcp_text.switch)
 
@@ -247,7 +248,7 @@ def _undo_tools(server: MCPServer, call: ToolCall) -> None:
             apply: bool = False, paths: Paths = [],  # noqa: B006
             task: TaskArg = None,
             expect: str | None = None, confirm: bool = False,
-            root: Root = None, ctx: Context | None = None) -> RestoreOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Put files back as a step or drift had them; previews unless apply (then a safety
         copy first)."""
         return await call(root, ctx, service.restore, target, apply=apply, paths=paths,
@@ -260,7 +261,7 @@ def _undo_tools(server: MCPServer, call: ToolCall) -> None:
             conflicts: Annotated[Literal["markers", "ours", "theirs"] | None,
                                  Field(description="Settles conflicts.")] = None,
             task: TaskArg = None, expect: str | None = None, confirm: bool = False,
-            root: Root = None, ctx: Context | None = None) -> RevertOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Undo one step's or drift's changes, keeping all later work (3-way merge);
         previews unless apply."""
         return await call(root, ctx, service.revert, target, apply=apply, paths=paths,
@@ -273,7 +274,7 @@ def _undo_tools(server: MCPServer, call: ToolCall) -> None:
             dry_run: Annotated[bool, Field(description="Only report.")] = False,
             min_steps: Annotated[int, Field(ge=0, description="Keep those of the newest N "
                                                               "steps.")] = 3,
-            root: Root = None, ctx: Context | None = None) -> CompressOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Drop old drifts (never steps or safety copies)."""
         return await call(root, ctx, service.compress, keep=keep, min_steps=min_steps,
                           dry_run=dry_run, text=mcp_text.compress)
@@ -286,7 +287,7 @@ def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
             remote: Remote = None, task: TaskArg = None,
             as_id: Annotated[str | None, Field(description="Push as this id.")] = None,
             confirm: Annotated[bool, Field(description="First push there.")] = False,
-            root: Root = None, ctx: Context | None = None) -> PushOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Push a task's checkpoints to a git remote."""
         return await call(root, ctx, service.push, remote, task=task, as_id=as_id,
                           confirm=confirm, text=mcp_text.push)
@@ -295,7 +296,7 @@ def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
     async def ckpt_fetch(
             remote: Remote = None, task: TaskArg = None,
             as_id: Annotated[str | None, Field(description="As this new id.")] = None,
-            root: Root = None, ctx: Context | None = None) -> FetchOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """List a git remote's tasks, or fetch one."""
         return await call(root, ctx, service.fetch, remote, task=task, as_id=as_id,
                           text=mcp_text.fetch)
@@ -303,7 +304,7 @@ def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
     @server.tool()
     async def ckpt_export(
             to: Annotated[str, Field(description="A new folder.")],
-            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> ExportOut:
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Write a task as a package that ckpt_import continues elsewhere."""
         try:
             path = await call.ws.resolve(root, ctx)
@@ -316,7 +317,7 @@ def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
     async def ckpt_import(
             package: Annotated[str, Field(description="The package folder.")],
             as_id: Annotated[str | None, Field(description="Task id if taken.")] = None,
-            root: Root = None, ctx: Context | None = None) -> ImportOut:
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Continue a packaged task here, checked before any write."""
         try:
             path = await call.ws.resolve(root, ctx)

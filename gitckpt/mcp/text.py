@@ -1,26 +1,45 @@
 """What an agent reads in each MCP result: a short text over the full object (the structured
 content), for results and errors alike.
 
-Each text function takes the result's `to_dict()` and returns a few lines in tool-call terms
-(never a CLI command line): what happened, and the call that comes next.
+Each text function takes the typed result the service returned (the one whose `to_dict()` is
+the structured content) and returns a few lines in tool-call terms: what happened, and the
+call that comes next, spelled by core/hints as every suggestion is.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcp_types import CallToolResult, TextContent
 
 from gitckpt.core.errors import GitckptError
-from gitckpt.core.hints import MCP
+from gitckpt.core.hints import BLANK, MCP, call
+
+if TYPE_CHECKING:
+    from gitckpt.core.values import Changes
+    from gitckpt.engine.compress import CompressResult
+    from gitckpt.engine.records import DriftResult, SaveResult, StepRecord, TaskInfo
+    from gitckpt.service.results import (
+        DiffResult,
+        InitResult,
+        LogResult,
+        RestoreResult,
+        ResumeResult,
+        RevertResult,
+        TasksResult,
+    )
+    from gitckpt.transfer.fetch import FetchResult
+    from gitckpt.transfer.package import ExportResult, ImportResult
+    from gitckpt.transfer.push import PushResult
 
 
-def _n(items) -> int:
-    return len(items or [])
+def _next(op: str, **args: object) -> str:
+    """The tool call that comes next, as the agent would write it."""
+    return call(op, **args).spell(MCP)
 
 
-def _changes(d: dict) -> str:
-    c = d.get("changes") or {}
-    return f"{_n(c.get('added'))} added, {_n(c.get('modified'))} modified, " \
-           f"{_n(c.get('deleted'))} deleted"
+def _changes(c: Changes) -> str:
+    return f"{len(c.added)} added, {len(c.modified)} modified, {len(c.deleted)} deleted"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -28,211 +47,206 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def save(d: dict) -> str:
+def save(r: SaveResult) -> str:
     """One or two lines: the step, what changed, redactions, what was left out."""
-    if d.get("idempotent"):
-        head = f"Step {d['step']} of {d['task']} unchanged (same step saved again)."
+    if r.idempotent:
+        head = f"Step {r.step} of {r.task} unchanged (same step saved again)."
     else:
-        head = f"Saved step {d['step']} of {d['task']} ({d['commit'][:7]}): {_changes(d)}."
+        head = f"Saved step {r.step} of {r.task} ({r.commit[:7]}): {_changes(r.changes)}."
     extra = []
-    if d.get("redacted"):
-        extra.append(f"{d['redacted']} secret(s) redacted from the text")
-    skipped = d.get("skipped") or []
-    if skipped:
-        extra.append(f"{len(skipped)} file(s) left out, e.g. {_clip(skipped[0]['path'], 60)} "
-                     f"({skipped[0]['reason']})")
-    if d.get("closed"):
+    if r.redacted:
+        extra.append(f"{r.redacted} secret(s) redacted from the text")
+    if r.skipped:
+        first = r.skipped[0]
+        extra.append(f"{len(r.skipped)} file(s) left out, e.g. {_clip(first.path, 60)} "
+                     f"({first.reason})")
+    if r.closed:
         extra.append("the task is closed")
     return _clip(head + (" " + "; ".join(extra) + "." if extra else ""), 300)
 
 
-def init(d: dict) -> str:
-    out = (f"Started task {d['task']} ({_clip(d.get('name', ''), 60)}); step 0 is "
-           f"{d['commit'][:7]}.")
-    if d.get("suspended"):
-        out += (f" Task {d['suspended']} was active and is now suspended: "
-                f'ckpt_switch(task="{d["suspended"]}") goes back to it.')
-    return _clip(out + " Next: ckpt_save(title=..., conclusion=..., next=...) after each step.",
-                 400)
+def init(r: InitResult) -> str:
+    out = f"Started task {r.save.task} ({_clip(r.name, 60)}); step 0 is {r.save.commit[:7]}."
+    if r.suspended:
+        out += (f" Task {r.suspended} was active and is now suspended: "
+                f"{_next('switch', task=r.suspended)} goes back to it.")
+    step = _next("save", title=BLANK, conclusion=BLANK, next=BLANK)
+    return _clip(out + f" Next: {step} after each step.", 400)
 
 
-def resume(d: dict) -> str:
-    return d.get("text", "")
+def resume(r: ResumeResult) -> str:
+    return r.text
 
 
 def _undo(safety: str, task: str) -> str:
     """The call that undoes an apply, runnable as written: its task named (the apply may
     have been in a task that is not the active one) and confirmed (it rewrites as many
     files as the apply did)."""
-    return (f'Safety copy {safety[:12]}: ckpt_restore(target="{safety[:12]}", task="{task}", '
-            f'apply=true, confirm=true) undoes it.')
+    undo = _next("restore", target=safety[:12], task=task, apply=True, confirm=True)
+    return f"Safety copy {safety[:12]}: {undo} undoes it."
 
 
-def restore(d: dict) -> str:
-    t = d["target"]
-    counts = d["counts"]
+def restore(r: RestoreResult) -> str:
+    p = r.plan
+    t = p.target
+    counts = p.counts
     what = ", ".join(f"{counts[k]} {k}" for k in ("create", "modify", "delete", "mode")
                      if counts.get(k)) or "no file changes"
-    lines = [f"{'Restored' if d['applied'] else 'Restore'} {t['label']} ({t['commit'][:7]}) in "
-             f"{d['workspace']}: {what}; {counts['unrestorable']} unrestorable."]
-    for kind in ("modify", "delete", "create"):
-        names = d.get(kind) or []
+    lines = [f"{'Restored' if r.applied else 'Restore'} {t.label} ({t.commit[:7]}) in "
+             f"{r.workspace}: {what}; {counts['unrestorable']} unrestorable."]
+    for kind, names in (("modify", p.modify), ("delete", p.delete), ("create", p.create)):
         if names:
             more = f" (+{len(names) - 5} more)" if len(names) > 5 else ""
             lines.append(f"  {kind}: {', '.join(_clip(n, 60) for n in names[:5])}{more}")
-    if d["applied"]:
-        if d.get("safety"):
-            lines.append(_undo(d["safety"], t["task"]))
+    if r.applied:
+        if r.safety:
+            lines.append(_undo(r.safety, t.task))
         else:
             lines.append("The workspace already matched; nothing was written.")
     elif any(counts.get(k) for k in ("create", "modify", "delete", "mode")):
-        confirm = ", confirm=true" if d.get("needs_confirm") else ""
-        lines.append(f'Nothing changed. Apply with: ckpt_restore(target="{t["commit"][:12]}", '
-                     f'apply=true, expect="{d["plan_id"]}"{confirm})')
+        apply = _next("restore", target=t.commit[:12], apply=True, expect=p.plan_id,
+                      confirm=True if r.needs_confirm else None)
+        lines.append(f"Nothing changed. Apply with: {apply}")
     return "\n".join(lines)
 
 
-def revert(d: dict) -> str:
-    counts = d["counts"]
+def revert(r: RevertResult) -> str:
+    rp = r.plan
+    counts = rp.counts
     clean = sum(counts.get(k, 0) for k in ("create", "modify", "delete", "mode"))
-    target = d["target"]["commit"][:12] if d["last"]["commit"] == d["target"]["commit"] else \
-        f'{d["target"]["commit"][:12]}..{d["last"]["commit"][:12]}'
-    lines = [f"{'Reverted' if d['applied'] else 'Revert'} {d['label']} in {d['workspace']}: "
+    first, last = rp.target.commit[:12], rp.last.commit[:12]
+    target = first if first == last else f"{first}..{last}"
+    lines = [f"{'Reverted' if r.applied else 'Revert'} {rp.label} in {r.workspace}: "
              f"{clean} clean, {counts['conflict']} conflict, {counts['already']} already, "
              f"{counts['unrestorable']} unrestorable."]
-    if d["conflicts"]:
-        names = ", ".join(_clip(c["path"], 60) + ("" if c["why"] == "content" else
-                                                   f' ({c["why"]})')
-                          for c in d["conflicts"][:5])
+    if rp.conflicts:
+        names = ", ".join(_clip(c.path, 60) + ("" if c.why == "content" else f" ({c.why})")
+                          for c in rp.conflicts[:5])
         lines.append(f"  conflict: {names}")
-    if d["applied"]:
-        if d.get("safety"):
-            lines.append(_undo(d["safety"], d["target"]["task"]))
+    if r.applied:
+        if r.safety:
+            lines.append(_undo(r.safety, rp.target.task))
         else:
             lines.append("The workspace already lacks that change; nothing was written.")
-    elif d["conflicts"] and not d["choice"]:
-        lines.append(f'Nothing changed. Settle conflicts: ckpt_revert(target="{target}", '
-                     'apply=true, conflicts="markers"|"ours"|"theirs"); patch=true shows them.')
-    elif clean or (d["choice"] and d["conflicts"]):
-        confirm = ", confirm=true" if d.get("needs_confirm") else ""
-        choice = f', conflicts="{d["choice"]}"' if d["choice"] else ""
-        lines.append(f'Nothing changed. Apply with: ckpt_revert(target="{target}", apply=true, '
-                     f'expect="{d["plan_id"]}"{choice}{confirm})')
+    elif rp.conflicts and not rp.choice:
+        settle = _next("revert", target=target, apply=True, conflicts=BLANK)
+        lines.append(f'Nothing changed. Settle conflicts: {settle} with conflicts "markers", '
+                     '"ours" or "theirs"; patch=true shows them.')
+    elif clean or (rp.choice and rp.conflicts):
+        apply = _next("revert", target=target, apply=True, expect=rp.plan_id,
+                      conflicts=rp.choice, confirm=True if r.needs_confirm else None)
+        lines.append(f"Nothing changed. Apply with: {apply}")
     return "\n".join(lines)
 
 
-def capture(d: dict) -> str:
-    if not d.get("recorded"):
+def capture(r: DriftResult) -> str:
+    if not r.recorded:
         return "Nothing changed since the last step or drift; no drift recorded."
-    return f"Recorded drift {d['commit'][:7]} after step {d['after_step']}: {_changes(d)}."
+    return f"Recorded drift {r.commit[:7]} after step {r.after_step}: {_changes(r.changes)}."
 
 
-def tasks(d: dict) -> str:
-    rows = [f"{'*' if t.get('status') == 'active' else ' '} {t['task']}  {t.get('status')}  "
-            f"{t.get('steps')} steps  {_clip(t.get('name') or '', 50)}" for t in d["tasks"]]
-    return "\n".join(rows) or "No tasks yet: ckpt_init(name=..., goal=...) starts one."
+def tasks(r: TasksResult) -> str:
+    rows = [f"{'*' if t.status == 'active' else ' '} {t.id}  {t.status}  {t.head.n} steps  "
+            f"{_clip(t.meta.name or '', 50)}" for t in r.tasks]
+    start = _next("init", name=BLANK, goal=BLANK)
+    return "\n".join(rows) or f"No tasks yet: {start} starts one."
 
 
-def log(d: dict) -> str:
-    """One line per step, newest first (with its drift count); one step asked for by number
-    in full."""
-    drifts: dict[int, list[dict]] = {}
-    for x in d.get("drifts", []):
-        drifts.setdefault(x["step"], []).append(x)
-    steps = d.get("steps", [])
-    lines = [f"Task {d['task']} ({_clip(d.get('name', ''), 60)}), {d.get('status')}, "
-             f"steps 0-{d.get('newest_step')}:"]
-    for s in reversed(steps):
-        n = len(drifts.get(s["step"], []))
-        lines.append(f"  {s['step']}. {s['commit'][:7]} {s.get('created_at', '')[:16]}  "
-                     f"{_clip(s.get('title', ''), 80)}" + (f"  (+{n} drifts)" if n else ""))
-    if d.get("more") and steps:
-        lines.append(f"  ... {d['more']} older: ckpt_log(before={steps[0]['step']})")
+def log(r: LogResult) -> str:
+    """One line per step, newest first (with its drift count)."""
+    lines = [f"Task {r.task} ({_clip(r.name or '', 60)}), {r.status}, "
+             f"steps 0-{r.newest_step}:"]
+    for s in reversed(r.steps):
+        n = len(r.after.get(s.n, []))
+        lines.append(f"  {s.n}. {s.commit[:7]} {s.note.created_at[:16]}  "
+                     f"{_clip(s.note.title, 80)}" + (f"  (+{n} drifts)" if n else ""))
+    if r.more and r.steps:
+        lines.append(f"  ... {r.more} older: {_next('log', before=r.steps[0].n)}")
     return "\n".join(lines)
 
 
-def step(d: dict) -> str:
-    """One step in full: what it concluded, what is next, its checks and its drifts."""
-    s = d["steps"][0]
-    lines = [f"Step {s['step']} of {d['task']} ({s['commit'][:7]}, "
-             f"{s.get('created_at', '')[:16]}): {_clip(s.get('title', ''), 200)}"]
-    for label, key in (("Conclusion", "conclusion"), ("Next", "next")):
-        if s.get(key):
-            lines.append(f"{label}: {_clip(s[key], 600)}")
-    for label, key in (("Verified", "verified"), ("Decision", "decisions"),
-                       ("Open", "open_questions")):
-        lines += [f"{label}: {_clip(v, 300)}" for v in s.get(key) or []]
-    c = s.get("changes") or {}
-    lines.append(f"Changed: {_n(c.get('added'))} added, {_n(c.get('modified'))} modified, "
-                 f"{_n(c.get('deleted'))} deleted")
-    for x in d.get("drifts", []):
-        xc = x.get("changes") or {}
-        count = sum(_n(v) for v in xc.values())
-        lines.append(f"  drift {x['commit'][:7]} ({x.get('trigger')}): {count} path(s)")
+def _count(changes: dict) -> int:
+    return sum(len(v or ()) for v in changes.values())
+
+
+def step(r: LogResult) -> str:
+    """One step asked for by number, in full: what it concluded, what is next, its checks and
+    its drifts."""
+    s: StepRecord = r.steps[0]
+    n = s.note
+    lines = [f"Step {s.n} of {r.task} ({s.commit[:7]}, {n.created_at[:16]}): "
+             f"{_clip(n.title, 200)}"]
+    for label, text in (("Conclusion", n.conclusion), ("Next", n.next)):
+        if text:
+            lines.append(f"{label}: {_clip(text, 600)}")
+    for label, values in (("Verified", n.verified), ("Decision", n.decisions),
+                          ("Open", n.open_questions)):
+        lines += [f"{label}: {_clip(v, 300)}" for v in values]
+    lines.append(f"Changed: {_changes(s.changed)}")
+    for x in r.drifts:
+        lines.append(f"  drift {x.commit[:7]} ({x.note.trigger}): {_count(x.note.changes)} "
+                     "path(s)")
     return "\n".join(lines)
 
 
-def switch(d: dict) -> str:
-    return (f"Task {d['task']} ({_clip(d.get('name') or '', 60)}) is active again at step "
-            f"{d.get('steps')}; the task active before is suspended. Next: ckpt_resume().")
+def switch(t: TaskInfo) -> str:
+    return (f"Task {t.id} ({_clip(t.meta.name or '', 60)}) is active again at step "
+            f"{t.head.n}; the task active before is suspended. Next: {_next('resume')}.")
 
 
-def diff(d: dict) -> str:
-    files = d.get("files") or []
-    lines = [f"{len(files)} path(s) differ between {d['base'].get('label', d['base'])} and "
-             f"{d['target'].get('label', d['target'])}: +{d.get('additions', 0)} "
-             f"-{d.get('deletions', 0)} lines."]
-    for f in files[:15]:
-        counts = "binary" if f.get("binary") else f"+{f['additions']} -{f['deletions']}"
-        lines.append(f"  {f.get('status', '?')} {_clip(f['path'], 100)} {counts}")
-    if len(files) > 15:
-        lines.append(f"  ... {len(files) - 15} more in the structured content")
-    if d.get("patch"):
-        lines.append(d["patch"] if len(d["patch"]) <= 20_000 else
-                     d["patch"][:20_000] + "\n... the patch goes on (structured content)")
+def diff(r: DiffResult) -> str:
+    lines = [f"{len(r.files)} path(s) differ between {r.base.get('label', r.base)} and "
+             f"{r.target.get('label', r.target)}: +{r.additions} -{r.deletions} lines."]
+    for f in r.files[:15]:
+        counts = "binary" if f.additions is None else f"+{f.additions} -{f.deletions}"
+        lines.append(f"  {f.status} {_clip(f.path, 100)} {counts}")
+    if len(r.files) > 15:
+        lines.append(f"  ... {len(r.files) - 15} more in the structured content")
+    if r.patch:
+        lines.append(r.patch if len(r.patch) <= 20_000 else
+                     r.patch[:20_000] + "\n... the patch goes on (structured content)")
     return "\n".join(lines)
 
 
-def export(d: dict) -> str:
-    return (f"Wrote task {d['task']} ({d['steps']} steps, {d['objects']} objects) to "
-            f"{d['path']}. Elsewhere: ckpt_import(package=\"{d['path']}\").")
+def export(r: ExportResult) -> str:
+    return (f"Wrote task {r.task} ({r.steps} steps, {r.objects} objects) to {r.path}. "
+            f"Elsewhere: {_next('import', package=str(r.path))}.")
 
 
-def push(d: dict) -> str:
-    tasks = ", ".join(f"{t['task']} ({t['steps']} steps)" for t in d["tasks"])
-    return f"Pushed {tasks} to {d['remote']}."
+def push(r: PushResult) -> str:
+    tasks = ", ".join(f"{t.task} ({t.steps} steps)" for t in r.tasks)
+    return f"Pushed {tasks} to {r.remote}."
 
 
-def fetch(d: dict) -> str:
-    if d.get("task") is None:
-        tasks = d.get("tasks") or []
-        listed = "; ".join(f"{t['task']} \"{t['name'] or '?'}\" ({t['steps']} steps, "
-                           f"{t['last_activity'] or '?'})" for t in tasks[:10])
-        more = f"; and {len(tasks) - 10} more" if len(tasks) > 10 else ""
-        return (f"{d['remote']} holds {len(tasks)} tasks: {listed}{more}. Fetch one: "
-                "ckpt_fetch(task=ID)." if tasks else f"{d['remote']} holds no tasks.")
-    how = "new here" if d["created"] else "moved forward" if d["moved"] else "up to date"
-    came = f" (as {d['task']})" if d.get("source") else ""
-    kept = f"; {d['drifts_kept']} remote drifts kept" if d.get("drifts_kept") else ""
-    return (f"Fetched task {d.get('source') or d['task']}{came}: {how}, step {d['steps']}"
-            f"{kept}. Files unchanged. Next: ckpt_resume(task=\"{d['task']}\").")
+def fetch(r: FetchResult) -> str:
+    if r.task is None:
+        listed = "; ".join(f"{t.task} \"{t.name or '?'}\" ({t.steps} steps, "
+                           f"{t.last_activity or '?'})" for t in r.tasks[:10])
+        more = f"; and {len(r.tasks) - 10} more" if len(r.tasks) > 10 else ""
+        return (f"{r.remote} holds {len(r.tasks)} tasks: {listed}{more}. Fetch one: "
+                f"{_next('fetch', task=BLANK)}." if r.tasks else
+                f"{r.remote} holds no tasks.")
+    how = "new here" if r.created else "moved forward" if r.moved else "up to date"
+    came = f" (as {r.task})" if r.source else ""
+    kept = f"; {r.drifts_kept} remote drifts kept" if r.drifts_kept else ""
+    return (f"Fetched task {r.source or r.task}{came}: {how}, step {r.steps}{kept}. Files "
+            f"unchanged. Next: {_next('resume', task=r.task)}.")
 
 
-def import_(d: dict) -> str:
-    if d.get("dry_run"):
-        return f"The package holds task {d['task']} ({d['steps']} steps); nothing was written."
-    return (f"Imported task {d['task']} ({d['steps']} steps); it is the active task. Next: "
-            "ckpt_resume(); its files: ckpt_restore(target=\"head\").")
+def import_(r: ImportResult) -> str:
+    if r.dry_run:
+        return f"The package holds task {r.task} ({r.steps} steps); nothing was written."
+    return (f"Imported task {r.task} ({r.steps} steps); it is the active task. Next: "
+            f"{_next('resume')}; its files: {_next('restore', target='head')}.")
 
 
-def compress(d: dict) -> str:
-    dropped = len(d.get("dropped") or [])
-    if d.get("dry_run"):
-        return (f"Would drop {len(d.get('eligible') or [])} old drift chain(s), freeing about "
-                f"{d.get('bytes_freeable', 0)} bytes; nothing changed.")
-    if not dropped:
-        return f"Nothing to drop: {d.get('why_nothing') or 'no old drifts'}."
-    return f"Dropped {dropped} old drift chain(s); {d.get('bytes_freed', 0)} bytes freed."
+def compress(r: CompressResult) -> str:
+    if r.dry_run:
+        return (f"Would drop {len(r.eligible)} old drift chain(s), freeing about "
+                f"{r.bytes_freeable} bytes; nothing changed.")
+    if not r.dropped:
+        return f"Nothing to drop: {r.why_nothing or 'no old drifts'}."
+    return f"Dropped {len(r.dropped)} old drift chain(s); {r.bytes_freed} bytes freed."
 
 
 def error_result(e: GitckptError) -> CallToolResult:

@@ -33,6 +33,7 @@ from gitckpt.service.results import (
     RemoteSetting,
     RestoreResult,
     ResumeResult,
+    RevertResult,
     RunResult,
     ScopeResult,
     TasksResult,
@@ -187,7 +188,7 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
 def revert(root: str | Path, target: str, *, apply: bool = False,
            paths: list[str] | tuple[str, ...] = (), task: str | None = None,
            patch: bool = False, expect: str | None = None, conflicts: str | None = None,
-           cwd: str | None = None, confirm: bool = False):
+           cwd: str | None = None, confirm: bool = False) -> RevertResult:
     """Preview (default) or apply the undo of what `target` changed (a step, a drift, or
     `A..B`), keeping every change made since (a three-way merge per file). `conflicts`
     settles conflicting files: markers, ours or theirs; an apply refuses them without it.
@@ -204,13 +205,12 @@ def revert(root: str | Path, target: str, *, apply: bool = False,
         out = reverting.apply(tl, first, last, only, expect, conflicts, confirm)
         text = reverting.patch_text(tl, out.plan, first, last, only) if patch else None
         safety = out.safety.commit if out.safety is not None else None
-        return reverting.RevertResult(out.plan, True, where, safety, out.commit, out.blocked,
-                                      text)
+        return RevertResult(out.plan, True, where, safety, out.commit, out.blocked, text)
     rp = reverting.preview(tl, first, last, only, conflicts)
     text = reverting.patch_text(tl, rp, first, last, only) if patch else None
-    return reverting.RevertResult(rp, False, where, patch=text,
-                                  needs_confirm=restoring.needs_confirmation(
-                                      *restoring.reach(tl.store, rp.plan)))
+    return RevertResult(rp, False, where, patch=text,
+                        needs_confirm=restoring.needs_confirmation(
+                            *restoring.reach(tl.store, rp.plan)))
 
 
 def diff(root: str | Path, base: str, target: str = LIVE, *,

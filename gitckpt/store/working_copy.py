@@ -9,12 +9,12 @@ import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitckpt.core import progress as progressing
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
-from gitckpt.core.values import GitState, Progress, Skipped, Snapshot
+from gitckpt.core.values import GitSince, GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
 from gitckpt.store import journal as journals
 
@@ -141,7 +141,7 @@ class WorkingCopy(ABC):
         """Where the user's repository stands now; None for stores without one."""
         return None
 
-    def git_since(self, then: str | None) -> dict[str, Any] | None:
+    def git_since(self, then: str | None) -> GitSince | None:
         """How the user's repository moved since its HEAD was `then`: `head`, `branch`,
         `commits_since` (on HEAD, not in `then`) and `head_reachable` (`then` is still in
         HEAD's history; False after a rebase or reset). None for stores without one."""

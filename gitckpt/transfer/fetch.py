@@ -17,6 +17,7 @@ from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import Mode
 from gitckpt.core.progress import Meter
+from gitckpt.core.shape import Shaped
 from gitckpt.engine import reach
 from gitckpt.engine.notes import Note
 from gitckpt.engine.reach import reachable
@@ -41,7 +42,7 @@ _DAMAGED = "Nothing was changed here. Push the task again from a good copy."
 
 
 @dataclass
-class FetchResult:
+class FetchResult(Shaped):
     remote: str
     tasks: list[RemoteTask]
     task: str | None = None
@@ -50,11 +51,6 @@ class FetchResult:
     moved: bool = False         # head moved forward
     steps: int = 0              # the head's step number
     drifts_kept: int = 0        # the remote's drifts added after this store's own
-
-    def to_dict(self) -> dict:
-        return {"remote": self.remote, "tasks": [t.to_dict() for t in self.tasks],
-                "task": self.task, "source": self.source, "created": self.created,
-                "moved": self.moved, "steps": self.steps, "drifts_kept": self.drifts_kept}
 
 
 def fetch(tl: Timeline, remote: str | None, task: str | None = None,

@@ -24,6 +24,7 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import EMPTY_TREE, Mode, apply_changes
 from gitckpt.core.paths import WorkPath
+from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import PLAN_STATUSES, Note, PlanItem
 from gitckpt.engine.records import parse_time, rfc3339
 from gitckpt.engine.step_input import prepare
@@ -38,15 +39,21 @@ _SHA = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
-class MigrateResult:
+class Migrated(Shaped):
+    """A task brought in: its id, name, steps and the paths left out of its snapshots."""
+
+    task: str
+    name: str | None
+    steps: int
+    skipped: list[str]
+
+
+@dataclass(frozen=True)
+class MigrateResult(Shaped):
     source: str
     path: str
-    tasks: list[dict]  # {task, name, steps, skipped}
+    tasks: list[Migrated]
     active: str | None
-
-    def to_dict(self) -> dict:
-        return {"source": self.source, "path": self.path, "tasks": self.tasks,
-                "active": self.active}
 
 
 class _Bad(InvalidArgument):
@@ -154,7 +161,7 @@ def claude_checkpoint(tl: Timeline, path: Path) -> MigrateResult:
     task, _ = tl.init(name, goal=goal_text, plan=plan)
     saved = tl.save(spec, task=task)
     return MigrateResult("claude-checkpoint", str(path),
-                         [{"task": task, "name": name, "steps": saved.step, "skipped": []}],
+                         [Migrated(task, name, saved.step, [])],
                          task)
 
 
@@ -206,10 +213,10 @@ def task_checkpoint(tl: Timeline, store: Path) -> MigrateResult:
         if t.closed and steps:
             steps[-1] = (steps[-1][0], replace(steps[-1][1], closed=True))
         task = tl.create_task(t.meta, steps, activate=t is chosen)
-        out.append({"task": task, "name": t.meta.name, "steps": len(steps),
-                    "skipped": sorted({s["path"] for st in t.steps for s in st.skipped})})
+        out.append(Migrated(task, t.meta.name, len(steps),
+                            sorted({s["path"] for st in t.steps for s in st.skipped})))
     return MigrateResult("task-checkpoint", str(store), out,
-                         out[tasks.index(chosen)]["task"] if chosen else None)
+                         out[tasks.index(chosen)].task if chosen else None)
 
 
 def _active(store: Path, tl: Timeline) -> set[str]:

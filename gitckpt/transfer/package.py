@@ -27,6 +27,7 @@ from gitckpt.core.errors import FileTooLarge, InvalidArgument, SchemaTooNew, Sto
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.progress import Meter
+from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note, json_text
 from gitckpt.engine.reach import reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
@@ -45,16 +46,13 @@ def _digest(lines: list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class ExportResult:
+class ExportResult(Shaped):
     task: TaskId
     path: Path
     steps: int
     objects: int
     bytes: int
 
-    def to_dict(self) -> dict:
-        return {"task": self.task, "path": str(self.path), "steps": self.steps,
-                "objects": self.objects, "bytes": self.bytes}
 
 
 def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
@@ -140,7 +138,7 @@ def _instructions(task: TaskId, to: Path) -> str:
 
 
 @dataclass(frozen=True)
-class ImportResult:
+class ImportResult(Shaped):
     task: TaskId
     source_task: TaskId
     steps: int
@@ -149,14 +147,12 @@ class ImportResult:
     dry_run: bool = False
     name: str = ""
     checkout: Any = None  # the RestoreResult of `import --checkout`
+    derived = ("active",)
 
-    def to_dict(self) -> dict:
-        out = {"task": self.task, "source_task": self.source_task, "steps": self.steps,
-               "objects": self.objects, "new_objects": self.new_objects,
-               "active": not self.dry_run, "dry_run": self.dry_run, "name": self.name}
-        if self.checkout is not None:
-            out["checkout"] = self.checkout.to_dict()
-        return out
+    @property
+    def active(self) -> bool:
+        return not self.dry_run  # an import makes its task the active one
+
 
 
 def inspect_package(path: Path) -> ImportResult:

@@ -20,6 +20,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry
+from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
 from gitckpt.store.base import Store
@@ -117,22 +118,16 @@ def _a_note(q: Quarantine, blob: ObjectId) -> bytes | None:
 
 
 @dataclass
-class PushedTask:
+class PushedTask(Shaped):
     task: str
     steps: int
     first: bool
 
-    def to_dict(self) -> dict:
-        return {"task": self.task, "steps": self.steps, "first": self.first}
-
 
 @dataclass
-class PushResult:
+class PushResult(Shaped):
     remote: str
     tasks: list[PushedTask]
-
-    def to_dict(self) -> dict:
-        return {"remote": self.remote, "tasks": [t.to_dict() for t in self.tasks]}
 
 
 def _state(store: Store):

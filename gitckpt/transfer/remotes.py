@@ -31,6 +31,7 @@ from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument, RemoteFailed
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.engine.timeline import REF_ROOT
 from gitckpt.safety import url_secrets
 from gitckpt.store.base import Store
@@ -105,28 +106,37 @@ def shown_default(store: Store) -> tuple[str | None, bool]:
 # -- what a remote holds ----------------------------------------------------------------------
 
 @dataclass
-class RemoteTask:
+class RemoteTask(Shaped):
     """One task of a remote, as its refs (and its card, once read) say."""
 
     task: TaskId
-    refs: dict[str, ObjectId] = field(default_factory=dict)  # head, steps/<n>, drifts/<n>
-    notes: ObjectId | None = None
-    card: ObjectId | None = None
+    # head, steps/<n>, drifts/<n>
+    refs: dict[str, ObjectId] = field(default_factory=dict, metadata=HIDDEN)
+    notes: ObjectId | None = field(default=None, metadata=HIDDEN)
+    card: ObjectId | None = field(default=None, metadata=HIDDEN)
     name: str | None = None
-    step: int | None = None
+    step: int | None = field(default=None, metadata=HIDDEN)  # the card's newest step
     title: str | None = None
-    updated: str | None = None
+    updated: str | None = field(default=None, metadata=HIDDEN)
+    derived = ("steps", "drifts", "last_activity", "head")
 
     @property
     def head(self) -> ObjectId | None:
         return self.refs.get("head")
 
-    def to_dict(self) -> dict:
-        steps = sum(r.startswith("steps/") for r in self.refs)
-        return {"task": self.task, "name": self.name,
-                "steps": self.step if self.step is not None else max(steps - 1, 0),
-                "drifts": sum(r.startswith("drifts/") for r in self.refs),
-                "title": self.title, "last_activity": self.updated, "head": self.head}
+    @property
+    def steps(self) -> int:
+        """The newest step's number: the card's, else counted from the refs."""
+        counted = sum(r.startswith("steps/") for r in self.refs)
+        return self.step if self.step is not None else max(counted - 1, 0)
+
+    @property
+    def drifts(self) -> int:
+        return sum(r.startswith("drifts/") for r in self.refs)
+
+    @property
+    def last_activity(self) -> str | None:
+        return self.updated
 
 
 def remote_tasks(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:

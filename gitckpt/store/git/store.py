@@ -34,7 +34,7 @@ from gitckpt.core.objects import (
     encode_commit,
     encode_tree,
 )
-from gitckpt.core.values import GitState, Progress, Skipped, Snapshot
+from gitckpt.core.values import GitSince, GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.rules import IgnoreRules, disk_loader
 from gitckpt.safety.scope import Scope
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
@@ -443,19 +443,17 @@ class GitStore(Store):
                 return True  # unknown: treat as left out, never overwrite it
         return ignored
 
-    def git_since(self, then: str | None) -> dict | None:
+    def git_since(self, then: str | None) -> GitSince | None:
         now = self.git_state()
-        out = {"head": now.head, "branch": now.branch, "commits_since": None,
-               "head_reachable": None}
         if then and now.head:
             if any(loose_problem(self.objects_dir, c) for c in (now.head, then)):
-                return out  # a damaged commit: libgit2's walk would not come back
+                return GitSince(now.head, now.branch)  # damaged: libgit2's walk would hang
             try:
                 ahead, behind = self.repo.ahead_behind(now.head, then)
-                out.update(commits_since=ahead, head_reachable=behind == 0)
+                return GitSince(now.head, now.branch, ahead, behind == 0)
             except (KeyError, ValueError, pygit2.GitError):
-                out.update(head_reachable=False)  # that commit is gone (pruned)
-        return out
+                return GitSince(now.head, now.branch, head_reachable=False)  # pruned
+        return GitSince(now.head, now.branch)
 
     def git_state(self) -> GitState:
         repo = self.repo
