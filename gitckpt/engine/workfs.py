@@ -13,8 +13,9 @@ import os
 import secrets
 import stat
 
+from gitckpt.core import atomic
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Blocked(Exception):
@@ -103,31 +104,29 @@ class Workdir:
         old = _lstat(name, fd)
         if old is not None and stat.S_ISDIR(old.st_mode):
             raise Blocked("a folder is in the way")
-        tmp = self._temp(fd, data if symlink else None)
+        keep = None
+        if old is not None and stat.S_ISREG(old.st_mode):
+            bits = _exec_bits(stat.S_IMODE(old.st_mode), executable)
+            keep = lambda out: os.fchmod(out, bits)  # noqa: E731
         try:
-            if not symlink:
-                out = os.open(tmp, _NEW_FILE, 0o777 if executable else 0o666, dir_fd=fd)
+            if symlink:
+                tmp = self._link(fd, data)
                 try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(out, view):]
-                    if old is not None and stat.S_ISREG(old.st_mode):
-                        os.fchmod(out, _exec_bits(stat.S_IMODE(old.st_mode), executable))
-                finally:
-                    os.close(out)
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                    os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                except OSError:
+                    _unlink_quietly(tmp, fd)
+                    raise
+            else:
+                # not fsynced: the safety copy taken before is what survives a crash
+                atomic.replace(name, data, dir_fd=fd, mode=0o777 if executable else 0o666,
+                               sync=False, prefix=b".gitckpt-", before_rename=keep)
         except OSError as e:
-            _unlink_quietly(tmp, fd)
             raise Blocked(f"cannot write: {_why(e)}") from e
 
-    def _temp(self, fd: int, link_target: bytes | None) -> bytes:
-        """A fresh name in folder `fd`; for a symlink, the link is created there at once."""
+    def _link(self, fd: int, link_target: bytes) -> bytes:
+        """A symlink to `link_target` at a fresh name in folder `fd`."""
         for _ in range(100):
             tmp = b".gitckpt-" + secrets.token_hex(8).encode() + b".tmp"
-            if link_target is None:
-                if _lstat(tmp, fd) is None:
-                    return tmp  # opened with O_EXCL by the caller
-                continue
             try:
                 os.symlink(link_target, tmp, dir_fd=fd)
                 return tmp

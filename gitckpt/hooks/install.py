@@ -7,11 +7,10 @@ import difflib
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitckpt.core import json_input
+from gitckpt.core import atomic, json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.hooks.hosts import HOSTS
@@ -142,16 +141,6 @@ def write(p: InstallPlan) -> InstallPlan:
         return p
     p.path.parent.mkdir(parents=True, exist_ok=True)
     mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=p.path.parent, prefix=f".{p.path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(p.new)
-        os.chmod(tmp, mode)
-        os.replace(tmp, p.path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic.replace_path(p.path, p.new.encode("utf-8"), mode=mode,
+                        before_rename=lambda fd: os.fchmod(fd, mode))  # exactly, not umasked
     return InstallPlan(p.host, p.path, p.old, p.new, written=True)

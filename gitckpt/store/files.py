@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import sys
 import time
 import zlib
 from pathlib import Path
 
+from gitckpt.core import atomic
 from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import hash_object
@@ -56,17 +56,9 @@ def fsync_dir(path: Path) -> None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Atomically replace `path`: unique temp file (never through a symlink), fsync, rename,
-    fsync the folder. The caller has checked the folder (`make_dir`)."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    """Atomically and durably replace `path` (core/atomic.py). The caller has checked the
+    folder (`make_dir`)."""
+    atomic.replace_path(path, data)
 
 
 def syncfs(path: Path) -> bool:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from gitckpt.core import atomic
 from gitckpt.core.errors import StoreUnsafe
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -132,23 +132,9 @@ class StateDir:
             return f.read()
 
     def write(self, name: str, data: bytes) -> None:
-        """Atomically replace `name` with `data` (mode 0600)."""
+        """Atomically replace `name` with `data` (mode 0600), durably (core/atomic.py)."""
         with self._dir(True) as d:
-            tmp = f".{name}.{secrets.token_hex(8)}.tmp"
-            fd = os.open(tmp, _NEW, 0o600, dir_fd=d)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
-            except BaseException:
-                try:
-                    os.unlink(tmp, dir_fd=d)
-                except OSError:
-                    pass
-                raise
-            os.fsync(d)
+            atomic.replace(name, data, dir_fd=d)
 
     def remove(self, name: str) -> None:
         """Remove `name` if it exists (a symlink is removed, not followed)."""
