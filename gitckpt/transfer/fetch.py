@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gitckpt.core import json_input, limits
+from gitckpt.core import json_input
 from gitckpt.core.errors import Diverged, FileTooLarge, GitckptError, InvalidArgument, RemoteFailed
 from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
@@ -20,9 +20,7 @@ from gitckpt.core.progress import Meter
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import reach
 from gitckpt.engine.notes import Note
-from gitckpt.engine.reach import reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref, step_ref
-from gitckpt.safety.scope import max_file_size
 from gitckpt.store.base import Store
 from gitckpt.store.quarantine import Quarantine, sweep
 from gitckpt.transfer import git as remote_git
@@ -36,6 +34,7 @@ from gitckpt.transfer.remotes import (
     remote_tasks,
     top,
 )
+from gitckpt.transfer.verify import Foreign, Refused, verify
 
 _BATCH = 4000  # refspecs per git fetch: far below any command line's limit
 _DAMAGED = "Nothing was changed here. Push the task again from a good copy."
@@ -87,7 +86,9 @@ def fetch(tl: Timeline, remote: str | None, task: str | None = None,
                                "nothing was changed here.", "Fetch again.")
         try:
             notes = _remote_notes(q, theirs)
-            _check(q, store, theirs, notes)
+            verify(Foreign(dict(theirs.refs), q.read_object, q.read_commit, q.object_size,
+                           lambda commit: _note(store, commit, notes),
+                           blob_exists=q.has_object), _DAMAGED)
         except FileTooLarge as e:
             raise FileTooLarge(
                 e.path, e.size, e.limit,
@@ -97,6 +98,9 @@ def fetch(tl: Timeline, remote: str | None, task: str | None = None,
                 "If that file may be here, fetch again with a higher limit (e.g. "
                 f"GITCKPT_MAX_FILE_SIZE={_mib(e.size)}M); or have it left out of the task "
                 "where it was saved.") from e
+        except Refused as e:
+            raise RemoteFailed(f"The remote's task {source} is damaged: {e.message}.",
+                               _DAMAGED) from e
         except GitckptError as e:
             raise RemoteFailed(f"The remote's task {source} is damaged: {e.message}",
                                _DAMAGED) from e
@@ -140,56 +144,6 @@ def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str]) -> Note 
     if text is None:
         text = fetched.get(commit)
     return Note.parse(text, commit) if text is not None else None
-
-
-def _check(q: Quarantine, store: Store, theirs: RemoteTask, notes: dict[ObjectId, str]
-           ) -> None:
-    """What an import checks of a package, on the quarantined objects (`store` gives this
-    store's notes): the head a chain of steps numbered down to 0, each steps/<n> the chain's
-    step n, each drifts/<n> a chain of noted drifts back to step n, every note within the
-    limits a save keeps, no tree holding a name no checkout may write, and no file over the
-    size limit (FileTooLarge)."""
-    chain: dict[int, ObjectId] = {}
-    commit: ObjectId | None = theirs.head
-    while commit is not None:
-        note = _note(store, commit, notes)
-        if note is None or note.kind not in ("init", "step") or note.step in chain:
-            raise InvalidArgument(f"step commit {commit[:12]} has no step note.", "")
-        chain[note.step] = commit
-        parents = q.read_commit(commit).parents
-        commit = parents[0] if parents and note.step > 0 else None
-    if set(chain) != set(range(len(chain))):
-        raise InvalidArgument("its steps have gaps.", "")
-    for rest, oid in theirs.refs.items():
-        kind, _, n = rest.partition("/")
-        if kind == "steps" and chain.get(int(n)) != oid:
-            raise InvalidArgument(f"{rest} is not its step {n}.", "")
-        if kind == "drifts":
-            _check_drifts(q, store, rest, oid, chain.get(int(n)), notes)
-    commits = reach.commits(q.read_commit, list(theirs.refs.values()))
-    with Meter("Checking the fetched commits", "commits", len(commits)) as meter:
-        for commit in commits:
-            note = _note(store, commit, notes)
-            if note is None:
-                raise InvalidArgument(f"commit {commit[:12]} has no note.", "")
-            limits.check_written(note)
-            meter.advance()
-    reachable(q.read_object, list(theirs.refs.values()), blob_exists=q.has_object,
-              check_names=True, hint=_DAMAGED, blob_size=q.object_size,
-              max_blob=max_file_size())
-
-
-def _check_drifts(q: Quarantine, store: Store, rest: str, tip: ObjectId,
-                  step: ObjectId | None, notes: dict[ObjectId, str]) -> None:
-    commit: ObjectId | None = tip
-    while commit is not None and commit != step:
-        note = _note(store, commit, notes)
-        if note is None or note.kind in ("init", "step"):
-            raise InvalidArgument(f"{rest} does not lead back to its step.", "")
-        parents = q.read_commit(commit).parents
-        commit = parents[0] if parents else None
-    if commit is None:
-        raise InvalidArgument(f"{rest} does not lead back to its step.", "")
 
 
 # -- writing ----------------------------------------------------------------------------------

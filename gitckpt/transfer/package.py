@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gitckpt.core import json_input, limits
+from gitckpt.core import json_input
 from gitckpt.core.errors import FileTooLarge, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
@@ -34,14 +34,14 @@ from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
 from gitckpt.safety.scope import max_file_size
 from gitckpt.store.base import NOTES_REF, Store
 from gitckpt.store.package import PackageStore
+from gitckpt.transfer.verify import TASK_REF, Foreign, Refused, verify
 
 FORMAT = 1
 MANIFEST, HANDOFF, REPO = "manifest.json", "HANDOFF.md", "checkpoints.git"
-_TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+)")
 _BAD_PACKAGE = "The package is damaged or was not made by an export; ask for a new one."
 
 
-def _digest(lines: list[str]) -> str:
+def _digest(lines: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
@@ -64,7 +64,7 @@ def export(tl: Timeline, task: TaskId, to: Path, handoff: str) -> ExportResult:
         raise InvalidArgument(f"{to} exists already.", "Export to a new folder name.")
     store = tl.store
     refs = {n: o for n, o in store.list_refs(f"{REF_ROOT}{task}/").items()
-            if _TASK_REF.fullmatch(n[len(f"{REF_ROOT}{task}/"):])}
+            if TASK_REF.fullmatch(n[len(f"{REF_ROOT}{task}/"):])}
     kinds = reachable(store.read_object, list(refs.values()))
     notes = {c: store.read_note(c) for c, k in kinds.items() if k == "commit"}
     info = tl.info(task)
@@ -215,26 +215,37 @@ def check_package(path: Path) -> _Checked:  # noqa: C901 (baseline)
     prefix = f"{REF_ROOT}{task}/"
     found = pkg.list_refs("refs/")
     notes_head = found.pop(NOTES_REF, None)
-    refs: dict[str, ObjectId] = {}
-    for name, oid in found.items():
-        rest = name[len(prefix):] if name.startswith(prefix) else None
-        if rest is None or not _TASK_REF.fullmatch(rest):
-            raise StoreCorrupt(f"The package holds the ref {name!r}, outside task {task}.",
-                               _BAD_PACKAGE)
-        refs[rest] = oid
-    if found != listed or "head" not in refs:
+    outside = sorted(name for name in found if not name.startswith(prefix))
+    if outside:
+        raise StoreCorrupt(f"The package holds the ref {outside[0]!r}, outside task {task}.",
+                           _BAD_PACKAGE)
+    refs = {name[len(prefix):]: oid for name, oid in found.items()}
+    if found != listed:
         raise StoreCorrupt("The package's refs do not match its manifest.", _BAD_PACKAGE)
-    files = pkg.object_ids()
-    if _digest(files) != sums.get("objects") or len(files) != manifest.get("objects"):
+    stored = pkg.object_ids()
+    if _digest(stored) != sums.get("objects") or len(stored) != manifest.get("objects"):
         raise StoreCorrupt("The package's objects do not match its manifest.", _BAD_PACKAGE)
+    if notes_head is None:
+        raise StoreCorrupt("The package has no notes.", _BAD_PACKAGE)
+    notes: dict[ObjectId, Note] = {}
+
+    def note(oid: ObjectId) -> Note | None:
+        if oid not in notes:
+            text = _note_from(pkg, oid)
+            if text is None:
+                return None
+            notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
+        return notes[oid]
 
     def read(oid: ObjectId) -> tuple[str, bytes]:
         return pkg.read_checked(oid, _BAD_PACKAGE)  # checks that it hashes to its id
 
-    limit = max_file_size()
-    try:  # each blob's size from its header, before it is read: a save here keeps none larger
-        kinds = reachable(read, list(refs.values()), check_names=True, hint=_BAD_PACKAGE,
-                          blob_size=lambda oid: _size(pkg, oid), max_blob=limit)
+    foreign = Foreign(refs, read, pkg.read_commit, lambda oid: _size(pkg, oid), note)
+    try:
+        kinds = verify(foreign, _BAD_PACKAGE)
+    except Refused as e:
+        raise StoreCorrupt(f"The package's task {task} is refused: {e.message}.",
+                           _BAD_PACKAGE) from e
     except FileTooLarge as e:
         raise FileTooLarge(
             e.path, e.size, e.limit,
@@ -243,26 +254,12 @@ def check_package(path: Path) -> _Checked:  # noqa: C901 (baseline)
             "If that file may be here, import again with a higher limit (e.g. "
             f"GITCKPT_MAX_FILE_SIZE={-(-e.size // (1 << 20))}M); or export the task again "
             "with the file left out.") from e
-    for oid in set(files) - kinds.keys():
+    limit = max_file_size()
+    for oid in set(stored) - kinds.keys():
         if _size(pkg, oid) > limit:  # no export writes one: it is not read
             raise StoreCorrupt(f"The package holds an object of {_size(pkg, oid):,} bytes "
                                f"({oid}) that no checkpoint names.", _BAD_PACKAGE)
         read(oid)  # unreferenced objects are not copied, but must not be damaged either
-    if notes_head is None:
-        raise StoreCorrupt("The package has no notes.", _BAD_PACKAGE)
-    notes: dict[ObjectId, Note] = {}
-    for oid, kind in kinds.items():
-        if kind != "commit":
-            continue
-        text = _note_from(pkg, oid)
-        if text is None:
-            raise StoreCorrupt(f"Commit {oid} of the package has no note.", _BAD_PACKAGE)
-        note = notes[oid] = Note.parse(text, f"package commit {oid[:12]}")
-        try:  # what a save here would refuse, an import refuses too
-            limits.check_written(note)
-        except InvalidArgument as e:
-            raise StoreCorrupt(f"Commit {oid[:12]} of the package: {e.message}",
-                               _BAD_PACKAGE) from e
     steps = notes[refs["head"]].step
     return _Checked(task, refs, pkg, list(kinds), notes, steps)
 
