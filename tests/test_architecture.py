@@ -233,3 +233,20 @@ def test_the_architecture_page_names_every_module():
     modules = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
                if p.name != "__init__.py" and len(p.relative_to(PACKAGE).parts) > 1}
     assert named == modules, (sorted(modules - named), sorted(named - modules))
+
+
+def test_each_hook_event_is_one_service_call():
+    """A hook's action for each event calls one function of service/events and nothing else
+    of the service: the "is a task active?" question is the service's, asked once."""
+    tree = ast.parse((PACKAGE / "hooks" / "run.py").read_text())
+    actions = next(n for n in tree.body if isinstance(n, ast.Assign)
+                   and any(isinstance(t, ast.Name) and t.id == "_ACTIONS" for t in n.targets))
+    names = [v.id for v in actions.value.values]  # type: ignore[attr-defined]
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert len(names) == 4
+    for name in names:
+        calls = [c.func for c in ast.walk(funcs[name]) if isinstance(c, ast.Call)
+                 and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                 and c.func.value.id in ("events", "service", "api")]
+        assert len(calls) == 1, (name, [ast.unparse(c) for c in calls])
+        assert ast.unparse(calls[0]).startswith("events."), (name, ast.unparse(calls[0]))

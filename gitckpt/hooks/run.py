@@ -13,10 +13,14 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gitckpt.core import json_input
 from gitckpt.hooks.hosts import HOSTS, Event, Host
 from gitckpt.hooks.relay import EVENTS, emit
+
+if TYPE_CHECKING:
+    from gitckpt.service.events import Unsaved
 
 __all__ = ["EVENTS", "main", "run", "serve"]
 
@@ -24,10 +28,6 @@ __all__ = ["EVENTS", "main", "run", "serve"]
 LOCK_WAIT = 1.0
 #: The longest shell command a drift's note keeps (redacted first, then cut).
 COMMAND_CHARS = 2000
-#: State-file names: the last tip a stop reminder named, and a reminder kept for the session
-#: that follows a compaction (PreCompact has no channel to the agent; SessionStart has).
-REMINDED = "hook-reminded"
-AFTER_COMPACT = "hook-after-compact"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
         from gitckpt.service import api as service
 
         with service.one_call(event.cwd, boundary=False):  # the workspace opened once
-            return _ACTIONS[kind](host, event)
+            return _ACTIONS[kind](host, event, event.cwd)
     except Exception as e:  # the host's session goes on whatever happened here
         from gitckpt.core.errors import GitckptError
 
@@ -77,32 +77,26 @@ def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
         return Outcome(log=f"internal error ({type(e).__name__}: {e}); details: {where}")
 
 
-def _session_start(host: Host, event: Event) -> Outcome:
-    from gitckpt.service import api as service
+def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
+    from gitckpt.service import events
 
-    if service.active(event.cwd) is None:
-        return Outcome(log=f"no active task at {event.cwd}")
-    result = service.resume(event.cwd, voice="mcp")
-    state = _state(event.cwd)
-    before = state.read(AFTER_COMPACT) if state is not None else None
+    start = events.session_start(cwd, compacted=event.source == "compact")
+    if start is None:
+        return Outcome(log=f"no active task at {cwd}")
     head = ("gitckpt: the task below was in progress in this workspace; its handoff (as "
             "ckpt_resume gives it) follows. Go on from it, and save each finished step.\n\n")
-    text = head + result.text
-    if before:
-        state.remove(AFTER_COMPACT)
-        if event.source == "compact":  # PreCompact's reminder, said where the agent hears it
-            text = before.decode("utf-8", "replace") + "\n\n" + text
+    text = head + start.text
+    if start.compacted is not None:  # PreCompact's reminder, said where the agent hears it
+        text = _unsaved_line(start.compacted) + "\n\n" + text
     return Outcome(host.context("session-start", text),
-                   f"session {event.source or 'start'}: handoff of {result.info.id}")
+                   f"session {event.source or 'start'}: handoff of {start.task}")
 
 
-def _post_tool(host: Host, event: Event) -> Outcome:
-    from gitckpt.service import api as service
+def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
+    from gitckpt.service import events
 
     if not host.changes_files(event.tool):
         return Outcome(log=f"{event.tool} does not change files; nothing done")
-    if service.active(event.cwd) is None:
-        return Outcome(log=f"no active task at {event.cwd}")
     tool = {"name": event.tool or "?", "host": host.name}
     if event.session:
         tool["session"] = event.session
@@ -111,7 +105,9 @@ def _post_tool(host: Host, event: Event) -> Outcome:
 
         tool["command"] = redact(event.command)[0][:COMMAND_CHARS]
     start = time.monotonic()
-    d = service.capture(event.cwd, trigger="tool", tool=tool, lock_timeout=LOCK_WAIT)
+    d = events.tool_ran(cwd, tool, lock_timeout=LOCK_WAIT)
+    if d is None:
+        return Outcome(log=f"no active task at {cwd}")
     took = f"{(time.monotonic() - start) * 1000:.0f} ms"
     if not d.recorded:
         return Outcome(log=f"{event.tool}: no files changed ({took})")
@@ -119,49 +115,44 @@ def _post_tool(host: Host, event: Event) -> Outcome:
                    f"{event.tool}: drift {d.commit[:7]}, {len(d.changes.paths())} paths ({took})")
 
 
-def _reminder(kind: str):
-    def act(host: Host, event: Event) -> Outcome:
-        from gitckpt.service import api as service
-
-        if service.active(event.cwd) is None:
-            return Outcome(log=f"no active task at {event.cwd}")
-        p = service.pending(event.cwd, trigger="stop" if kind == "stop" else "pre_compact",
-                            lock_timeout=LOCK_WAIT)
-        if not p.changed:
-            return Outcome(log=f"{kind}: nothing unsaved since step {p.step}")
-        files = f"{p.changed} file{'' if p.changed == 1 else 's'}"
-        line = (f"gitckpt: {files} changed since step {p.step} ({p.title!r}) and are not saved "
-                f"as a step; if that work is finished, save it with ckpt_save (title, "
-                f"conclusion, next).")
-        state = _state(event.cwd)
-        if kind == "pre-compact":
-            if state is not None:  # said after the compaction, by session-start
-                state.write(AFTER_COMPACT, line.encode())
-            return Outcome(host.remind(kind, line), f"pre-compact: {files} unsaved")
-        if event.stop_active:
-            return Outcome(log="stop: the agent is already continuing for a hook; not again")
-        said = state.read(REMINDED) if state is not None else None
-        if said == p.tip.encode():
-            return Outcome(log=f"stop: {files} unsaved, already said for this state")
-        if state is not None:
-            state.write(REMINDED, p.tip.encode())
-        return Outcome(host.remind(kind, line), f"stop: reminded, {files} unsaved")
-
-    return act
+def _unsaved_line(u: Unsaved) -> str:
+    files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
+    return (f"gitckpt: {files} changed since step {u.step} ({u.title!r}) and are not saved "
+            f"as a step; if that work is finished, save it with ckpt_save (title, "
+            f"conclusion, next).")
 
 
-def _state(cwd: str):
-    """The store's state folder (for the hooks' two small files), or None."""
-    from gitckpt.service import api as service
+def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
+    from gitckpt.service import events
 
-    try:
-        return service.open_timeline(cwd).store.state
-    except Exception:
-        return None
+    u = events.compacting(cwd, lock_timeout=LOCK_WAIT)
+    if u is None:
+        return Outcome(log=f"no active task at {cwd}")
+    if not u.changed:
+        return Outcome(log=f"pre-compact: nothing unsaved since step {u.step}")
+    files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
+    return Outcome(host.remind("pre-compact", _unsaved_line(u)), f"pre-compact: {files} unsaved")
+
+
+def _stop(host: Host, event: Event, cwd: str) -> Outcome:
+    from gitckpt.service import events
+
+    s = events.stopping(cwd, lock_timeout=LOCK_WAIT, again=bool(event.stop_active))
+    if s is None:
+        return Outcome(log=f"no active task at {cwd}")
+    u = s.unsaved
+    files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
+    if not u.changed:
+        return Outcome(log=f"stop: nothing unsaved since step {u.step}")
+    if event.stop_active:
+        return Outcome(log="stop: the agent is already continuing for a hook; not again")
+    if s.said:
+        return Outcome(log=f"stop: {files} unsaved, already said for this state")
+    return Outcome(host.remind("stop", _unsaved_line(u)), f"stop: reminded, {files} unsaved")
 
 
 _ACTIONS = {"session-start": _session_start, "post-tool": _post_tool,
-            "pre-compact": _reminder("pre-compact"), "stop": _reminder("stop")}
+            "pre-compact": _pre_compact, "stop": _stop}
 
 
 def serve(request: dict) -> dict:

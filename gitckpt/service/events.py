@@ -1,0 +1,130 @@
+"""What the hosts' hooks ask of the service: one call per hook event. Each answers None in a
+folder without an active task (a host runs its hooks in any folder) and creates nothing
+there; the small memories the hooks keep between events (what a stop reminder last named,
+what a compaction left unsaved) live in the store's state folder, written here."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitckpt.core import json_input
+from gitckpt.core.errors import GitckptError
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.shape import Shaped
+from gitckpt.engine.records import DriftResult
+from gitckpt.engine.timeline import Timeline
+from gitckpt.service import api
+from gitckpt.service.results import Pending
+from gitckpt.service.workspace import open_timeline
+
+#: State-file names: the last tip a stop reminder named, and what a compaction left unsaved,
+#: kept for the session that follows it (PreCompact has no channel to the agent; SessionStart
+#: has).
+REMINDED = "hook-reminded"
+AFTER_COMPACT = "hook-after-compact"
+
+
+@dataclass(frozen=True)
+class Unsaved(Shaped):
+    """Files changed since the newest step and not saved as a step."""
+
+    task: str
+    step: int  # the newest step
+    title: str  # its title
+    changed: int  # files that differ from it
+    tip: ObjectId  # the commit that holds the workspace now
+
+
+@dataclass(frozen=True)
+class Start(Shaped):
+    """A session starts in a workspace with an active task: the handoff, and (after a
+    compaction) what the compaction found unsaved."""
+
+    task: str
+    text: str  # the handoff, as ckpt_resume gives it
+    compacted: Unsaved | None = None
+
+
+@dataclass(frozen=True)
+class Stop(Shaped):
+    """The agent is about to stop: what is unsaved, and whether the reminder for exactly this
+    state was given already (then it is not given again)."""
+
+    unsaved: Unsaved
+    said: bool
+
+
+def _active(root: str | Path) -> Timeline | None:
+    try:
+        tl = open_timeline(root)
+        return tl if tl.active_id() is not None else None
+    except GitckptError:
+        return None
+
+
+def session_start(root: str | Path, *, compacted: bool) -> Start | None:
+    """The handoff for a session that starts (`compacted`: after a compaction, which gets
+    the unsaved files the compaction found). The compaction's memory is used once."""
+    tl = _active(root)
+    if tl is None:
+        return None
+    result = api.resume(root, voice="mcp")
+    state = tl.store.state
+    kept = state.read(AFTER_COMPACT)
+    before = None
+    if kept is not None:
+        state.remove(AFTER_COMPACT)
+        before = _unsaved(kept) if compacted else None
+    return Start(result.task, result.text, before)
+
+
+def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResult | None:
+    """A tool that changes files has run: its changes as a drift attributed to `tool`."""
+    if _active(root) is None:
+        return None
+    return api.capture(root, trigger="tool", tool=tool, lock_timeout=lock_timeout)
+
+
+def compacting(root: str | Path, *, lock_timeout: float) -> Unsaved | None:
+    """The context is about to be compacted: the workspace captured, and what is unsaved
+    kept for the session that follows (when anything is)."""
+    if _active(root) is None:
+        return None
+    unsaved = _of(api.pending(root, trigger="pre_compact", lock_timeout=lock_timeout))
+    if unsaved.changed:
+        open_timeline(root).store.state.write(AFTER_COMPACT,
+                                              json.dumps(unsaved.to_dict()).encode())
+    return unsaved
+
+
+def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Stop | None:
+    """The agent is about to stop: the workspace captured, and whether this state was
+    named by a reminder already. A reminder about to be given (`again` False: the agent is
+    not already continuing for a hook) is remembered, so the same state is named once."""
+    if _active(root) is None:
+        return None
+    unsaved = _of(api.pending(root, trigger="stop", lock_timeout=lock_timeout))
+    if not unsaved.changed or again:
+        return Stop(unsaved, said=False)
+    state = open_timeline(root).store.state
+    said = state.read(REMINDED) == unsaved.tip.encode()
+    if not said:
+        state.write(REMINDED, unsaved.tip.encode())
+    return Stop(unsaved, said)
+
+
+def _of(p: Pending) -> Unsaved:
+    return Unsaved(p.task, p.step, p.title, p.changed, p.tip)
+
+
+def _unsaved(data: bytes) -> Unsaved | None:
+    """The compaction's memory, or None if it is not one (an older gitckpt kept a line of
+    text there)."""
+    try:
+        d = json_input.loads(data.decode("utf-8"))
+        return Unsaved(str(d["task"]), int(d["step"]), str(d["title"]), int(d["changed"]),
+                       ObjectId(str(d["tip"])))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
