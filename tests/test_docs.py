@@ -98,3 +98,12 @@ def test_no_page_names_a_tracker_number(path):
         lines = [x for x in lines if x.startswith("#")]
     hits = [x for x in lines if TRACKER.search(x)]
     assert not hits, hits
+
+
+def test_the_cli_reference_is_what_the_commands_say():
+    """docs/cli.md's command section is generated from click: a changed option or help text
+    is a changed page (`python -m gitckpt.cli.reference docs/cli.md` writes it)."""
+    from gitckpt.cli.reference import rewrite
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    assert rewrite(page) == page, "run: python -m gitckpt.cli.reference docs/cli.md"
