@@ -20,10 +20,14 @@ IDENTITY = {
 }
 
 
+#: The repository's root: tests/ sits in it, each test module in a folder of tests/.
+REPO = Path(__file__).resolve().parent.parent
+
+
 def _strays(base: Path) -> list[Path]:
     """`.gitckpt` stores or pointers where no test may see or leave one: above the temp root
     (a store there takes over every plain folder below it) and in the folder tests run from."""
-    places = [*base.parents, Path.cwd(), Path(__file__).resolve().parent.parent]
+    places = [*base.parents, Path.cwd(), REPO]
     return [p / ".gitckpt" for p in places if os.path.lexists(p / ".gitckpt")]
 
 

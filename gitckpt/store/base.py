@@ -1,6 +1,6 @@
 """The store interface: a Backend (objects, refs, notes, lock, state) and, from
 working_copy.py, the WorkingCopy it checkpoints, joined as the Store every store implements;
-the docstrings are the contract tests/test_store_contract.py checks on each store."""
+the docstrings are the contract tests/store/test_contract.py checks on each store."""
 
 from __future__ import annotations
 

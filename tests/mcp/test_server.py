@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -346,7 +346,7 @@ def test_skill_install_print_and_path(tmp_path):
 
 
 def test_skill_ships_inside_the_wheel(tmp_path):
-    root = Path(__file__).resolve().parent.parent
+    root = REPO
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                             str(tmp_path / "dist"), str(root)], capture_output=True, text=True)
     if built.returncode != 0:

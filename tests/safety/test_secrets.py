@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, make_repo, run_cli
+from conftest import REPO, git, make_repo, run_cli
 
 from gitckpt.service import api as service
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = REPO / "tests" / "corpus"
 sys.path.insert(0, str(CORPUS))
 from make_contents import content_for  # noqa: E402
 

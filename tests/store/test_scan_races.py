@@ -28,6 +28,7 @@ def test_a_read_of_a_settled_file(tmp_path):
     assert read_regular(str(f)) == b"settled\n"
 
 
+@pytest.mark.slow  # a 40-second stress of writer threads: the full suite's, not the fast loop's
 def test_saves_while_files_are_rewritten_never_fail(ws):
     """A writer truncates and rewrites files all the time (libgit2 once failed every save
     with "error reading file for hashing"); each save succeeds and stores each churned file

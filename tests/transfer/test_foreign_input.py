@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import git, make_plain, make_repo
+from conftest import REPO, git, make_plain, make_repo
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import StoreCorrupt
@@ -53,7 +53,7 @@ def test_no_json_loads_outside_the_helper_reads_foreign_or_stored_data():
     allowed = {("mcp/handshake.py", "msg = json.loads(text)"),
                ("hooks/install.py", "json.loads(new)"),
                ("hooks/relay.py", "reply = json.loads(answer)")}
-    root = Path(__file__).resolve().parent.parent / "gitckpt"
+    root = REPO / "gitckpt"
     found = set()
     for path in root.rglob("*.py"):
         name = path.relative_to(root).as_posix()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_store_contract import STORES
+from test_contract import STORES
 
 from gitckpt.core.objects import Mode, TreeEntry
 from gitckpt.safety.scope import Scope

@@ -13,16 +13,16 @@ import subprocess
 import sys
 import time
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitckpt.safety.redact import MARK, has_secret, redact, spans
 from gitckpt.safety.secret_rules import RULES
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = REPO / "tests" / "corpus"
 
 
 def _lines(name: str) -> list[str]:
