@@ -7,11 +7,18 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gitckpt.core.hints import BLANK, CLI, call
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from gitckpt.core.values import Skipped
     from gitckpt.service import api as service
+
+
+def _cmd(op: str, **args: object) -> str:
+    """The command that comes next, as core/hints spells every suggestion."""
+    return call(op, **args).spell(CLI)
 
 
 def _skipped_lines(skipped: Sequence[Skipped]) -> str:
@@ -28,7 +35,8 @@ def render_init(r: service.InitResult) -> str:
     out += _skipped_lines(s.skipped)
     if s.redacted:
         out += f"Redacted {s.redacted} secret value(s) from the text.\n"
-    return out + 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...\n'
+    step = _cmd("save", title=BLANK, conclusion=BLANK, next=BLANK)
+    return out + f"Save each finished step: {step}\n"
 
 
 def render_save(r) -> str:
@@ -71,7 +79,7 @@ def render_log(r: service.LogResult) -> str:
                 ("verified", n.verified), ("decision", n.decisions),
                 ("open", n.open_questions)) for v in values]
     if r.more:
-        out.append(f"  ... {r.more} older step(s): gitckpt log --before {r.steps[0].n}"
+        out.append(f"  ... {r.more} older step(s): {_cmd('log', before=r.steps[0].n)}"
                    if r.steps else f"  ... {r.more} older step(s)")
     return "\n".join(out) + "\n"
 
@@ -87,7 +95,7 @@ def render_scope(r: service.ScopeResult) -> str:
 
 def render_tasks(r: service.TasksResult) -> str:
     if not r.tasks:
-        return 'No tasks yet. Start one with gitckpt init "NAME" --goal "...".\n'
+        return f"No tasks yet. Start one with {_cmd('init', name=BLANK, goal=BLANK)}.\n"
     width = max(len(t.id) for t in r.tasks)
     out = [f"  {'TASK':<{width}}  {'STATUS':<9}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
     for t in r.tasks:
@@ -212,7 +220,7 @@ def render_switch(t) -> str:
 def render_export(r) -> str:
     return (f"Exported task {r.task} ({r.steps} steps, {r.objects} objects, "
             f"{r.bytes / 2**20:.1f} MiB) to {r.path}\n"
-            f"Continue elsewhere with: gitckpt import {r.path}\n")
+            f"Continue elsewhere with: {_cmd('import', package=str(r.path))}\n")
 
 
 def render_import(r) -> str:
@@ -222,7 +230,7 @@ def render_import(r) -> str:
                 "command without --dry-run.\n")
     renamed = f" (as {r.task})" if r.task != r.source_task else ""
     out = (f"Imported task {r.source_task}{renamed}: {r.steps} steps, {r.objects} objects "
-           f"({r.new_objects} new). It is the active task; run gitckpt resume.\n")
+           f"({r.new_objects} new). It is the active task; run {_cmd('resume')}.\n")
     return out + ("" if r.checkout is None else "Its head's files:\n" +
                   render_restore(r.checkout, [], ()))
 
@@ -262,5 +270,5 @@ def render_migrate(r) -> str:
         skipped = f"; {len(t.skipped)} file(s) left out" if t.skipped else ""
         lines.append(f"  {t.task}  {t.steps} steps  {t.name}{skipped}")
     if r.active:
-        lines.append(f"Task {r.active} is active; `gitckpt resume` says where it stands.")
+        lines.append(f"Task {r.active} is active; `{_cmd('resume')}` says where it stands.")
     return "\n".join(lines) + "\n"

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from gitckpt.core.hints import BLANK, CLI, call
+
+
+def _cmd(op: str, **args: object) -> str:
+    """The command that comes next, as core/hints spells every suggestion."""
+    return call(op, **args).spell(CLI)
+
 
 def render_push(r) -> str:
     lines = [f"Pushed to {r.remote}:"]
@@ -20,7 +27,7 @@ def render_fetch(r) -> str:
                f"  {'TASK':<{width}}  {'STEPS':>5}  {'LAST ACTIVITY':<20}  NAME"]
         out += [f"  {t.task:<{width}}  {t.steps:>5}  "
                 f"{(t.last_activity or '?')[:19]:<20}  {t.name or '?'}" for t in r.tasks]
-        out.append("Bring one here: gitckpt fetch REMOTE --task ID")
+        out.append(f"Bring one here: {_cmd('fetch', remote=r.remote, task=BLANK)}")
         return "\n".join(out) + "\n"
     came = f" as {r.task}" if r.source else ""
     how = ("new here" if r.created else "moved forward" if r.moved else "head up to date")
@@ -28,13 +35,13 @@ def render_fetch(r) -> str:
         if r.drifts_kept else ""
     return (f"Fetched task {r.source or r.task}{came} from {r.remote}: {how}, at step "
             f"{r.steps}{kept}.\n"
-            f"Next: gitckpt resume --task {r.task}; its files: gitckpt switch {r.task} && "
-            "gitckpt restore head --apply\n")
+            f"Next: {_cmd('resume', task=r.task)}; its files: {_cmd('switch', task=r.task)} "
+            f"&& {_cmd('restore', target='head', apply=True)}\n")
 
 
 def render_remote_setting(r) -> str:
     if r.remote is None:
-        return "No remote is set; push and fetch need one: gitckpt config remote NAME\n"
+        return f"No remote is set; push and fetch need one: {_cmd('config_remote', name=BLANK)}\n"
     out = f"push and fetch use {r.remote} when given no remote.\n"
     if r.holds_credentials:
         out += ("The saved remote holds credentials (shown as ***); gitckpt keeps none any "

@@ -41,6 +41,8 @@ _TOOLS: dict[str, tuple[str, dict[str, object]]] = {
 }
 # Tool argument: CLI option, where the names differ.
 _FLAGS = {"confirm": "yes", "as_id": "as", "min_steps": "min", "all_tasks": "all"}
+# (tool argument, value): the CLI switch that says the same.
+_SWITCHES = {("format", "full"): "--full"}
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,9 @@ def _as_command(c: Call) -> str:
         elif value is not None:
             out.append(shlex.quote(str(value)))
     for name, value in c.args.items():
-        if name not in positional and value is not None and value is not False:
+        if (name, value) in _SWITCHES:
+            out.append(_SWITCHES[name, value])
+        elif name not in positional and value is not None and value is not False:
             out.append(_option(name, '"..."', raw=True) if value is BLANK else _option(name, value))
     return " ".join(out + after)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitckpt.core.hints import BLANK, CLI, MCP, call
 from gitckpt.core.values import Changes, GitSince
 from gitckpt.engine.memory import Check, Entry, FileNote, Memory
 from gitckpt.engine.notes import PLAN_MARKS
@@ -23,27 +24,53 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# How the handoff names the next action: as a command line, or as a tool call.
-VOICES = {
-    "cli": {"more": "`gitckpt resume --json`", "log": "`gitckpt log`",
-            "full": "`gitckpt resume --full`",
-            # an undo runs as printed: confirmed (it rewrites as many files as the restore
-            # did), and in the task of the safety copy ({task}: "task" below, or nothing)
-            "undo": "`gitckpt restore {id}{task} --apply --yes`", "task": " --task {task}",
-            "capture": "`gitckpt capture`",
-            "init": "`gitckpt init`",
-            "save": 'Save each finished step: gitckpt save "TITLE" --conclusion ... --next ...'},
-    "mcp": {"more": "the structured content", "log": "ckpt_log(limit=...)",
-            "full": 'ckpt_resume(format="full")',
-            "undo": 'ckpt_restore(target="{id}"{task}, apply=true, confirm=true)',
-            "task": ', task="{task}"', "capture": "ckpt_capture()",
-            "init": "ckpt_init(name=..., goal=...)",
-            "save": "Save each finished step: ckpt_save(title=..., conclusion=..., next=...)"},
-}
+@dataclass(frozen=True)
+class Voice:
+    """How the handoff names the next action: as a command line (`cli`, in backticks) or as
+    a tool call (`mcp`), every call spelled by core/hints."""
+
+    name: str
+
+    def _call(self, op: str, **args: object) -> str:
+        spelled = call(op, **args).spell(self.name)
+        return f"`{spelled}`" if self.name == CLI else spelled
+
+    @property
+    def more(self) -> str:
+        """Where everything a list left out is."""
+        return "`gitckpt resume --json`" if self.name == CLI else "the structured content"
+
+    @property
+    def full(self) -> str:
+        return self._call("resume", format="full")
+
+    def log(self, before: int) -> str:
+        return self._call("log", before=before)
+
+    def undo(self, safety: str, task: str | None) -> str:
+        """The call that restores a safety copy, runnable as written: confirmed (it rewrites
+        as many files as the restore did), in the task of the copy when not the active one."""
+        return self._call("restore", target=safety[:12], task=task, apply=True, confirm=True)
+
+    @property
+    def capture(self) -> str:
+        return self._call("capture")
+
+    @property
+    def init(self) -> str:
+        return self._call("init", name=BLANK, goal=BLANK)
+
+    @property
+    def save(self) -> str:
+        return "Save each finished step: " + call(
+            "save", title=BLANK, conclusion=BLANK, next=BLANK).spell(self.name)
+
+
+VOICES = {CLI: Voice(CLI), MCP: Voice(MCP)}
 FOLD = 5  # new files in one folder shown as one line from this many on
 
 
-def _paths(changes: Changes, voice: dict[str, str], limit: int = MAX_PATHS) -> list[str]:
+def _paths(changes: Changes, voice: Voice, limit: int = MAX_PATHS) -> list[str]:
     """Modified and deleted paths first (what the next session must re-read), then added
     ones, a folder with many new files folded into one line so nothing else is hidden."""
     rows = sorted([(p, "M") for p in changes.modified] + [(p, "D") for p in changes.deleted])
@@ -57,7 +84,7 @@ def _paths(changes: Changes, voice: dict[str, str], limit: int = MAX_PATHS) -> l
             rows += [(p, "A") for p in sorted(files)]
     out = [f"  {mark} {_clip(path, 120)}" for path, mark in rows[:limit]]
     if len(rows) > limit:
-        out.append(f"  ... {len(rows) - limit} more: {voice['more']}")
+        out.append(f"  ... {len(rows) - limit} more: {voice.more}")
     return out
 
 
@@ -65,7 +92,7 @@ def _counts(c: Changes) -> str:
     return f"{len(c.added)} added, {len(c.modified)} modified, {len(c.deleted)} deleted"
 
 
-def _plan(info: TaskInfo, items: int, voice: dict[str, str]) -> list[str]:
+def _plan(info: TaskInfo, items: int, voice: Voice) -> list[str]:
     plan = info.head.note.plan
     if not plan:
         return []
@@ -80,12 +107,12 @@ def _plan(info: TaskInfo, items: int, voice: dict[str, str]) -> list[str]:
         counts = ", ".join(f"{hidden.count(s)} {s.replace('_', ' ')}"
                            for s in ("pending", "in_progress", "blocked", "done")
                            if hidden.count(s))
-        lines.append(f"  ... {len(hidden)} more ({counts}): {voice['more']}")
+        lines.append(f"  ... {len(hidden)} more ({counts}): {voice.more}")
     return lines
 
 
 def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, width: int,
-           voice: dict[str, str]) -> list[str]:
+           voice: Voice) -> list[str]:
     real = [s for s in steps if s.n > 0]
     if not real:
         return ["", "No step saved yet (only the baseline, step 0)."]
@@ -97,21 +124,16 @@ def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, widt
         if verified:
             out += [f"     Verified: {_clip(v, 140)}" for v in s.note.verified[:3]]
     older = real[:-full]
-    out += [f"  {s.n}. {_clip(s.note.title, 90)}" for s in reversed(older[-titles:])]
+    listed = older[-titles:] if titles else []  # ([-0:] would be all of them)
+    out += [f"  {s.n}. {_clip(s.note.title, 90)}" for s in reversed(listed)]
     if len(older) > titles:
-        out.append(f"  ... {len(older) - titles} older steps: {voice['log']}")
+        oldest = (listed or real[-full:])[0].n  # the oldest step shown
+        out.append(f"  ... {len(older) - titles} older steps: {voice.log(oldest)}")
     return out
 
 
-def undo(voice: dict[str, str], safety: str, task: str | None = None) -> str:
-    """The call that restores `safety` (a restore's safety copy), in `voice`; `task` when
-    the safety copy is not in the active task."""
-    return voice["undo"].format(id=safety[:12],
-                                task=voice["task"].format(task=task) if task else "")
-
-
 def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
-           since_step: Changes | None, voice: dict[str, str],
+           since_step: Changes | None, voice: Voice,
            task: str | None = None) -> list[str]:
     """What changed since step n; `task` is the task's id when it is not the active one."""
     if unsaved is None or since_step is None:
@@ -128,7 +150,7 @@ def _since(n: int, drifts: list[StepRecord], unsaved: Changes | None,
         if restores:
             last = restores[-1].note
             out.append(f"  Last restore: {_clip(last.title, 80)}; undo with "
-                       f"{undo(voice, last.safety or '', task)}.")
+                       f"{voice.undo(last.safety or '', task)}.")
     if since_step:
         out.append(f"Changed after step {n}, re-read before editing: {_counts(since_step)}")
         out += _paths(since_step, voice)
@@ -174,14 +196,14 @@ class Handoff:
 
 
 def _memory(title: str, entries: list[Entry], shown: int, width: int,
-            voice: dict[str, str]) -> list[str]:
+            voice: Voice) -> list[str]:
     """Newest first, each with the step that recorded it; the rest counted."""
     if not entries or not shown:
-        return ["", f"{title}: {len(entries)} (see {voice['full']})"] if entries else []
+        return ["", f"{title}: {len(entries)} (see {voice.full})"] if entries else []
     out = ["", f"{title} ({len(entries)}, newest first):"]
     out += [f"  - {_clip(e.text, width)} (step {e.step})" for e in reversed(entries[-shown:])]
     if len(entries) > shown:
-        out.append(f"  ... {len(entries) - shown} more: {voice['full']}")
+        out.append(f"  ... {len(entries) - shown} more: {voice.full}")
     return out
 
 
@@ -248,13 +270,13 @@ def handoff_text(h: Handoff, voice: str = "cli") -> str:
         out += _git(head.n, h.git)
         if h.watch == "off":
             out.append("Watcher: off (GITCKPT_WATCH=off); changes are captured at saves, "
-                       f"tool calls and {say['capture']}.")
+                       f"tool calls and {say.capture}.")
         if h.problems:
             out += ["", "Problems:"] + [f"  ! {_clip(p, 300)}" for p in h.problems[:4]]
         if info.status == "closed":
-            out += ["", f"This task is closed (read-only). Start a new one with {say['init']}."]
+            out += ["", f"This task is closed (read-only). Start a new one with {say.init}."]
         else:
-            out += ["", say["save"]]
+            out += ["", say.save]
         return "\n".join(out) + "\n"
 
     for level in _LEVELS:  # from the fullest text to the tightest: the first that fits wins

@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitckpt import __version__
+from gitckpt.core import hints
 from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError, NoActiveTask
 from gitckpt.engine.watch import release_memory
@@ -195,8 +196,8 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             return result
         # No task yet is a normal answer, not an error: say how to start.
         text = ("No active task in this workspace. For a job of more than a few steps, start "
-                "one: ckpt_init(name=..., goal=...). Other tasks of this store: "
-                "ckpt_log(all_tasks=true).")
+                f"one: {hints.call('init', name=hints.BLANK, goal=hints.BLANK).spell(hints.MCP)}."
+                f" Other tasks of this store: {hints.call('tasks').spell(hints.MCP)}.")
         return CallToolResult(content=[TextContent(type="text", text=text)],
                               structured_content={"found": False, "text": text})
 

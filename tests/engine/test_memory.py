@@ -237,3 +237,18 @@ def test_memory_over_mcp_commands_files_drop_and_the_full_resume(ws):
     assert "SameSite? (step 2)" in text
     assert "`pytest -q` exit 0 at step 1" in text
     assert "src/app.py: entry point" in text
+
+
+def test_the_tightest_handoff_lists_no_older_step_titles(ws):
+    """The tightest levels keep no older titles: `older[-0:]` once listed all of them, so a
+    long task's handoff grew past its budget exactly when it had to shrink most."""
+    from gitckpt.engine.handoff import VOICES, _steps
+
+    start(ws)
+    for i in range(1, 8):
+        service.save(ws.root, f"step {i}")
+    steps = service.resume(ws.root).steps
+    lines = _steps(steps, 1, 0, False, 100, VOICES["cli"])
+    assert [line for line in lines if line.startswith("  ") and ". step" in line] == \
+        ["  7. step 7 (" + steps[-1].note.created_at + ")"]
+    assert lines[-1] == "  ... 6 older steps: `gitckpt log --before 7`"
