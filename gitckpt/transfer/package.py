@@ -176,37 +176,12 @@ class _Checked:
     steps: int
 
 
-def check_package(path: Path) -> _Checked:  # noqa: C901 (baseline)
+def check_package(path: Path) -> _Checked:
     """Every check an import makes, before anything is written. StoreCorrupt (or
     SchemaTooNew, InvalidArgument) says what is wrong."""
     path = Path(os.path.abspath(path))
-    try:
-        st = os.lstat(path)
-    except OSError as e:
-        raise InvalidArgument(f"No package at {path}.", "Pass the folder {0} wrote.",
-                              [call("export", to=BLANK)]) from e
-    if not stat.S_ISDIR(st.st_mode):
-        raise InvalidArgument(f"{path} is not a package folder.",
-                              "Pass the folder {0} wrote (not a link to it).",
-                              [call("export", to=BLANK)])
-    for dirpath, dirs, files in os.walk(path):
-        for name in dirs + files:
-            mode = os.lstat(os.path.join(dirpath, name)).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                rel = os.path.relpath(os.path.join(dirpath, name), path)
-                kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
-                raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
-    try:
-        manifest = json_input.loads((path / MANIFEST).read_text(encoding="utf-8"))
-        fmt, task = manifest["format"], TaskId(manifest["task"])
-        listed, sums = dict(manifest["refs"]), dict(manifest["checksums"])
-    except (OSError, ValueError, KeyError, TypeError, InvalidArgument) as e:
-        raise StoreCorrupt(f"{path / MANIFEST} is missing or unreadable ({e}).",
-                           _BAD_PACKAGE) from e
-    if not isinstance(fmt, int) or fmt < 1:
-        raise StoreCorrupt(f"The package format {fmt!r} is not valid.", _BAD_PACKAGE)
-    if fmt > FORMAT:
-        raise SchemaTooNew("The package", fmt, FORMAT)
+    _check_folder(path)
+    manifest, task, listed, sums = _manifest(path)
     handoff = (path / HANDOFF).read_bytes() if (path / HANDOFF).is_file() else b""
     if hashlib.sha256(handoff).hexdigest() != sums.get(HANDOFF):
         raise StoreCorrupt(f"{HANDOFF} does not match the manifest's checksum.", _BAD_PACKAGE)
@@ -262,6 +237,42 @@ def check_package(path: Path) -> _Checked:  # noqa: C901 (baseline)
         read(oid)  # unreferenced objects are not copied, but must not be damaged either
     steps = notes[refs["head"]].step
     return _Checked(task, refs, pkg, list(kinds), notes, steps)
+
+
+def _check_folder(path: Path) -> None:
+    """A package is a real folder of regular files and folders: no link, no special file."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise InvalidArgument(f"No package at {path}.", "Pass the folder {0} wrote.",
+                              [call("export", to=BLANK)]) from e
+    if not stat.S_ISDIR(st.st_mode):
+        raise InvalidArgument(f"{path} is not a package folder.",
+                              "Pass the folder {0} wrote (not a link to it).",
+                              [call("export", to=BLANK)])
+    for dirpath, dirs, files in os.walk(path):
+        for name in dirs + files:
+            mode = os.lstat(os.path.join(dirpath, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                rel = os.path.relpath(os.path.join(dirpath, name), path)
+                kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+                raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
+
+
+def _manifest(path: Path) -> tuple[dict, TaskId, dict, dict]:
+    """(the manifest, its task, its refs, its checksums), of a format this gitckpt reads."""
+    try:
+        manifest = json_input.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        fmt, task = manifest["format"], TaskId(manifest["task"])
+        listed, sums = dict(manifest["refs"]), dict(manifest["checksums"])
+    except (OSError, ValueError, KeyError, TypeError, InvalidArgument) as e:
+        raise StoreCorrupt(f"{path / MANIFEST} is missing or unreadable ({e}).",
+                           _BAD_PACKAGE) from e
+    if not isinstance(fmt, int) or fmt < 1:
+        raise StoreCorrupt(f"The package format {fmt!r} is not valid.", _BAD_PACKAGE)
+    if fmt > FORMAT:
+        raise SchemaTooNew("The package", fmt, FORMAT)
+    return manifest, task, listed, sums
 
 
 def _size(pkg: PackageStore, oid: ObjectId) -> int:
