@@ -5,6 +5,7 @@ between its markers; tests/test_docs.py checks that the page holds what this wri
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -28,9 +29,9 @@ def commands_section() -> str:
         text = (command.help or "").strip()
         if text:
             out += [_paragraphs(text), ""]
-        rows = [p.get_help_record(ctx) for p in command.get_params(ctx)
-                if isinstance(p, click.Option) and "--help" not in p.opts]
-        rows = [r for r in rows if r is not None]
+        records = [p.get_help_record(ctx) for p in command.get_params(ctx)
+                   if isinstance(p, click.Option) and "--help" not in p.opts]
+        rows = [r for r in records if r is not None]
         if rows:
             out += ["| option | |", "|---|---|"]
             out += [f"| `{_cell(name)}` | {_cell(help_)} |" for name, help_ in rows]
@@ -38,7 +39,8 @@ def commands_section() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _walk(command: click.Command, path: list[str]):
+def _walk(command: click.Command, path: list[str]
+          ) -> Iterator[tuple[list[str], click.Command]]:
     if isinstance(command, click.Group):
         if len(path) > 1:
             yield path, command

@@ -42,7 +42,7 @@ _TOOLS: dict[str, tuple[str, dict[str, object]]] = {
 # Tool argument: CLI option, where the names differ.
 _FLAGS = {"confirm": "yes", "as_id": "as", "min_steps": "min", "all_tasks": "all"}
 # (tool argument, value): the CLI switch that says the same.
-_SWITCHES = {("format", "full"): "--full"}
+_SWITCHES: dict[tuple[str, object], str] = {("format", "full"): "--full"}
 
 
 @dataclass(frozen=True)
