@@ -2,9 +2,10 @@
 attributed drift or a one-line reminder; stdout carries only what the host reads, and no error
 of ours ever fails the host (exit 0 and a log line).
 
-Each host's event names and fields are in `gitckpt.hook_hosts`; this module knows only the four
+Each host's event names and fields are in `hooks/hosts.py`; this module knows only the four
 moments: a session starts (or is resumed, cleared or compacted), a tool that changes files has
-run, the context is about to be compacted, the agent is about to stop.
+run, the context is about to be compacted, the agent is about to stop; each is one call into
+`service/events.py`.
 """
 
 from __future__ import annotations
