@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.shape import Shaped
@@ -124,6 +125,39 @@ class SaveResult(Shaped):
     skipped: tuple[Skipped, ...]
     redacted: int
     plan: list[PlanItem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A command `gitckpt run` kept for the next save, bound to the tree it ran on."""
+
+    command: str
+    exit_code: int
+    tree: str
+    note: str = ""
+    duration_s: float | None = None
+
+    def entry(self) -> dict[str, Any]:
+        """The run as a step note's `commands` holds it."""
+        out: dict[str, Any] = {"command": self.command, "exit_code": self.exit_code,
+                               "note": self.note}
+        if self.duration_s is not None:
+            out["duration_s"] = self.duration_s
+        out["tree"] = self.tree
+        return out
+
+    @classmethod
+    def read(cls, data: object) -> Run | None:
+        """The run a state file's entry holds, or None if it is not one (a damaged file)."""
+        if not isinstance(data, dict) or not isinstance(data.get("command"), str) \
+                or not isinstance(data.get("exit_code"), int) \
+                or not isinstance(data.get("tree"), str):
+            return None
+        note, duration = data.get("note"), data.get("duration_s")
+        return cls(data["command"], data["exit_code"], data["tree"],
+                   note if isinstance(note, str) else "",
+                   float(duration) if isinstance(duration, int | float)
+                   and not isinstance(duration, bool) else None)
 
 
 def line(text: str) -> str:

@@ -35,8 +35,8 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     except OSError as e:  # a read-only store: the scan cannot write its objects
         problems.append(f"Cannot scan the workspace: {e.strerror or e}"
                         f"{f' ({e.filename})' if e.filename else ''}")
-    runs = [CommandRun(r["command"], r["exit_code"], r["tree"], info.head.n, r.get("note", ""),
-                       r.get("duration_s"), saved=False) for r in tl.runs(tid)]
+    runs = [CommandRun(r.command, r.exit_code, r.tree, info.head.n, r.note, r.duration_s,
+                       saved=False) for r in tl.runs(tid)]
     memory = recall(steps, runs)
     bound = checks(memory, live_tree, tl.store.diff_trees)
     files = touched(steps, memory)

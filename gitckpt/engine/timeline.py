@@ -30,6 +30,7 @@ from gitckpt.engine.memory import check_retired, recall
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
 from gitckpt.engine.records import (
     DriftResult,
+    Run,
     SaveResult,
     StepRecord,
     TaskInfo,
@@ -308,7 +309,8 @@ class Timeline:
             snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, spec.plan, spec.plan_new)
             # a command ran on this snapshot unless it says otherwise (a migrated one: "")
-            commands = [*pending, *({"tree": snap.tree, **c} for c in spec.commands)]
+            commands = [*(r.entry() for r in pending),
+                        *({"tree": snap.tree, **c} for c in spec.commands)]
             prev = head.note
             # A retried save changes nothing. Besides title, conclusion, next, verified and
             # the files, every other field must match too, so that no update is dropped.
@@ -332,20 +334,21 @@ class Timeline:
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           snap.skipped, spec.redacted, merged)
 
-    def runs(self, tid: TaskId) -> list[dict]:
-        """The commands `gitckpt run` recorded since the task's newest step, oldest first
-        (each {command, exit_code, tree, duration_s, note}); a damaged file reads as none."""
+    def runs(self, tid: TaskId) -> list[Run]:
+        """The commands `gitckpt run` recorded since the task's newest step, oldest first; a
+        damaged file, or a damaged entry, reads as none."""
         try:
             data = json_input.loads(self.store.state.read(_runs_file(tid)) or b"[]")
         except ValueError:
             return []
-        return [r for r in data if isinstance(r, dict) and isinstance(r.get("command"), str)
-                and isinstance(r.get("exit_code"), int) and isinstance(r.get("tree"), str)]
+        runs = (Run.read(r) for r in data) if isinstance(data, list) else ()
+        return [r for r in runs if r is not None]
 
-    def add_run(self, tid: TaskId, record: dict) -> None:
+    def add_run(self, tid: TaskId, run: Run) -> None:
         """Keep a run for the next save (the caller holds the lock)."""
         runs = self.runs(tid)[-(limits.ITEMS - 1):]  # a save takes at most ITEMS commands
-        self.store.state.write(_runs_file(tid), json.dumps([*runs, record]).encode())
+        self.store.state.write(_runs_file(tid),
+                               json.dumps([r.entry() for r in [*runs, run]]).encode())
 
     def open_task(self, tid: TaskId) -> tuple[StepRecord, Note]:
         """The head and metadata of a task this workspace may change: not closed, and of

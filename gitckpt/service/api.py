@@ -21,7 +21,7 @@ from gitckpt.core.paths import normalize_paths
 from gitckpt.engine import step_input
 from gitckpt.engine.handoff import full_text, handoff_text
 from gitckpt.engine.notes import PlanItem
-from gitckpt.engine.records import DriftResult, SaveResult, TaskInfo
+from gitckpt.engine.records import DriftResult, Run, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
 from gitckpt.engine.timeline import Clock
 from gitckpt.service.results import (
@@ -303,10 +303,11 @@ def run(root: str | Path, argv: list[str], *, task: str | None = None,
     duration = round(time.monotonic() - start, 3)
     spec = step_input.prepare("run", commands=[{"command": shlex.join(argv), "exit_code": code,
                                                 "duration_s": duration}])
-    record = {**spec.commands[0], "tree": before.tree}
+    c = spec.commands[0]
+    ran = Run(c["command"], code, before.tree, c["note"], c.get("duration_s"))
     with tl.store.lock():
-        tl.add_run(tid, record)
-    return RunResult(tid, record["command"], code, duration, before.tree,
+        tl.add_run(tid, ran)
+    return RunResult(tid, ran.command, code, duration, before.tree,
                      before.commit if before.recorded else None, failure)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -205,7 +206,7 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     first = [tid for tid in tids if names[tid] not in done]
     if first and not confirm:
         raise _confirmation(tl, first, names, url)
-    entries = []  # per task: (refs that differ from the remote's, the glob, the rest)
+    entries: list[_Entry] = []
     with ExitStack() as held:
         held.enter_context(store.lock())
         for tid in tids:
@@ -218,26 +219,26 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
             rest = [f"{notes_commit(tl, tid, name, carried[tid])}:{NOTES_ROOT}{name}",
                     f"+{card_commit(tl, tid, name)}:{REF_ROOT}{name}/{CARD}"]
             old = theirs[name].notes if name in theirs else None
-            entries.append((changed, f"{prefix}*:{REF_ROOT}{name}/*", rest,
-                            f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}",
-                            PushedTask(name, tl.record(refs["head"]).n, tid in first)))
+            entries.append(_Entry(changed, f"{prefix}*:{REF_ROOT}{name}/*", rest,
+                                  f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}",
+                                  PushedTask(name, tl.record(refs["head"]).n, tid in first)))
         store.flush()
         # The refs go by id, as read under the lock, so a save meanwhile is not pushed
         # without its note. git matches each explicit refspec against every local ref, so
         # past _EXPLICIT of them a glob per task is pushed instead, with the lock held.
-        explicit = sum(len(e[0]) for e in entries) <= _EXPLICIT
+        explicit = sum(len(e.changed) for e in entries) <= _EXPLICIT
         if explicit:
             held.close()
-        batches: list[tuple[list[str], list[str], list[PushedTask]]] = [([], [], [])]
-        for changed, glob, rest, lease, task_out in entries:
-            specs = [*(changed if explicit else [glob]), *rest]
-            if len(batches[-1][0]) + len(specs) > _BATCH and batches[-1][0]:
-                batches.append(([], [], []))
-            batches[-1][0].extend(specs)
-            batches[-1][1].append(lease)
-            batches[-1][2].append(task_out)
+        batches = [_Batch()]
+        for e in entries:
+            specs = [*(e.changed if explicit else [e.glob]), *e.rest]
+            if len(batches[-1].specs) + len(specs) > _BATCH and batches[-1].specs:
+                batches.append(_Batch())
+            batches[-1].specs.extend(specs)
+            batches[-1].leases.append(e.lease)
+            batches[-1].tasks.append(e.task)
         pushed: list[PushedTask] = []
-        for specs, leases, tasks in batches:
+        for specs, leases, tasks in ((b.specs, b.leases, b.tasks) for b in batches):
             p = remote_git.run(git_dir(store), "push", "--atomic", "--no-verify",
                                "--porcelain", "--progress", *leases, where.spec, *specs,
                                check=False, cwd=top(store), remote=where)
@@ -249,6 +250,25 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
                 record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
                 _state(store).write(PUSHED, json.dumps(record).encode())
     return PushResult(url, pushed)
+
+
+class _Entry(NamedTuple):
+    """One task's part of a push."""
+
+    changed: list[str]  # refspecs of its refs that differ from the remote's
+    glob: str  # the refspec of all its refs, for a push of too many to name
+    rest: list[str]  # its notes and its card
+    lease: str  # the --force-with-lease of its notes
+    task: PushedTask
+
+
+@dataclass
+class _Batch:
+    """One atomic `git push`: at most _BATCH refspecs."""
+
+    specs: list[str] = field(default_factory=list)
+    leases: list[str] = field(default_factory=list)
+    tasks: list[PushedTask] = field(default_factory=list)
 
 
 def _own_tasks(tl: Timeline) -> list[TaskId]:
