@@ -1,6 +1,7 @@
 """The MCP front end: gitckpt's tools over stdio (official `mcp` SDK). Each tool parses its
-arguments, records a boundary drift, calls `service`, and returns the result's `to_dict()`:
-the same object the CLI prints with `--json`. Nothing here writes to stdout.
+arguments, records a boundary drift, calls `service`, and answers with the typed result's short
+text (mcp/text.py) over its `to_dict()`, the object the CLI prints with `--json`; each tool's
+output schema is its result types' (core/shape.py). Nothing here writes to stdout.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A CLI that starts like a tool: `--version` and `--help` load no engine, and the stored
-help text is click's own (issue 16)."""
+help text is click's own."""
 
 from __future__ import annotations
 

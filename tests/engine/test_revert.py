@@ -1,4 +1,4 @@
-"""Revert one step or drift, keeping everything since (issue 18): libgit2's three-way merge
+"""Revert one step or drift, keeping everything since: libgit2's three-way merge
 per file, checked against `git revert` on a scratch repository built from the same trees."""
 
 from __future__ import annotations

@@ -428,7 +428,7 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     print(f"\n[mcp] instructions + tools/list: {total} chars ({outputs} of them output "
           f"schemas); save text at most {max(len(t) for t in saves)}; resume text at 30 steps "
           f"{len(text)}")
-    # 17,739 (pretty-printed) before issue 13. Its bar is 8,000 in total: met without the
+    # 17,739 (pretty-printed) once. The bar is 8,000 in total: met without the
     # output schemas that declare every result field, not with them. The second bound was
     # 12,000 with eleven tools; fourteen (ckpt_push, ckpt_fetch, ckpt_revert) took 13,124
     # after the arguments every tool shares (root, task, paths, apply, expect, confirm) moved

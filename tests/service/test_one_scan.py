@@ -1,5 +1,5 @@
 """One scan per MCP call: the boundary drift and the operation share one snapshot, taken
-under one hold of the lock (issue 16)."""
+under one hold of the lock."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Saves that cost what changed: with a healthy watcher in the process, a snapshot visits
-only the paths it saw, and every tree equals git's own of the same files (issue 16)."""
+only the paths it saw, and every tree equals git's own of the same files."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Packs, not loose-object storms: a large save writes its new objects as one pack that git
-itself reads (issue 16)."""
+itself reads."""
 
 from __future__ import annotations
 

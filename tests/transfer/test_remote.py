@@ -1,4 +1,4 @@
-"""Checkpoints across machines through ordinary git remotes (issue 17): a bare repository over
+"""Checkpoints across machines through ordinary git remotes: a bare repository over
 file://, and a real `git daemon` on 127.0.0.1, both started by the fixtures; a git repository
 and a plain folder on each side."""
 
