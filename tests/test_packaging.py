@@ -36,7 +36,8 @@ MARKETPLACE_FIELDS = {"$schema": str, "name": str, "owner": dict, "plugins": lis
                       "allowCrossMarketplaceDependenciesOn": list}
 ENTRY_FIELDS = {**PLUGIN_FIELDS, "source": (str, dict), "category": str, "tags": list,
                 "strict": bool, "relevance": (str, int, float)}
-HOOK_EVENTS = {"SessionStart", "PostToolUse", "PreCompact", "Stop", "PreToolUse",
+HOOK_EVENTS = {"SessionStart", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop",
+               "PreToolUse",
                "UserPromptSubmit", "SessionEnd", "Notification", "SubagentStop"}
 RESERVED = ("claude-", "anthropic-", "anthropics-", "cc-plugin-")
 

@@ -25,6 +25,7 @@ class Event:
     command: str | None = None  # post-tool, a shell tool: the command line
     source: str | None = None  # session-start: startup | resume | clear | compact | ...
     stop_active: bool = False  # stop: the agent is already continuing because of a hook
+    aborted: bool = False  # stop: the user stopped the agent (nothing to remind of)
 
 
 def _text(data: dict, *keys: str) -> str | None:
@@ -77,6 +78,10 @@ class Host:
     def post_tool_output(self) -> str:
         return ""
 
+    def nothing(self) -> str:
+        """stdout when the hook has nothing to say (most hosts: nothing at all)."""
+        return ""
+
     def remind(self, kind: str, line: str) -> str:
         """The reminder's stdout. Stop: continue once with the reminder as the reason
         (never twice in a row: `stop_hook_active`); PreCompact cannot reach the agent, so
@@ -94,12 +99,13 @@ class Host:
     def hooks(self) -> dict:
         """The `hooks` object gitckpt adds to the host's config."""
         out: dict[str, list] = {}
-        for kind, event in self.events.items():
-            group: dict[str, Any] = {}
-            if kind in self.matchers:
-                group["matcher"] = self.matchers[kind]
-            group["hooks"] = [self.handler(kind)]
-            out.setdefault(event, []).append(group)
+        for kind, events in self.events.items():
+            for event in events.split(","):
+                group: dict[str, Any] = {}
+                if kind in self.matchers:
+                    group["matcher"] = self.matchers[kind]
+                group["hooks"] = [self.handler(kind)]
+                out.setdefault(event, []).append(group)
         return out
 
     def handler(self, kind: str) -> dict:
@@ -151,7 +157,12 @@ def _json(value: dict) -> str:
 
 class Gemini(Host):
     """Gemini CLI: Claude Code's shape with its own names; `AfterAgent` retries on `deny`,
-    `PreCompress` shows a `systemMessage` to the user; timeouts in milliseconds."""
+    `PreCompress` shows a `systemMessage` to the user; timeouts in milliseconds. A hook that
+    prints nothing has its stderr shown to the user as if it were a message, so every answer
+    is JSON (`{}` for none)."""
+
+    def nothing(self) -> str:
+        return _json({})
 
     def remind(self, kind: str, line: str) -> str:
         if kind == "stop":
@@ -177,8 +188,9 @@ class Cursor(Host):
                      session=_text(data, "conversation_id", "session_id"), tool=tool,
                      command=_text(data, "command") if tool == "Shell" else None,
                      source="startup" if kind == "session-start" else None,
-                     stop_active=isinstance(data.get("loop_count"), int)
-                     and data["loop_count"] > 0)
+                     # loop_count counts the follow-ups of the whole conversation, not of this
+                     # stop: a reminder is said once per unsaved state instead (service/events)
+                     aborted=data.get("status") == "aborted")
 
     def context(self, kind: str, text: str) -> str:
         return _json({"additional_context": text})
@@ -227,8 +239,10 @@ class Windsurf(Host):
 _CLAUDE_TOOLS = frozenset({"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 HOSTS: dict[str, Host] = {h.name: h for h in (
+    # PostToolUse fires only after a tool succeeded; a failed one (a shell command's non-zero
+    # exit, the command that broke a file) fires PostToolUseFailure, with the same fields.
     Host("claude", "Claude Code", ".claude/settings.json",
-         {"session-start": "SessionStart", "post-tool": "PostToolUse",
+         {"session-start": "SessionStart", "post-tool": "PostToolUse,PostToolUseFailure",
           "pre-compact": "PreCompact", "stop": "Stop"},
          _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
          {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},

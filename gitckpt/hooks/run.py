@@ -41,7 +41,15 @@ class Outcome:
 
 def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
     """One hook event (`here`: the hook's own working folder). Never raises: any failure is
-    an empty stdout and a log line."""
+    the host's empty answer and a log line."""
+    outcome = _run(host_name, kind, raw, here)
+    host = HOSTS.get(host_name)
+    if not outcome.stdout and host is not None:
+        return Outcome(host.nothing(), outcome.log)
+    return outcome
+
+
+def _run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
     try:
         host = HOSTS[host_name]
         if kind not in host.events:
@@ -138,13 +146,15 @@ def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
 def _stop(host: Host, event: Event, cwd: str) -> Outcome:
     from gitckpt.service import events
 
-    s = events.stopping(cwd, lock_timeout=LOCK_WAIT, again=bool(event.stop_active))
+    s = events.stopping(cwd, lock_timeout=LOCK_WAIT, again=event.stop_active or event.aborted)
     if s is None:
         return Outcome(log=f"no active task at {cwd}")
     u = s.unsaved
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
     if not u.changed:
         return Outcome(log=f"stop: nothing unsaved since step {u.step}")
+    if event.aborted:
+        return Outcome(log=f"stop: the user stopped the agent; {files} unsaved, no reminder")
     if event.stop_active:
         return Outcome(log="stop: the agent is already continuing for a hook; not again")
     if s.said:

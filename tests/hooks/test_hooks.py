@@ -303,9 +303,19 @@ def test_cursor(ws):
     stop = json.loads(hook("stop", {**base, "hook_event_name": "stop", "status": "completed",
                                     "loop_count": 0}, host="cursor").stdout)
     assert "ckpt_save" in stop["followup_message"]
-    (ws.root / "more.txt").write_text("x")
+    # the same unsaved state: said once (loop_count counts the whole conversation's
+    # follow-ups, so it cannot say whether this state was named)
     quiet(hook("stop", {**base, "hook_event_name": "stop", "status": "completed",
                         "loop_count": 1}, host="cursor"))
+    (ws.root / "more.txt").write_text("x")  # a new unsaved state: named again
+    again = json.loads(hook("stop", {**base, "hook_event_name": "stop", "status": "completed",
+                                     "loop_count": 1}, host="cursor").stdout)
+    assert "ckpt_save" in again["followup_message"]
+    (ws.root / "stopped.txt").write_text("x")  # the user pressed Stop: no follow-up message
+    p = hook("stop", {**base, "hook_event_name": "stop", "status": "aborted", "loop_count": 1},
+             host="cursor")
+    quiet(p)
+    assert "the user stopped the agent" in p.stderr
 
 
 def test_gemini(ws):
@@ -316,11 +326,15 @@ def test_gemini(ws):
                                             "source": "startup"}, host="gemini").stdout)
     assert "gemini task" in out["hookSpecificOutput"]["additionalContext"]
     (ws.root / "g.txt").write_text("x\n")
-    quiet(hook("post-tool", {**base, "hook_event_name": "AfterTool",
-                             "tool_name": "run_shell_command",
-                             "tool_input": {"command": "echo x > g.txt"},
-                             "tool_response": {"llmContent": "", "returnDisplay": ""}},
-               host="gemini"))
+    p = hook("post-tool", {**base, "hook_event_name": "AfterTool",
+                           "tool_name": "run_shell_command",
+                           "tool_input": {"command": "echo x > g.txt"},
+                           "tool_response": {"llmContent": "", "returnDisplay": ""}},
+             host="gemini")
+    # JSON even with nothing to say: with an empty stdout, Gemini shows stderr to the user
+    assert p.returncode == 0
+    assert json.loads(p.stdout) == {}
+    assert p.stderr.startswith("gitckpt: hook")
     [d] = drifts(ws.root)
     assert d.note.tool["name"] == "run_shell_command"
     assert d.note.tool["command"] == "echo x > g.txt"
@@ -333,6 +347,36 @@ def test_gemini(ws):
                            host="gemini").stdout)
     assert stop["decision"] == "deny"
     assert "ckpt_save" in stop["reason"]
+
+
+def test_gemini_gets_json_from_every_hook_even_with_nothing_to_do(tmp_path):
+    folder = tmp_path / "no-task"
+    folder.mkdir()
+    for kind, event in (("session-start", "SessionStart"), ("post-tool", "AfterTool"),
+                        ("pre-compact", "PreCompress"), ("stop", "AfterAgent")):
+        p = hook(kind, {"session_id": "g", "cwd": str(folder), "hook_event_name": event,
+                        "tool_name": "write_file"}, host="gemini")
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout) == {}, (kind, p.stdout)
+    p = hook("stop", "not json", host="gemini")
+    assert json.loads(p.stdout) == {}
+
+
+def test_a_failed_shell_command_in_claude_code_is_attributed(ws):
+    """PostToolUse fires only on success; the command that broke a file and exited non-zero
+    comes as PostToolUseFailure (code.claude.com/docs/en/hooks), with the same fields."""
+    service.init(ws.root, "failures")
+    (ws.root / "README.md").write_text("half written by a failing script\n")
+    quiet(hook("post-tool", claude("PostToolUseFailure", ws.root, tool_name="Bash",
+                                   tool_input={"command": "./migrate.sh && make"},
+                                   tool_use_id="toolu_01", error="Exit code 2",
+                                   is_interrupt=False)))
+    [d] = drifts(ws.root)
+    assert d.note.tool["name"] == "Bash"
+    assert d.note.tool["command"] == "./migrate.sh && make"
+    assert d.changed.modified == ("README.md",)
+    groups = HOSTS["claude"].hooks()["PostToolUseFailure"]
+    assert groups[0]["hooks"][0]["command"] == "gitckpt hook post-tool"
 
 
 def test_windsurf(ws):
