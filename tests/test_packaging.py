@@ -53,8 +53,9 @@ def check_fields(obj: dict, fields: dict, where: str) -> None:
 
 
 def check_path(path: str) -> None:
-    """A component path: starts with ./ (or is "."), has no .., and exists."""
-    assert path == "." or path.startswith("./"), path
+    """A component path: starts with ./ (a bare "." makes Claude Code before 2.1.221 refuse
+    the whole plugin), has no .., and exists."""
+    assert path.startswith("./"), path
     assert ".." not in Path(path).parts, path
     assert (ROOT / path).exists(), path
 

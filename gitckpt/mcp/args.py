@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 from gitckpt.core import shape
@@ -140,6 +141,24 @@ def publish_outputs(server: MCPServer, outputs: dict[str, tuple[type, ...]]) -> 
     for name, types in outputs.items():
         object.__setattr__(tools[name].fn_metadata, "output_schema",
                            _lean(shape.schema(*types), output=True))
+
+
+def annotate(server: MCPServer, table: dict[str, tuple[bool, bool, bool, bool]]) -> None:
+    """Each tool's annotations from `table` (read_only, destructive, idempotent, open_world),
+    only the hints that differ from the spec's defaults: a read-only tool says nothing of
+    destruction or idempotence, which the spec defines for tools that write."""
+    tools = {t.name: t for t in server._tool_manager.list_tools()}
+    if set(tools) != set(table):
+        raise RuntimeError(f"tools without annotations: {sorted(set(tools) ^ set(table))}")
+    for name, (read_only, destructive, idempotent, open_world) in table.items():
+        hints: dict[str, bool] = {"read_only_hint": True} if read_only else {}
+        if not read_only and not destructive:
+            hints["destructive_hint"] = False
+        if not read_only and idempotent:
+            hints["idempotent_hint"] = True
+        if not open_world:
+            hints["open_world_hint"] = False
+        tools[name].annotations = ToolAnnotations(**hints)
 
 
 def check_calls(server: MCPServer, on_error: Callable[[GitckptError], object]) -> None:

@@ -24,7 +24,7 @@ from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError, NoActiveTask
 from gitckpt.engine.watch import release_memory
 from gitckpt.mcp import text as mcp_text
-from gitckpt.mcp.args import check_calls, lean_schemas, publish_outputs
+from gitckpt.mcp.args import annotate, check_calls, lean_schemas, publish_outputs
 from gitckpt.mcp.handshake import INSTRUCTIONS, Held, Wire, claim
 from gitckpt.mcp.inputs import CommandIn, FileIn, NewPlanEntry, PlanEntry
 from gitckpt.mcp.text import error_result, printable
@@ -48,6 +48,30 @@ EXACT = frozenset({service.restore, service.revert, service.export, service.push
                    service.import_})
 
 
+class Rising:
+    """One call's progress as MCP wants it: each notification's progress greater than the
+    last (the spec's MUST). A call's phases each count from 0 on a meter of their own (an
+    export scans, then writes objects, then bytes), so each phase continues from where the
+    last one ended; a report that would not rise is not sent."""
+
+    def __init__(self) -> None:
+        self.base = 0.0  # where the current phase started
+        self.phase: tuple[str, str] | None = None
+        self.done = 0  # the current phase's count
+        self.sent = 0.0
+
+    def __call__(self, r: progressing.Report) -> tuple[float, float | None] | None:
+        """(progress, total) to send for `r`, or None."""
+        if self.phase != (r.what, r.unit) or r.done < self.done:
+            self.base, self.phase = self.sent, (r.what, r.unit)
+        self.done = r.done
+        progress = self.base + r.done
+        if progress <= self.sent:
+            return None
+        self.sent = progress
+        return progress, (self.base + r.total if r.total else None)
+
+
 class ToolCall:
     """One tool call of the server's workspaces: `await call(root, ctx, service_fn, ...)`."""
 
@@ -61,11 +85,15 @@ class ToolCall:
         tool-call terms, and its `to_dict()` as structured content (the CLI's `--json`)."""
         try:
             path = await self.ws.resolve(root, ctx)
+            rising = Rising()
 
             def report(r: progressing.Report) -> None:
                 # a no-op unless the client sent a progress token with its request
+                sent = rising(r)
+                if sent is None:
+                    return
                 try:
-                    anyio.from_thread.run(ctx.report_progress, r.done, r.total, r.message())
+                    anyio.from_thread.run(ctx.report_progress, *sent, r.message())
                 except Exception:  # progress is a courtesy: the call goes on without it
                     log.debug("progress not sent", exc_info=True)
 
@@ -112,7 +140,25 @@ def build_server(root: str | None = None) -> MCPServer:
     check_calls(server, error_result)
     lean_schemas(server)
     publish_outputs(server, _outputs())
+    annotate(server, ANNOTATIONS)
     return server
+
+
+#: What each tool does to the world, as MCP's annotations say it (hosts decide from them which
+#: calls to confirm and which may run side by side). Only what differs from the spec's
+#: defaults (not read-only, destructive, not idempotent, open world) is sent; a read-only
+#: tool writes nothing at all (no boundary drift either), as tests/mcp/test_server.py checks.
+#: (read_only, destructive, idempotent, open_world)
+ANNOTATIONS: dict[str, tuple[bool, bool, bool, bool]] = {
+    "ckpt_resume": (True, False, True, False), "ckpt_log": (True, False, True, False),
+    "ckpt_diff": (True, False, True, False),
+    "ckpt_init": (False, False, False, False), "ckpt_save": (False, False, True, False),
+    "ckpt_capture": (False, False, True, False), "ckpt_switch": (False, False, True, False),
+    "ckpt_restore": (False, True, True, False), "ckpt_revert": (False, True, False, False),
+    "ckpt_compress": (False, True, True, False),
+    "ckpt_push": (False, False, True, True), "ckpt_fetch": (False, False, True, True),
+    "ckpt_export": (False, False, False, False), "ckpt_import": (False, False, False, False),
+}
 
 
 def _outputs() -> dict[str, tuple[type, ...]]:
@@ -213,9 +259,10 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """A task's steps, newest first, one line each. Read-only."""
         if all_tasks:
-            return await call(root, ctx, service.tasks, text=mcp_text.tasks)
+            return await call(root, ctx, service.tasks, boundary=False, text=mcp_text.tasks)
         return await call(root, ctx, service.log, task=task, limit=limit, before=before,
-                          step=step, text=mcp_text.log if step is None else mcp_text.step)
+                          step=step, boundary=False,
+                          text=mcp_text.log if step is None else mcp_text.step)
 
     @server.tool()
     async def ckpt_diff(
@@ -226,7 +273,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Paths changed between two points, with line counts. Read-only."""
         return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
-                          task=task, text=mcp_text.diff)
+                          task=task, boundary=False, text=mcp_text.diff)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,

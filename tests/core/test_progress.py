@@ -3,6 +3,7 @@ click's bar on a terminal's stderr, and nothing at all elsewhere."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import pty
 import subprocess
@@ -121,3 +122,34 @@ def test_a_bar_on_a_terminal_and_none_with_json_or_a_pipe(ws, how):
     else:
         assert "Scanning" not in term
     assert out.startswith("{") == (how == "json")
+
+
+def test_progress_only_rises_across_the_phases_of_an_export(ws, monkeypatch, tmp_path):
+    """An export scans, then writes its objects, each phase on a meter counting from 0: the
+    MCP progress continues from phase to phase (the spec: it MUST increase)."""
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    monkeypatch.setenv("GITCKPT_EXPORT_DIR", str(tmp_path))
+    many_files(ws.root, 1500)
+    server = build_server(str(ws.root))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done, total, message):
+        seen.append((done, total, message))
+
+    async def main():
+        async with Client(server) as c:
+            r = await c.call_tool("ckpt_init", {"name": "exported"})
+            assert not r.is_error, r.content
+            return await c.call_tool("ckpt_export", {"to": str(tmp_path / "pkg")},
+                                     progress_callback=on_progress)
+
+    try:
+        r = anyio.run(main)
+    finally:
+        server.workspaces.close()
+    assert not r.is_error, r.content
+    phases = {m.split(":")[0] for _, _, m in seen if m}
+    assert len(phases) >= 2, phases  # more than one meter took part
+    values = [done for done, _, _ in seen]
+    assert all(b > a for a, b in itertools.pairwise(values)), values

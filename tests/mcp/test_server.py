@@ -66,6 +66,16 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
     assert "title" in plan["required"]
 
 
+def ws_drift_paths(root) -> list[str]:
+    """Every path the active task's drifts changed."""
+    from gitckpt.service import api as service
+
+    tl = service.open_timeline(root)
+    tid = tl.resolve(None)
+    return sorted({p for n in range(tl.head(tid).n + 1) for d in tl.drifts(tid, n)
+                   for p in d.changed.paths()})
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
     monkeypatch.setenv("GITCKPT_WATCH", "off")  # no background drift between the two reads
@@ -98,9 +108,13 @@ def test_a_session_in_process_matches_the_cli(ws, server, mode, monkeypatch):
     # resume is read-only: the shell edit is reported as unsaved, not captured first
     assert resume["unsaved"]["added"] == ["shell.txt"]
     assert resume["drifts"] == []
-    last = out[("ckpt_log", "{}")]["drifts"][-1]
-    assert last["trigger"] == "boundary"
-    assert "shell.txt" in last["changes"]["added"]
+    # ckpt_log and ckpt_diff are read-only too: the first call that writes (the restore
+    # preview, an exact one) takes the boundary drift that holds the shell edit
+    assert not any("shell.txt" in d["changes"]["added"]
+                   for d in out[("ckpt_log", "{}")]["drifts"])
+    capture = out[("ckpt_capture", "{}")]
+    assert capture["recorded"] is False  # the restore's boundary had it already
+    assert "shell.txt" in ws_drift_paths(ws.root)
     assert out[("ckpt_save", '{"title": "two"}')]["idempotent"] is True
     assert cli_json(ws.root, "save", "two") == out[("ckpt_save", '{"title": "two"}')]
 
@@ -397,7 +411,9 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
         wire = len(json.dumps(listed, separators=(",", ":")))  # as sent: compact JSON
         outputs = sum(len(json.dumps(t["outputSchema"], separators=(",", ":"))) + 15
                       for t in listed)
-        payload = (wire + len(server.instructions or ""), outputs)
+        notes = sum(len(json.dumps(t["annotations"], separators=(",", ":"))) + 16
+                    for t in listed)
+        payload = (wire + len(server.instructions or ""), outputs, notes)
         r = await c.call_tool("ckpt_init", {"name": "thirty steps", "goal": "g" * 200,
                                             "plan": [{"item": f"item {i}"} for i in range(12)]})
         saves = []
@@ -424,17 +440,20 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     assert "gitckpt " not in text
     assert resume.structured_content["unsaved"]["modified"] == ["README.md"]
     assert resume.structured_content["text"] == text
-    total, outputs = payload
+    total, outputs, notes = payload
     print(f"\n[mcp] instructions + tools/list: {total} chars ({outputs} of them output "
-          f"schemas); save text at most {max(len(t) for t in saves)}; resume text at 30 steps "
-          f"{len(text)}")
+          f"schemas, {notes} annotations); save text at most {max(len(t) for t in saves)}; "
+          f"resume text at 30 steps {len(text)}")
     # 17,739 (pretty-printed) once. The bar is 8,000 in total: met without the
     # output schemas that declare every result field, not with them. The second bound was
     # 12,000 with eleven tools; fourteen (ckpt_push, ckpt_fetch, ckpt_revert) took 13,124
     # after the arguments every tool shares (root, task, paths, apply, expect, confirm) moved
     # into the instructions, said once.
-    assert total - outputs <= 8_000
-    assert total <= 13_200
+    # The annotations (what each tool does: read-only, destructive...) came later, with
+    # their own bound: hosts need them to decide what to confirm and what may run in parallel.
+    assert total - outputs - notes <= 8_000
+    assert notes <= 1_000
+    assert total <= 14_100
 
 
 def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatch):
@@ -496,3 +515,42 @@ def test_silent_mistakes_are_refused_with_the_right_name_or_an_example(ws, monke
     assert "verified takes an array" in out["verified"][1]
     assert not out["int target"][0], out["int target"][1]
     assert len(out["steps"]) == 1  # none of the refused saves wrote a step
+
+
+def test_every_tool_says_what_it_does_and_a_read_only_one_writes_no_ref(ws, monkeypatch):
+    """MCP's defaults make a tool destructive and open-world: every tool says what it really
+    is, and the three read-only ones, called after files changed, leave every ref as it was
+    (no boundary drift either)."""
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    server = build_server(str(ws.root))
+
+    def refs() -> str:
+        return ws.git("for-each-ref", "refs/checkpoints", "refs/notes") if ws.kind == "git" \
+            else "\n".join(sorted(str(p.relative_to(ws.root)) for p in
+                                  (ws.root / ".gitckpt").rglob("refs/**/*") if p.is_file()))
+
+    async def body(c):
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert not (await c.call_tool("ckpt_init", {"name": "annotated"})).is_error
+        (ws.root / "src" / "app.py").write_text("changed, unsaved\n")
+        before = refs()
+        for name, args in (("ckpt_resume", {}), ("ckpt_log", {}), ("ckpt_log", {"step": 0}),
+                           ("ckpt_log", {"all_tasks": True}), ("ckpt_diff", {"base": "0"})):
+            r = await c.call_tool(name, args)
+            assert not r.is_error, (name, r.content)
+            assert refs() == before, name
+        return tools
+    try:
+        tools = session(server, "legacy", body)
+    finally:
+        server.workspaces.close()
+    assert set(tools) == TOOLS
+    read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
+    assert read_only == {"ckpt_resume", "ckpt_log", "ckpt_diff"}
+    for name, t in tools.items():
+        a = t.annotations
+        assert a is not None, name
+        if name not in read_only:  # the spec's defaults would call it destructive
+            assert a.destructive_hint is False or name in (
+                "ckpt_restore", "ckpt_revert", "ckpt_compress"), name
+        assert a.open_world_hint is False or name in ("ckpt_push", "ckpt_fetch"), name
