@@ -221,6 +221,9 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
     assert Path(where).parent == site  # the wheel's copy, not the source tree
     assert (Path(where) / "SKILL.md").exists()
     assert (Path(where) / "usage.txt").exists()
+    licenses = list(site.glob(f"gitckpt-{__version__}.dist-info/licenses/LICENSE"))
+    assert licenses, "the wheel carries its LICENSE"
+    assert "MIT License" in licenses[0].read_text()
     v = subprocess.run(["git", "ckpt", "--version"], capture_output=True, text=True, env=env,
                        cwd=tmp_path)
     assert v.returncode == 0, v.stderr
@@ -312,3 +315,49 @@ def test_ci_runs_the_readmes_test_command_and_nothing_after_it():
                            "'.[test]' && ")
     assert last.endswith(" && python -m pytest")
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
+
+
+def test_the_release_workflow_builds_tests_the_wheel_then_publishes_without_a_token():
+    """`.github/workflows/release.yml`, read back: a tag that is not the version fails the
+    build; the suite runs on the installed wheel; PyPI by trusted publishing (no password or
+    token anywhere), then the MCP registry; a manual run (the dry run) publishes nothing."""
+    import yaml
+
+    text = (ROOT / ".github" / "workflows" / "release.yml").read_text()
+    w = yaml.safe_load(text)
+    on = w.get("on", w.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert on["push"]["tags"] == ["v*"]
+    assert "workflow_dispatch" in on
+    jobs = w["jobs"]
+    assert jobs["test"]["needs"] == "build"
+    assert jobs["pypi"]["needs"] == "test"
+    assert jobs["mcp-registry"]["needs"] == "pypi"
+    for name in ("pypi", "mcp-registry"):
+        assert jobs[name]["if"] == "startsWith(github.ref, 'refs/tags/')", name
+        assert jobs[name]["permissions"] == {"id-token": "write"}, name
+    assert w["permissions"] == {"contents": "read"}
+    assert jobs["pypi"]["environment"] == "pypi"
+    assert any(str(step.get("uses", "")).startswith("pypa/gh-action-pypi-publish@")
+               for step in jobs["pypi"]["steps"])
+    for stored in ("password", "secrets.", "TOKEN"):
+        assert stored not in text, stored
+    build = "\n".join(step.get("run", "") for step in jobs["build"]["steps"])
+    assert "v${version}" in build
+    assert "twine check --strict" in build
+    test = "\n".join(step.get("run", "") for step in jobs["test"]["steps"])
+    assert 'dist/*.whl)[test]' in test
+    assert "site-packages" in test
+    assert "python -m pytest" in test
+    tested = next(step for step in jobs["test"]["steps"] if "python -m pytest" in
+                  step.get("run", ""))
+    assert tested["env"]["PYTHONSAFEPATH"] == "1"  # the wheel is tested, not the checkout
+
+
+def test_a_license_a_changelog_and_one_version_everywhere():
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{__version__}]" in changelog
+    for path in (".claude-plugin/plugin.json", "server.json"):
+        assert load(path)["version"] == __version__, path
+    assert load("server.json")["packages"][0]["version"] == __version__
+    assert "Operating System :: MacOS" not in (ROOT / "pyproject.toml").read_text()
