@@ -56,7 +56,8 @@ from gitckpt.store.logs import write_crash
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
               help="Colour output: auto (a terminal, no NO_COLOR), always or never.")
 @click.option("--no-pager", is_flag=True,
-              help="Do not page long output (GITCKPT_PAGER, core.pager, PAGER, less -FRX).")
+              help="Do not page long output (GITCKPT_PAGER, GIT_PAGER, core.pager, PAGER, "
+                   "less -FRX).")
 @click.version_option(__version__, prog_name="gitckpt")
 @click.pass_context
 def cli(ctx: click.Context, root: str, as_json: bool, color: str, no_pager: bool) -> None:

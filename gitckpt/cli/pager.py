@@ -68,17 +68,17 @@ def _line(line: str, kind: str, in_patch: bool) -> str:
 
 
 def pager_command(root: str) -> str | None:
-    """GITCKPT_PAGER, then git's core.pager, then PAGER, then `less -FRX`; None for none
-    (an empty value or `cat`, as git reads them)."""
-    for value in (os.environ.get("GITCKPT_PAGER"), _core_pager(root),
-                  os.environ.get("PAGER")):
+    """GITCKPT_PAGER, then git's own order (GIT_PAGER, core.pager, PAGER), then `less -FRX`;
+    None for none (an empty value or `cat`, as git reads them)."""
+    for value in (os.environ.get("GITCKPT_PAGER"), os.environ.get("GIT_PAGER"),
+                  _core_pager(root), os.environ.get("PAGER")):
         if value is not None:
             return None if value.strip() in ("", "cat") else value
     return "less -FRX" if shutil.which("less") else None
 
 
 def _core_pager(root: str) -> str | None:
-    if "GITCKPT_PAGER" in os.environ or not shutil.which("git"):
+    if "GITCKPT_PAGER" in os.environ or "GIT_PAGER" in os.environ or not shutil.which("git"):
         return None
     try:
         p = subprocess.run(["git", "config", "--get", "core.pager"], cwd=root,

@@ -381,13 +381,13 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
     """Serve over stdio until the client goes away. `wire` and `held` come from
     mcp_handshake (the first message read, and maybe answered, before the SDK loaded); the
     watcher starts after the handshake."""
-    if root is not None and not os.path.isabs(root):
-        root = os.path.abspath(root)
+    if root is not None and not os.path.isabs(root) and "$" not in root:
+        root = os.path.abspath(root)  # (an unexpanded $VAR is refused at the first call)
     server = build_server(root)
     ws: Workspaces = server.workspaces  # type: ignore[attr-defined]
     try:
         first = (ws.configured() or [os.getcwd()])[0]
-        if not too_wide(os.path.realpath(first)):
+        if "$" not in first and not too_wide(os.path.realpath(first)):
             ws.watch(first)
         # Always through our wire (mcp_wire): it answers what the SDK would drop.
         anyio.run(_serve, server, wire or claim(), held or Held(b""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import warnings
 from pathlib import Path
@@ -47,6 +48,15 @@ class Workspaces:
                 and self.client_roots is None and ctx is not None:
             self.client_roots = await _client_roots(ctx)
         allowed = self.configured()
+        for given in (*allowed, *([root] if root is not None else [])):
+            unexpanded = _UNEXPANDED.search(given)
+            if unexpanded and not os.path.exists(given):  # (a real folder may hold a $)
+                raise WorkspaceError(
+                    f"The workspace {given!r} holds {unexpanded.group(0)}, a variable nobody "
+                    "filled in (a host expands it only in its own configuration: "
+                    "${CLAUDE_PROJECT_DIR} only inside a plugin).",
+                    "Set GITCKPT_ROOT (or --root) to the project's absolute path, or leave it "
+                    "unset: the client's roots, else the server's working folder, are used.")
         path = root if root is not None else allowed[0] if allowed else os.getcwd()
         if not os.path.isabs(path):
             raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
@@ -142,6 +152,10 @@ def export_target(workspace: str, to: str) -> str:
                               "Pass to as a new folder name there, or set GITCKPT_EXPORT_DIR "
                               "for the server.")
     return dest
+
+
+#: `${NAME}` or `$NAME` left as written: the variable of a host's configuration, not a path.
+_UNEXPANDED = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -55,13 +55,15 @@ def test_the_pager_pages_log_patches_and_previews_on_a_terminal(task):
 
 def test_the_pager_order(task, hermetic, monkeypatch):
     root = str(task.root)
-    for k in ("GITCKPT_PAGER", "PAGER"):
+    for k in ("GITCKPT_PAGER", "GIT_PAGER", "PAGER"):
         monkeypatch.delenv(k, raising=False)
     assert pager.pager_command(root) in ("less -FRX", None)
     monkeypatch.setenv("PAGER", "more")
     assert pager.pager_command(root) == "more"
     (hermetic / ".gitconfig").write_text("[core]\n\tpager = most\n")  # the fake global config
     assert pager.pager_command(root) == "most"
+    monkeypatch.setenv("GIT_PAGER", "nl")  # git's own first choice, over core.pager
+    assert pager.pager_command(root) == "nl"
     monkeypatch.setenv("GITCKPT_PAGER", "tac")
     assert pager.pager_command(root) == "tac"
     monkeypatch.setenv("GITCKPT_PAGER", "cat")

@@ -554,3 +554,24 @@ def test_every_tool_says_what_it_does_and_a_read_only_one_writes_no_ref(ws, monk
             assert a.destructive_hint is False or name in (
                 "ckpt_restore", "ckpt_revert", "ckpt_compress"), name
         assert a.open_world_hint is False or name in ("ckpt_push", "ckpt_fetch"), name
+
+
+def test_a_root_with_a_variable_nobody_expanded_is_refused_with_a_hint(ws, monkeypatch):
+    """The plugin's `GITCKPT_ROOT=${CLAUDE_PROJECT_DIR}` is expanded only in plugin scope;
+    copied into another configuration it arrives as written, and every call used to fail
+    with a path that does not exist."""
+    monkeypatch.setenv("GITCKPT_ROOT", "${CLAUDE_PROJECT_DIR}")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    server = build_server(None)
+
+    async def body(c):
+        return await c.call_tool("ckpt_resume", {})
+    try:
+        r = session(server, "legacy", body)
+    finally:
+        server.workspaces.close()
+    assert r.is_error
+    text = r.content[0].text
+    assert "${CLAUDE_PROJECT_DIR}" in text
+    assert "nobody filled in" in text
+    assert "hint: Set GITCKPT_ROOT" in text
