@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class Host:
     shells: frozenset[str]  # those of them whose input is a command line
     matchers: dict[str, str] = field(default_factory=dict)  # moment -> matcher
     docs: str = ""
+    reads_comments: ClassVar[bool] = False  # its config file may hold // and /* */ comments
 
     # -- input ---------------------------------------------------------------------------
 
@@ -160,6 +161,8 @@ class Gemini(Host):
     `PreCompress` shows a `systemMessage` to the user; timeouts in milliseconds. A hook that
     prints nothing has its stderr shown to the user as if it were a message, so every answer
     is JSON (`{}` for none)."""
+
+    reads_comments = True  # settings.json: comments are stripped before parsing
 
     def nothing(self) -> str:
         return _json({})

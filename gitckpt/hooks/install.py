@@ -13,6 +13,7 @@ from pathlib import Path
 from gitckpt.core import atomic, json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
 from gitckpt.core.shape import HIDDEN, Shaped
+from gitckpt.hooks import jsonc
 from gitckpt.hooks.hosts import HOSTS
 
 
@@ -66,10 +67,19 @@ def plan(folder: str | Path, host: str) -> InstallPlan:
     except (OSError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"Cannot read {path}: {e}.",
                               "Fix the file's permissions or encoding, then run again.") from e
-    config = _parse(old, path) if old.strip() else {}
+    # a host that reads comments (Gemini CLI strips them) may have them in its file
+    text = jsonc.blank_comments(old) if spec.reads_comments else old
+    config = _parse(text, path) if text.strip() else {}
     _check_hooks(config, path)
-    new = json.dumps(spec.merged(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    if old and _parse(old, path) == json.loads(new):
+    merged = spec.merged(config)
+    if text != old:  # comments: only the hooks member is rewritten, the rest kept as written
+        new = jsonc.replace_member(old, "hooks", merged["hooks"])
+        if _parse(jsonc.blank_comments(new), path) != merged:
+            raise InvalidArgument(f"{path} holds comments gitckpt cannot merge around.",
+                                  _BY_HAND)
+    else:
+        new = json.dumps(merged, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if old and config == _parse(jsonc.blank_comments(new), path):
         new = old  # the same hooks already: keep the user's formatting
     return InstallPlan(host, path, old, new)
 

@@ -151,14 +151,12 @@ def annotate(server: MCPServer, table: dict[str, tuple[bool, bool, bool, bool]])
     if set(tools) != set(table):
         raise RuntimeError(f"tools without annotations: {sorted(set(tools) ^ set(table))}")
     for name, (read_only, destructive, idempotent, open_world) in table.items():
-        hints: dict[str, bool] = {"read_only_hint": True} if read_only else {}
-        if not read_only and not destructive:
-            hints["destructive_hint"] = False
-        if not read_only and idempotent:
-            hints["idempotent_hint"] = True
-        if not open_world:
-            hints["open_world_hint"] = False
-        tools[name].annotations = ToolAnnotations(**hints)
+        writes = not read_only
+        tools[name].annotations = ToolAnnotations(
+            read_only_hint=True if read_only else None,
+            destructive_hint=False if writes and not destructive else None,
+            idempotent_hint=True if writes and idempotent else None,
+            open_world_hint=False if not open_world else None)
 
 
 def check_calls(server: MCPServer, on_error: Callable[[GitckptError], object]) -> None:
