@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -15,7 +16,7 @@ import pytest
 from conftest import run_cli
 
 from gitckpt import __version__
-from gitckpt.hooks.hosts import HOSTS
+from gitckpt.hooks.hosts import HOSTS, PLUGIN_PROGRAM
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,18 +96,19 @@ def test_the_plugin_hooks_and_server():
     h = load("hooks/hooks.json")
     assert set(h) <= {"description", "hooks"}
     assert set(h["hooks"]) <= HOOK_EVENTS
-    assert h["hooks"] == HOSTS["claude"].hooks()  # one source: hook_hosts
+    # one source: hooks/hosts.py, started through the plugin's launcher
+    assert h["hooks"] == HOSTS["claude"].hooks(PLUGIN_PROGRAM)
     for groups in h["hooks"].values():
         for group in groups:
             assert set(group) <= {"matcher", "hooks"}
             for handler in group["hooks"]:
                 assert handler["type"] == "command"
                 assert handler["command"].startswith(
-                    "gitckpt hook ")
+                    '"${CLAUDE_PLUGIN_ROOT}/bin/gitckpt" hook ')
     tools = set(h["hooks"]["PostToolUse"][0]["matcher"].split("|"))
     assert {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"} <= tools
     servers = load(".mcp.json")["mcpServers"]
-    assert servers["gitckpt"]["command"] == "gitckpt"
+    assert servers["gitckpt"]["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/gitckpt"
     assert servers["gitckpt"]["args"] == ["mcp"]
 
 
@@ -361,3 +363,99 @@ def test_a_license_a_changelog_and_one_version_everywhere():
         assert load(path)["version"] == __version__, path
     assert load("server.json")["packages"][0]["version"] == __version__
     assert "Operating System :: MacOS" not in (ROOT / "pyproject.toml").read_text()
+
+
+LAUNCHER = ROOT / "bin" / "gitckpt"
+
+
+def _launch(tmp_path: Path, path: str, *args: str, data: Path | None = None):
+    """The plugin's launcher as a host starts it, with PATH `path` and a fresh data folder."""
+    env = {"PATH": path, "HOME": str(tmp_path / "home"),
+           "CLAUDE_PLUGIN_DATA": str(data or tmp_path / "data"), "GITCKPT_LAUNCH_UVX": "0"}
+    return subprocess.run(["/bin/sh", str(LAUNCHER), *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_the_launcher_is_the_plugins_version_and_uses_a_gitckpt_of_it_on_path(tmp_path):
+    assert os.access(LAUNCHER, os.X_OK)
+    assert f'VERSION="{__version__}"' in LAUNCHER.read_text()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    right = bin_dir / "gitckpt"
+    right.write_text(f'#!/bin/sh\n[ "$1" = --version ] && echo "gitckpt, version {__version__}"'
+                     ' && exit 0\necho "the right one: $*"\n')
+    right.chmod(0o755)
+    r = _launch(tmp_path, f"{bin_dir}:/usr/bin:/bin", "hook", "stop")
+    assert r.stdout == "the right one: hook stop\n", r.stderr
+    right.write_text('#!/bin/sh\necho "gitckpt, version 0.0.1"\n')  # another version: not it
+    r = _launch(tmp_path, f"{bin_dir}", "hook", "stop")  # and no Python to build one
+    assert r.returncode == 0
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1
+    assert "no Python 3.11+" in r.stderr
+
+
+def test_a_hook_does_not_wait_for_an_install_another_process_runs(tmp_path):
+    data = tmp_path / "data"
+    (data / f"building-{__version__}").mkdir(parents=True)
+    r = _launch(tmp_path, "/usr/bin:/bin", "hook", "session-start", data=data)
+    assert r.returncode == 0
+    assert r.stdout == ""
+    assert "being installed by another process" in r.stderr
+
+
+def _claude() -> str | None:
+    return os.environ.get("GITCKPT_TEST_CLAUDE") or shutil.which("claude")
+
+
+@pytest.mark.skipif(_claude() is None, reason="needs the Claude Code CLI: .ci/run installs "
+                    "the pinned one from npm and names it in GITCKPT_TEST_CLAUDE")
+def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, repo):
+    """A user with no gitckpt anywhere adds the marketplace and installs the plugin: its MCP
+    server connects (the launcher builds gitckpt once, from the plugin's own source, into the
+    plugin's data folder) and a session start gets the handoff."""
+    import sys as _sys
+
+    claude = _claude()
+    source = tmp_path / "plugin-source"  # the repository as a marketplace clone holds it
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    home = tmp_path / "home"
+    home.mkdir()
+    python_dir = str(Path(_sys.executable).resolve().parent)  # a 3.11+, without gitckpt
+    env = {"HOME": str(home), "PATH": f"/usr/bin:/bin:{python_dir}",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
+    assert shutil.which("gitckpt", path=env["PATH"]) is None
+
+    def run(*args: str, cwd: Path = tmp_path) -> str:
+        p = subprocess.run([claude, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                           timeout=600)
+        assert p.returncode == 0, (args, p.stdout, p.stderr)
+        return p.stdout
+
+    run("plugin", "marketplace", "add", str(source))
+    run("plugin", "install", "gitckpt@gitckpt")
+    listed = run("mcp", "list", cwd=repo)
+    assert "plugin:gitckpt:gitckpt" in listed
+    assert "✔ Connected" in listed, listed
+    data = home / ".claude" / "plugins" / "data" / "gitckpt-gitckpt"
+    assert (data / f"venv-{__version__}" / ".gitckpt-complete").exists()
+
+    from gitckpt.service import api as service
+
+    service.init(repo, "plugin task", goal="resume from the plugin")
+    hook = json.loads((source / "hooks" / "hooks.json").read_text())
+    command = hook["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    started = subprocess.run(
+        ["/bin/sh", "-c", command], input=json.dumps({
+            "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": str(repo),
+            "hook_event_name": "SessionStart", "source": "startup"}),
+        capture_output=True, text=True, cwd=repo, timeout=120,
+        env={**env, "CLAUDE_PLUGIN_ROOT": str(source), "CLAUDE_PLUGIN_DATA": str(data)})
+    assert started.returncode == 0, started.stderr
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "plugin task" in context

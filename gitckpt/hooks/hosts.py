@@ -93,24 +93,25 @@ class Host:
 
     # -- config --------------------------------------------------------------------------
 
-    def command(self, kind: str) -> str:
+    def command(self, kind: str, program: str = "gitckpt") -> str:
         suffix = "" if self.name == "claude" else f" --host {self.name}"
-        return f"gitckpt hook {kind}{suffix}"
+        return f"{program} hook {kind}{suffix}"
 
-    def hooks(self) -> dict:
-        """The `hooks` object gitckpt adds to the host's config."""
+    def hooks(self, program: str = "gitckpt") -> dict:
+        """The `hooks` object gitckpt adds to the host's config; `program` starts gitckpt
+        (the plugin's: its launcher)."""
         out: dict[str, list] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
                 group: dict[str, Any] = {}
                 if kind in self.matchers:
                     group["matcher"] = self.matchers[kind]
-                group["hooks"] = [self.handler(kind)]
+                group["hooks"] = [self.handler(kind, program)]
                 out.setdefault(event, []).append(group)
         return out
 
-    def handler(self, kind: str) -> dict:
-        return {"type": "command", "command": self.command(kind), "timeout": 30}
+    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+        return {"type": "command", "command": self.command(kind, program), "timeout": 30}
 
     def merged(self, config: dict) -> dict:
         """`config` with gitckpt's hooks in it: any earlier gitckpt handler is replaced, every
@@ -172,9 +173,9 @@ class Gemini(Host):
             return _json({"decision": "deny", "reason": line})
         return _json({"systemMessage": line})
 
-    def handler(self, kind: str) -> dict:
-        return {"name": f"gitckpt-{kind}", "type": "command", "command": self.command(kind),
-                "timeout": 30_000}
+    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+        return {"name": f"gitckpt-{kind}", "type": "command",
+                "command": self.command(kind, program), "timeout": 30_000}
 
 
 class Cursor(Host):
@@ -203,11 +204,11 @@ class Cursor(Host):
             return _json({"followup_message": line})
         return _json({"user_message": line})
 
-    def hooks(self) -> dict:
+    def hooks(self, program: str = "gitckpt") -> dict:
         out: dict[str, list] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
-                out.setdefault(event, []).append({"command": self.command(kind)})
+                out.setdefault(event, []).append({"command": self.command(kind, program)})
         return out
 
     def merged(self, config: dict) -> dict:
@@ -230,14 +231,18 @@ class Windsurf(Host):
                      tool=tool, command=_text(info, "command_line") if tool == "run_command"
                      else None)
 
-    def hooks(self) -> dict:
+    def hooks(self, program: str = "gitckpt") -> dict:
         out: dict[str, list] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
-                out.setdefault(event, []).append({"command": self.command(kind),
+                out.setdefault(event, []).append({"command": self.command(kind, program),
                                                   "show_output": False})
         return out
 
+
+#: How the Claude Code plugin starts gitckpt: its launcher (bin/gitckpt), which finds or
+#: builds a gitckpt of the plugin's version.
+PLUGIN_PROGRAM = '"${CLAUDE_PLUGIN_ROOT}/bin/gitckpt"'
 
 _CLAUDE_TOOLS = frozenset({"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 

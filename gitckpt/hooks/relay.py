@@ -17,7 +17,7 @@ import socket
 import sys
 import time
 
-#: The hook commands and the hosts (gitckpt.hook_hosts has one entry per name), known here so a
+#: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
 #: hook is parsed before anything else loads.
 EVENTS = ("session-start", "post-tool", "pre-compact", "stop")
 HOST_NAMES = ("claude", "codex", "cursor", "gemini", "windsurf")
