@@ -347,7 +347,10 @@ def test_a_killed_fetch_leaves_only_a_quarantine_that_is_removed(daemon, tmp_pat
                 fetching = wait_for(lambda pid=proc.pid: [
                     p for p, cmd in children(pid) if " fetch " in cmd and "cards" not in cmd])
                 assert fetching
-                assert [n for n in os.listdir(objects) if n.startswith(PREFIX)]
+                # (polled: on a loaded machine the first look can come before the fetch's
+                # quarantine is there; it once failed in CI that way)
+                assert wait_for(lambda: [n for n in os.listdir(objects)
+                                         if n.startswith(PREFIX)], 10)
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(10)
             finally:
