@@ -104,11 +104,14 @@ def test_the_plugin_hooks_and_server():
             for handler in group["hooks"]:
                 assert handler["type"] == "command"
                 assert handler["command"].startswith(
+                    'GITCKPT_TOOL_PREFIX=mcp__plugin_gitckpt_gitckpt__ '
                     '"${CLAUDE_PLUGIN_ROOT}/bin/gitckpt" hook ')
     tools = set(h["hooks"]["PostToolUse"][0]["matcher"].split("|"))
     assert {"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"} <= tools
     servers = load(".mcp.json")["mcpServers"]
     assert servers["gitckpt"]["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/gitckpt"
+    # the names the model sees the tools by, in every call the texts suggest
+    assert servers["gitckpt"]["env"]["GITCKPT_TOOL_PREFIX"] == "mcp__plugin_gitckpt_gitckpt__"
     assert servers["gitckpt"]["args"] == ["mcp"]
 
 
@@ -459,3 +462,4 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     assert started.returncode == 0, started.stderr
     context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "plugin task" in context
+    assert "mcp__plugin_gitckpt_gitckpt__ckpt_save(" in context  # the name the model has

@@ -10,6 +10,8 @@ reader to fill in.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -98,10 +100,19 @@ def _json(value: object) -> str:
     return "..." if value is BLANK else json.dumps(value, ensure_ascii=False)
 
 
+def tool_prefix() -> str:
+    """GITCKPT_TOOL_PREFIX: what the host puts before the tool names it shows the model
+    (Claude Code's plugin: `mcp__plugin_gitckpt_gitckpt__`), so a suggested call names the
+    tool the model can call; letters, digits and `_` only, else none."""
+    prefix = os.environ.get("GITCKPT_TOOL_PREFIX", "")
+    return prefix if re.fullmatch(r"[A-Za-z0-9_]{0,64}", prefix) else ""
+
+
 def _as_tool(c: Call) -> str:
     if c.op not in _TOOLS:  # a CLI-only operation: say so rather than invent a tool
         return f"`{_as_command(c)}` in a terminal"
     tool, fixed = _TOOLS[c.op]
+    tool = tool_prefix() + tool
     args = {k: v for k, v in {**c.args, **fixed}.items() if v is not None}
     return f"{tool}({', '.join(f'{k}={_json(v)}' for k, v in args.items())})"
 

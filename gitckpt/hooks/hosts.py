@@ -240,9 +240,11 @@ class Windsurf(Host):
         return out
 
 
+#: The names Claude Code gives the plugin's tools: mcp__plugin_<plugin>_<server>__<tool>.
+PLUGIN_TOOLS = "mcp__plugin_gitckpt_gitckpt__"
 #: How the Claude Code plugin starts gitckpt: its launcher (bin/gitckpt), which finds or
-#: builds a gitckpt of the plugin's version.
-PLUGIN_PROGRAM = '"${CLAUDE_PLUGIN_ROOT}/bin/gitckpt"'
+#: builds a gitckpt of the plugin's version, told the names the model sees the tools by.
+PLUGIN_PROGRAM = f'GITCKPT_TOOL_PREFIX={PLUGIN_TOOLS} "${{CLAUDE_PLUGIN_ROOT}}/bin/gitckpt"'
 
 _CLAUDE_TOOLS = frozenset({"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 

@@ -76,7 +76,8 @@ def claim(folder: str, token: str) -> bool:
 #: its own. Server-only ones (GITCKPT_ROOT, GITCKPT_WATCH, ...) do not count: the plugin's
 #: server has GITCKPT_ROOT set and the host's hooks do not.
 SETTINGS = ("HOME", "XDG_STATE_HOME", "GITCKPT_STORE", "GITCKPT_MAX_FILE_SIZE",
-            "GITCKPT_BUILTIN_IGNORE", "GITCKPT_LOCK_TIMEOUT", "GITCKPT_LOG_DIR")
+            "GITCKPT_BUILTIN_IGNORE", "GITCKPT_LOCK_TIMEOUT", "GITCKPT_LOG_DIR",
+            "GITCKPT_TOOL_PREFIX")  # (the tool names a hook's text suggests: the host's own)
 
 
 def runtime_dir() -> str:

@@ -176,3 +176,16 @@ def test_a_workspace_path_cannot_leave_the_workspace_or_name_git():
             WorkPath(bad)
     assert normalize_paths(["src\\a.py", " b ", "src/a.py"]) == ("b", "src/a.py")
     assert normalize_paths(["a", "."]) == ()  # the root: everything
+
+
+def test_a_suggested_call_names_the_tool_as_the_host_shows_it(monkeypatch):
+    """Claude Code's plugin shows the tools as mcp__plugin_gitckpt_gitckpt__<tool>: the
+    launcher says so (GITCKPT_TOOL_PREFIX) and every suggested call uses that name; a prefix
+    that is not a name is ignored."""
+    from gitckpt.core.hints import CLI, MCP, call
+
+    monkeypatch.setenv("GITCKPT_TOOL_PREFIX", "mcp__plugin_gitckpt_gitckpt__")
+    assert call("save", title=...).spell(MCP) == "mcp__plugin_gitckpt_gitckpt__ckpt_save(title=...)"
+    assert call("save", title=...).spell(CLI) == 'gitckpt save "TITLE"'
+    monkeypatch.setenv("GITCKPT_TOOL_PREFIX", "x; rm -rf /")
+    assert call("resume").spell(MCP) == "ckpt_resume()"
