@@ -49,6 +49,8 @@ class Chain(Shaped):
 
 @dataclass
 class CompressResult(Shaped):
+    brief = ("dry_run", "bytes_freed", "bytes_freeable")
+
     keep_seconds: float
     min_steps: int
     dry_run: bool

@@ -48,6 +48,26 @@ EXACT = frozenset({service.restore, service.revert, service.export, service.push
                    service.import_})
 
 
+#: Clients that show the model a result's structured content instead of its text (Claude
+#: Code hands over JSON.stringify(structuredContent) whenever there is one): they get the
+#: text and the few keys an agent acts on (each result's `brief`), within the text's budget.
+STRUCTURED_READERS = frozenset({"claude-code"})
+
+
+def reads_structured(ctx: Context | None) -> bool:
+    """Whether this call's answer should be brief: GITCKPT_MCP_RESULTS=brief or full says so,
+    else the client's declared name does."""
+    setting = os.environ.get("GITCKPT_MCP_RESULTS", "").strip().lower()
+    if setting in ("brief", "full"):
+        return setting == "brief"
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+        name = params.client_info.name if params is not None else None
+    except Exception:  # no session (a direct call in a test): the whole object
+        return False
+    return name in STRUCTURED_READERS
+
+
 class Rising:
     """One call's progress as MCP wants it: each notification's progress greater than the
     last (the spec's MUST). A call's phases each count from 0 on a meter of their own (an
@@ -79,12 +99,14 @@ class ToolCall:
         self.ws = ws
 
     async def __call__(self, root: str | None, ctx: Context | None, fn, *args,
-                       boundary: bool = True, text, **kwargs) -> CallToolResult:
+                       boundary: bool = True, whole: bool = False, text,
+                       **kwargs) -> CallToolResult:
         """Resolve, record the boundary drift, run `fn` off the event loop, translate errors.
         The answer carries two views of the one typed result: `text(result)`, short and in
         tool-call terms, and its `to_dict()` as structured content (the CLI's `--json`)."""
         try:
             path = await self.ws.resolve(root, ctx)
+            brief = not whole and reads_structured(ctx)
             rising = Rising()
 
             def report(r: progressing.Report) -> None:
@@ -105,7 +127,12 @@ class ToolCall:
                         log.info("boundary drift %s: %d paths", d.commit[:7],
                                  len(d.changes.paths()))
                     result = fn(path, *args, **kwargs)
-                    answer = printable(result.to_dict()), printable(text(result))
+                    said = printable(text(result))
+                    content = printable(result.to_dict())
+                    if brief:
+                        content = {"text": said, **{k: content[k] for k in result.brief
+                                                    if k in content}}
+                    answer = content, said
                 try:
                     self.ws.watch(path)
                 except Exception:  # the call succeeded; a watcher that cannot start is logged
@@ -237,6 +264,7 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
                           root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """The handoff: goal, step, conclusions, next, questions, unsaved files. Read-only."""
         result = await call(root, ctx, service.resume, task=task, voice="mcp", boundary=False,
+                            whole=format == "full",
                             full=format == "full", text=mcp_text.resume)
         if not result.is_error or (result.structured_content or {}).get("error") != \
                 NoActiveTask.code:

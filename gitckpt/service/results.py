@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # annotations only: a resume loads none of them
 
 @dataclass(frozen=True)
 class InitResult(Shaped):
+    brief = ("task", "step", "commit", "suspended")
+
     save: SaveResult = field(metadata=MERGED)
     name: str
     goal: str
@@ -51,6 +53,8 @@ class Pending(Shaped):
 
 @dataclass(frozen=True)
 class ResumeResult(Shaped):
+    brief = ("found", "task", "step")
+
     info: TaskInfo = field(metadata=HIDDEN)
     steps: list[StepRecord] = field(metadata=HIDDEN)
     drifts: list[StepRecord]  # after the newest step, oldest first
@@ -137,6 +141,7 @@ class ResumeResult(Shaped):
 class LogResult(Shaped):
     """A page of a task's timeline: `steps` (oldest first) and the drifts after each; `more`
     older steps are not shown (`before=steps[0].n` pages on)."""
+    brief = ("task", "newest_step", "more")
 
     info: TaskInfo = field(metadata=HIDDEN)
     steps: list[StepRecord]
@@ -178,6 +183,8 @@ class LogResult(Shaped):
 
 @dataclass(frozen=True)
 class TasksResult(Shaped):
+    brief = ("active",)
+
     tasks: list[TaskInfo]
     active: str | None
 
@@ -186,6 +193,7 @@ class TasksResult(Shaped):
 class RestoreResult(Shaped):
     """A restore's preview (`applied` False) or what its apply did; `safety` is the copy
     whose restore undoes it. The plan's keys are the answer's."""
+    brief = ("plan_id", "applied", "needs_confirm", "safety", "counts")
 
     plan: Plan = field(metadata=merged_of("gitckpt.engine.restore_plan:Plan"))
     applied: bool
@@ -207,6 +215,8 @@ class RevertResult(RestoreResult):
 
 @dataclass(frozen=True)
 class DiffResult(Shaped):
+    brief = ("additions", "deletions")
+
     base: dict
     target: dict
     files: list[FileDiff]

@@ -127,6 +127,8 @@ class PushedTask(Shaped):
 
 @dataclass
 class PushResult(Shaped):
+    brief = ("remote",)
+
     remote: str
     tasks: list[PushedTask]
 

@@ -575,3 +575,57 @@ def test_a_root_with_a_variable_nobody_expanded_is_refused_with_a_hint(ws, monke
     assert "${CLAUDE_PROJECT_DIR}" in text
     assert "nobody filled in" in text
     assert "hint: Set GITCKPT_ROOT" in text
+
+
+def test_a_host_that_shows_the_structured_content_gets_it_brief(ws, monkeypatch):
+    """Claude Code hands the model JSON.stringify(structuredContent) and drops the text when
+    there is structured content: for it (by its declared name) the structured content is the
+    text and the few keys an agent acts on, within the text's budget; format="full" and
+    GITCKPT_MCP_RESULTS=full give the whole object."""
+    from mcp_types import Implementation
+
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    claude = Implementation(name="claude-code", version="2.1.328")
+
+    async def body(c):
+        out = {"init": await c.call_tool("ckpt_init", {"name": "brief", "goal": "g" * 300})}
+        for i in range(1, 31):
+            (ws.root / "src" / f"m{i}.py").write_text(f"x = {i}\n")
+            out["save"] = await c.call_tool("ckpt_save", {
+                "title": f"step {i}: a finished piece of work", "conclusion": "c" * 300,
+                "next": "n" * 200, "decisions": [f"decision {i}"]})
+        (ws.root / "README.md").write_text("edited\n")
+        out["resume"] = await c.call_tool("ckpt_resume", {})
+        out["log"] = await c.call_tool("ckpt_log", {})
+        out["preview"] = await c.call_tool("ckpt_restore", {"target": "1"})
+        out["full"] = await c.call_tool("ckpt_resume", {"format": "full"})
+        return out
+
+    server = build_server(str(ws.root))
+    try:
+        out = session(server, "legacy", body, client_info=claude)
+    finally:
+        server.workspaces.close()
+    sizes = {k: len(json.dumps(r.structured_content)) for k, r in out.items()}
+    print(f"\n[mcp] what Claude Code's model reads, in characters: {sizes}")
+    for name in ("init", "save", "resume", "log", "preview"):
+        r = out[name]
+        assert not r.is_error, r.content
+        assert r.structured_content["text"] == r.content[0].text, name
+    assert set(out["save"].structured_content) == {"text", "task", "step", "commit",
+                                                   "idempotent"}
+    assert out["save"].structured_content["step"] == 30
+    assert sizes["save"] <= 300 + 150  # the text's budget and four short keys
+    assert sizes["resume"] <= 2_000 + 150
+    preview = out["preview"].structured_content
+    assert preview["plan_id"] in preview["text"]  # the ready-to-send apply call is there
+    assert "counts" in preview
+    assert "memory" in out["full"].structured_content  # format="full": everything
+    monkeypatch.setenv("GITCKPT_MCP_RESULTS", "full")
+    server = build_server(str(ws.root))
+    try:
+        whole = session(server, "legacy", lambda c: c.call_tool("ckpt_resume", {}),
+                        client_info=claude)
+    finally:
+        server.workspaces.close()
+    assert "memory" in whole.structured_content
