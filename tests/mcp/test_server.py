@@ -629,3 +629,38 @@ def test_a_host_that_shows_the_structured_content_gets_it_brief(ws, monkeypatch)
     finally:
         server.workspaces.close()
     assert "memory" in whole.structured_content
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_the_server_leaves_at_once_on_sigint_and_sigterm_and_takes_its_socket(ws, tmp_path,
+                                                                              how):
+    """A host ends its session with SIGINT, then SIGTERM: the server used to ignore SIGINT
+    (the SDK's stdin reader is a thread an orderly exit waits on) and to leave its relay
+    socket behind on SIGTERM."""
+    run = tmp_path / "run"
+    run.mkdir()
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "GITCKPT_WATCH": "off"}
+    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "a host", "version": "1"}}}
+        p.stdin.write((json.dumps(hello) + "\n").encode())
+        p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                      b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+        p.stdin.flush()
+        assert b'"id":0' in p.stdout.readline()
+        assert b'"id":1' in p.stdout.readline()
+        sockets = list(run.rglob("*.sock"))
+        assert sockets, "the relay listens"
+        start = time.monotonic()
+        p.send_signal(how)
+        assert p.wait(5) == 0
+        assert time.monotonic() - start < 2
+        assert not list(run.rglob("*.sock"))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
