@@ -45,17 +45,40 @@ _event("pre-compact", "Before a compaction: keep a one-line reminder if the step
 _event("stop", "When the agent stops: remind it once to save the step if files changed.")
 
 
+_SCOPE = click.option("--scope", type=click.Choice(["project", "local", "user"]),
+                      default="project", show_default=True,
+                      help="project: the shared, committed config; local: the host's "
+                           "untracked one beside it; user: your own, for every project.")
+
+
 @hook.command("install")
 @click.option("--host", required=True, type=click.Choice(list(HOSTS)),
-              help="The agent host whose project config gets gitckpt's hooks.")
+              help="The agent host whose config gets gitckpt's hooks.")
+@_SCOPE
 @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
 @click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
 @pass_ctx
-def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
-    """Write gitckpt's hooks into the host's project config, after showing the diff."""
+def install(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
+    """Write gitckpt's hooks into the host's config, after showing the diff."""
+    _apply(c, host, scope, dry_run, yes, remove=False)
+
+
+@hook.command("uninstall")
+@click.option("--host", required=True, type=click.Choice(list(HOSTS)),
+              help="The agent host whose config loses gitckpt's hooks.")
+@_SCOPE
+@click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+@click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
+@pass_ctx
+def uninstall(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
+    """Take gitckpt's hooks out of the host's config (every other hook and key stays)."""
+    _apply(c, host, scope, dry_run, yes, remove=True)
+
+
+def _apply(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool, *, remove: bool) -> None:
     from gitckpt.hooks import install as hook_install
 
-    plan = hook_install.plan(c.root, host)
+    plan = hook_install.plan(c.root, host, scope, remove=remove)
     if not plan.changed or dry_run:
         result = plan
     else:
@@ -71,12 +94,13 @@ def install(c: Ctx, host: str, dry_run: bool, yes: bool) -> None:
         echo(json_text(result.to_dict()) + "\n")
         return
     if not plan.changed:
-        echo(f"{plan.path} has gitckpt's hooks already.\n")
+        what = "none of gitckpt's hooks" if remove else "gitckpt's hooks already"
+        echo(f"{plan.path} has {what}.\n")
     elif dry_run:
         echo(plan.diff)
         echo(f"(dry run: {plan.path} not written)\n", err=True)
     else:
-        echo(f"Wrote {plan.path}.\n{_after(host)}")
+        echo(f"Wrote {plan.path}.\n{'' if remove else _after(host)}")
 
 
 def _after(host: str) -> str:

@@ -54,7 +54,14 @@ class Host:
     shells: frozenset[str]  # those of them whose input is a command line
     matchers: dict[str, str] = field(default_factory=dict)  # moment -> matcher
     docs: str = ""
+    local: str | None = None  # the untracked settings file beside `config`, where there is one
+    user: str | None = None  # the user's own config, relative to the home folder
     reads_comments: ClassVar[bool] = False  # its config file may hold // and /* */ comments
+
+    def scopes(self) -> dict[str, str | None]:
+        """Where each scope's config lives: project and local relative to the project, user
+        relative to the home folder; None where the host has none."""
+        return {"project": self.config, "local": self.local, "user": self.user}
 
     # -- input ---------------------------------------------------------------------------
 
@@ -112,6 +119,19 @@ class Host:
 
     def handler(self, kind: str, program: str = "gitckpt") -> dict:
         return {"type": "command", "command": self.command(kind, program), "timeout": 30}
+
+    def without(self, config: dict) -> dict:
+        """`config` without gitckpt's hooks: an event left empty goes, and `hooks` too if
+        nothing is left in it; every other key and handler is kept as it was."""
+        out = dict(config)
+        hooks = {event: _without_ours(groups)
+                 for event, groups in _dict(config.get("hooks")).items()}
+        hooks = {event: groups for event, groups in hooks.items() if groups}
+        if hooks:
+            out["hooks"] = hooks
+        else:
+            out.pop("hooks", None)
+        return out
 
     def merged(self, config: dict) -> dict:
         """`config` with gitckpt's hooks in it: any earlier gitckpt handler is replaced, every
@@ -256,26 +276,28 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
           "pre-compact": "PreCompact", "stop": "Stop"},
          _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
          {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
-         "https://code.claude.com/docs/en/hooks"),
+         "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
+         ".claude/settings.json"),
     Host("codex", "Codex", ".codex/hooks.json",
          {"session-start": "SessionStart", "post-tool": "PostToolUse",
           "pre-compact": "PreCompact", "stop": "Stop"},
          frozenset({"Bash", "apply_patch", "Edit", "Write"}), frozenset({"Bash"}),
          {"post-tool": "^(Bash|apply_patch|Edit|Write)$"},
-         "https://developers.openai.com/codex/hooks"),
+         "https://developers.openai.com/codex/hooks", None, ".codex/hooks.json"),
     Cursor("cursor", "Cursor", ".cursor/hooks.json",
            {"session-start": "sessionStart", "post-tool": "afterShellExecution,afterFileEdit",
             "pre-compact": "preCompact", "stop": "stop"},
            frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
-           "https://cursor.com/docs/hooks"),
+           "https://cursor.com/docs/hooks", None, ".cursor/hooks.json"),
     Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
            {"session-start": "SessionStart", "post-tool": "AfterTool",
             "pre-compact": "PreCompress", "stop": "AfterAgent"},
            frozenset({"run_shell_command", "write_file", "replace"}),
            frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
-           "https://geminicli.com/docs/hooks/reference"),
+           "https://geminicli.com/docs/hooks/reference", None, ".gemini/settings.json"),
     Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
              {"post-tool": "post_run_command,post_write_code"},
              frozenset({"run_command", "write_code"}), frozenset({"run_command"}), {},
-             "https://docs.windsurf.com/windsurf/cascade/hooks"),
+             "https://docs.windsurf.com/windsurf/cascade/hooks", None,
+             ".codeium/windsurf/hooks.json"),
 )}

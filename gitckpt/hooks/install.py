@@ -24,6 +24,8 @@ class InstallPlan(Shaped):
     old: str = field(metadata=HIDDEN)  # "" for a new file
     new: str = field(metadata=HIDDEN)
     written: bool = False
+    scope: str = "project"
+    name: str = field(default="", metadata=HIDDEN)  # the file as the diff names it
     derived = ("changed", "diff")
 
     @property
@@ -33,7 +35,7 @@ class InstallPlan(Shaped):
     @property
     def diff(self) -> str:
         """The change as a unified diff of the host's config file."""
-        name = HOSTS[self.host].config  # relative to the project, as git names files
+        name = self.name or HOSTS[self.host].config  # relative, as git names files
         return "".join(difflib.unified_diff(
             self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
             "/dev/null" if not self.old else f"a/{name}", f"b/{name}"))
@@ -51,15 +53,25 @@ def project_root(folder: str | Path) -> Path:
     return start
 
 
-def plan(folder: str | Path, host: str) -> InstallPlan:
-    """What `install` would write; nothing is changed. A file gitckpt cannot merge without
-    losing something of the user's is refused, untouched."""
+SCOPES = ("project", "local", "user")
+
+
+def plan(folder: str | Path, host: str, scope: str = "project", *,
+         remove: bool = False) -> InstallPlan:
+    """What `install` (or with `remove`, `uninstall`) would write; nothing is changed. A file
+    gitckpt cannot merge without losing something of the user's is refused, untouched.
+    `scope`: the project's shared config, its untracked local one, or the user's own."""
     spec = HOSTS.get(host)
     if spec is None:
         raise InvalidArgument(f"No host {host!r}.", f"Use one of: {', '.join(HOSTS)}.")
-    root = project_root(folder)
-    path = root / spec.config
-    _no_links(root, spec.config)
+    rel = spec.scopes().get(scope) if scope in SCOPES else None
+    if rel is None:
+        have = [s for s, where in spec.scopes().items() if where]
+        raise InvalidArgument(f"{spec.title} has no {scope} hooks file.",
+                              f"Its scopes are {', '.join(have)}.")
+    root = Path.home() if scope == "user" else project_root(folder)
+    path = root / rel
+    _no_links(root, rel)
     try:
         old = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -71,8 +83,13 @@ def plan(folder: str | Path, host: str) -> InstallPlan:
     text = jsonc.blank_comments(old) if spec.reads_comments else old
     config = _parse(text, path) if text.strip() else {}
     _check_hooks(config, path)
-    merged = spec.merged(config)
+    name = f"~/{rel}" if scope == "user" else rel
+    if remove and not old:
+        return InstallPlan(host, path, old, old, scope=scope, name=name)
+    merged = spec.without(config) if remove else spec.merged(config)
     if text != old:  # comments: only the hooks member is rewritten, the rest kept as written
+        if "hooks" not in merged:
+            merged["hooks"] = {}  # (a member cannot be taken out of commented text here)
         new = jsonc.replace_member(old, "hooks", merged["hooks"])
         if _parse(jsonc.blank_comments(new), path) != merged:
             raise InvalidArgument(f"{path} holds comments gitckpt cannot merge around.",
@@ -80,8 +97,8 @@ def plan(folder: str | Path, host: str) -> InstallPlan:
     else:
         new = json.dumps(merged, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if old and config == _parse(jsonc.blank_comments(new), path):
-        new = old  # the same hooks already: keep the user's formatting
-    return InstallPlan(host, path, old, new)
+        new = old  # the same hooks already (or none of ours): keep the user's formatting
+    return InstallPlan(host, path, old, new, scope=scope, name=name)
 
 
 _BY_HAND = "Fix the file by hand, or merge the --dry-run snippet yourself."
@@ -153,4 +170,4 @@ def write(p: InstallPlan) -> InstallPlan:
     mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o644
     atomic.replace_path(p.path, p.new.encode("utf-8"), mode=mode,
                         before_rename=lambda fd: os.fchmod(fd, mode))  # exactly, not umasked
-    return InstallPlan(p.host, p.path, p.old, p.new, written=True)
+    return InstallPlan(p.host, p.path, p.old, p.new, written=True, scope=p.scope, name=p.name)

@@ -73,3 +73,30 @@ def test_strings_that_look_like_comments_are_kept():
     text = '{"url": "https://example.com//x", "glob": "/*.py", "q": "a \\" // b"} // real\n'
     assert json.loads(jsonc.blank_comments(text)) == {
         "url": "https://example.com//x", "glob": "/*.py", "q": 'a " // b'}
+
+
+def test_scopes_local_and_user_and_an_uninstall_that_keeps_the_users_hooks(tmp_path):
+    """local: the host's untracked file beside the shared one (teammates without gitckpt
+    get no hook errors); user: the home folder's; uninstall takes out only gitckpt's."""
+    from pathlib import Path
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    local = install.write(install.plan(project, "claude", "local"))
+    assert local.path == project / ".claude" / "settings.local.json"
+    assert not (project / ".claude" / "settings.json").exists()  # the shared file untouched
+    user = install.plan(project, "claude", "user")
+    assert user.path == Path.home() / ".claude" / "settings.json"  # (a temporary HOME)
+    assert "+++ b/~/.claude/settings.json" in user.diff
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
+            "model": "opus"}
+    shared = project / ".claude" / "settings.json"
+    shared.write_text(json.dumps(mine))
+    install.write(install.plan(project, "claude"))
+    assert "gitckpt hook stop" in shared.read_text()
+    removed = install.write(install.plan(project, "claude", remove=True))
+    assert removed.written
+    assert json.loads(shared.read_text()) == mine  # exactly the user's again
+    assert not install.plan(project, "claude", remove=True).changed
+    with pytest.raises(InvalidArgument, match="Cursor has no local hooks file"):
+        install.plan(project, "cursor", "local")
