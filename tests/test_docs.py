@@ -107,3 +107,12 @@ def test_the_cli_reference_is_what_the_commands_say():
 
     page = (ROOT / "docs" / "cli.md").read_text()
     assert rewrite(page) == page, "run: python -m gitckpt.cli.reference docs/cli.md"
+
+
+def test_the_man_page_is_what_the_commands_say():
+    """man/git-ckpt.1 (the wheel's share/man/man1/git-ckpt.1, which `git ckpt --help` opens)
+    is generated from click like the reference page."""
+    from gitckpt.cli.reference import MAN, man_page
+
+    assert (ROOT / MAN).read_text() == man_page(), \
+        "run: python -m gitckpt.cli.reference man/git-ckpt.1"

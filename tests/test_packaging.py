@@ -229,6 +229,13 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
     licenses = list(site.glob(f"gitckpt-{__version__}.dist-info/licenses/LICENSE"))
     assert licenses, "the wheel carries its LICENSE"
     assert "MIT License" in licenses[0].read_text()
+    assert (venv / "share" / "man" / "man1" / "git-ckpt.1").exists()
+    if shutil.which("man"):  # git runs `man git-ckpt`, found beside the venv's bin/
+        page = subprocess.run(["git", "ckpt", "--help"], capture_output=True, text=True,
+                              env={**env, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "80"},
+                              cwd=tmp_path)
+        assert page.returncode == 0, page.stderr
+        assert "GIT-CKPT(1)" in page.stdout, page.stdout[:300]
     v = subprocess.run(["git", "ckpt", "--version"], capture_output=True, text=True, env=env,
                        cwd=tmp_path)
     assert v.returncode == 0, v.stderr

@@ -1,6 +1,7 @@
 """The command section of docs/cli.md, generated from the click definitions, so the reference
-says what `--help` says. `python -m gitckpt.cli.reference docs/cli.md` rewrites the section
-between its markers; tests/test_docs.py checks that the page holds what this writes."""
+says what `--help` says, and the man page `git ckpt --help` opens.
+`python -m gitckpt.cli.reference docs/cli.md` (or `man/git-ckpt.1`) writes them again;
+tests/test_docs.py checks that both hold what this writes."""
 
 from __future__ import annotations
 
@@ -67,6 +68,35 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def man_page() -> str:
+    """git-ckpt(1), for `git ckpt --help` (git runs `man git-ckpt`): every command with its
+    usage and its help's first paragraph, from click, as roff."""
+    from gitckpt import __version__
+    from gitckpt.cli.main import cli
+
+    def roff(text: str) -> str:
+        text = text.replace("\\", "\\e").replace("-", "\\-")
+        return "\n".join("\\&" + line if line.startswith((".", "'")) else line
+                         for line in text.splitlines())
+
+    out = [f'.TH GIT-CKPT 1 "" "gitckpt {__version__}" "gitckpt manual"', ".SH NAME",
+           "git-ckpt, gitckpt \\- checkpoints for long AI-agent tasks",
+           ".SH SYNOPSIS", ".B git ckpt", "[\\-C DIR] [\\-\\-json] COMMAND [ARGS]...",
+           ".SH DESCRIPTION", roff(_paragraphs((cli.help or "").strip())),
+           "Every save is a git commit under refs/checkpoints/TASK/ with a JSON note in "
+           "refs/notes/checkpoints; HEAD, the index and the work tree are never touched. "
+           "`gitckpt COMMAND \\-\\-help` says more of each command.", ".SH COMMANDS"]
+    for path, command in _walk(cli, ["gitckpt"]):
+        if getattr(command, "hidden", False) or isinstance(command, click.Group):
+            continue
+        ctx = click.Context(command, info_name=" ".join(path))
+        usage = " ".join(command.collect_usage_pieces(ctx))
+        first = _paragraphs((command.help or "").strip()).split("\n\n")[0]
+        out += [".TP", f".B {roff(' '.join(path[1:]))}", roff(f"{usage}: {first}")]
+    out += [".SH SEE ALSO", "git-log(1), git-notes(1); the docs in the gitckpt repository."]
+    return "\n".join(out) + "\n"
+
+
 def rewrite(page: str) -> str:
     """`page` with the section between the markers replaced by `commands_section()`."""
     head, begin, rest = page.partition(BEGIN)
@@ -76,6 +106,12 @@ def rewrite(page: str) -> str:
     return f"{head}{BEGIN}\n\n{commands_section()}\n{END}{tail}"
 
 
+MAN = "man/git-ckpt.1"  # in the wheel as share/man/man1/git-ckpt.1
+
+
 if __name__ == "__main__":  # pragma: no cover (a maintainer's command)
     target = Path(sys.argv[1])
-    target.write_text(rewrite(target.read_text(encoding="utf-8")), encoding="utf-8")
+    if target.name == "git-ckpt.1":
+        target.write_text(man_page(), encoding="utf-8")
+    else:
+        target.write_text(rewrite(target.read_text(encoding="utf-8")), encoding="utf-8")
