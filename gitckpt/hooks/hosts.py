@@ -152,8 +152,10 @@ _OURS = re.compile(r"gitckpt hook (session-start|post-tool|pre-compact|stop)( --
 
 
 def _ours(handler: Any) -> bool:
-    return isinstance(handler, dict) and isinstance(handler.get("command"), str) \
-        and _OURS.fullmatch(handler["command"].strip()) is not None
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command", handler.get("bash"))  # (Copilot names it `bash`)
+    return isinstance(command, str) and _OURS.fullmatch(command.strip()) is not None
 
 
 def _without_ours(groups: Any) -> list:
@@ -237,6 +239,38 @@ class Cursor(Host):
         return {"version": out.pop("version"), **out}
 
 
+class Copilot(Host):
+    """GitHub Copilot CLI: `.github/hooks/*.json` files of version 1, each handler a `bash`
+    command with `timeoutSec`; gitckpt uses its VS Code compatible form (PascalCase events,
+    snake_case fields, as Claude Code's), and reads `sessionId` too. Copilot may ignore a
+    matcher, so none is relied on: every tool but the read-only ones may change files (a
+    capture where nothing changed records nothing)."""
+
+    READ_ONLY = frozenset({"view", "read", "Read", "grep", "Grep", "glob", "Glob", "ls", "LS",
+                           "web_fetch", "WebFetch", "WebSearch", "fetch", "think", "report_intent"})
+
+    def event(self, kind: str, data: dict, here: str) -> Event:
+        base = super().event(kind, data, here)
+        tool_input = _dict(data.get("tool_input"))
+        return Event(cwd=base.cwd or here, session=base.session or _text(data, "sessionId"),
+                     tool=base.tool, source=base.source,
+                     command=_text(tool_input, "command") if base.tool in self.shells else None)
+
+    def changes_files(self, tool: str | None) -> bool:
+        return tool is not None and tool not in self.READ_ONLY
+
+    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+        return {"type": "command", "bash": self.command(kind, program), "timeoutSec": 30}
+
+    def hooks(self, program: str = "gitckpt") -> dict:
+        return {event: [self.handler(kind, program)] for kind, event in self.events.items()}
+
+    def merged(self, config: dict) -> dict:
+        out = super().merged(config)
+        out.setdefault("version", 1)
+        return {"version": out.pop("version"), **out}
+
+
 class Windsurf(Host):
     """Windsurf (Cascade): snake_case events, `tool_info` on stdin, no output channel and no
     session or compaction events: only the post-tool drift."""
@@ -289,6 +323,11 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
             "pre-compact": "preCompact", "stop": "stop"},
            frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
            "https://cursor.com/docs/hooks", None, ".cursor/hooks.json"),
+    Copilot("copilot", "GitHub Copilot CLI", ".github/hooks/gitckpt.json",
+            {"session-start": "SessionStart", "post-tool": "PostToolUse"},
+            frozenset(), frozenset({"bash", "Bash"}), {},
+            "https://docs.github.com/en/copilot/reference/copilot-cli-reference/"
+            "cli-hooks-reference"),
     Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
            {"session-start": "SessionStart", "post-tool": "AfterTool",
             "pre-compact": "PreCompress", "stop": "AfterAgent"},

@@ -20,7 +20,7 @@ import time
 #: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
 #: hook is parsed before anything else loads.
 EVENTS = ("session-start", "post-tool", "pre-compact", "stop")
-HOST_NAMES = ("claude", "codex", "cursor", "gemini", "windsurf")
+HOST_NAMES = ("claude", "codex", "copilot", "cursor", "gemini", "windsurf")
 
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the
 #: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook

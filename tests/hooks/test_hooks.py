@@ -557,3 +557,34 @@ def test_a_log_line_cannot_be_forged(hermetic):
     log = (hermetic / ".state" / "gitckpt" / "gitckpt.log").read_text()
     assert log.count("\n") == 1
     assert "\\n2026" in log
+
+
+def test_copilot(ws):
+    """GitHub Copilot CLI's VS Code compatible hooks (PascalCase events, snake_case fields;
+    docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference)."""
+    from gitckpt.hooks import install
+
+    service.init(ws.root, "copilot task")
+    base = {"sessionId": "cp-1", "timestamp": "2026-12-01T00:00:00Z", "cwd": str(ws.root)}
+    out = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
+                                            "source": "startup"}, host="copilot").stdout)
+    assert "copilot task" in out["hookSpecificOutput"]["additionalContext"]
+    (ws.root / "cp.txt").write_text("x\n")
+    quiet(hook("post-tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "bash",
+                             "tool_input": {"command": "echo x > cp.txt"},
+                             "tool_response": {"resultType": "success"}}, host="copilot"))
+    quiet(hook("post-tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "view",
+                             "tool_input": {"path": "cp.txt"}}, host="copilot"))
+    [d] = drifts(ws.root)
+    assert (d.note.tool["name"], d.note.tool["command"], d.note.tool["session"]) == \
+        ("bash", "echo x > cp.txt", "cp-1")
+    written = install.write(install.plan(ws.root, "copilot"))
+    config = json.loads(written.path.read_text())
+    assert written.path.relative_to(install.project_root(ws.root)).as_posix() == \
+        ".github/hooks/gitckpt.json"
+    assert config["version"] == 1
+    assert config["hooks"]["PostToolUse"] == [  # the documented flat list of handlers
+        {"type": "command", "bash": "gitckpt hook post-tool --host copilot", "timeoutSec": 30}]
+    assert not install.plan(ws.root, "copilot").changed
+    install.write(install.plan(ws.root, "copilot", remove=True))
+    assert json.loads(written.path.read_text()) == {"version": 1}
