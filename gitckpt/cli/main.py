@@ -7,7 +7,6 @@ the log file, one line on stderr), 130 interrupted.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import traceback
 
@@ -404,21 +403,8 @@ def mcp(root: str | None) -> None:
     from gitckpt.mcp.server import run
 
     relay = start_relay()  # hosts' hooks run in this process, warm
-
-    def leave(signum: int, frame: object) -> None:
-        """SIGINT or SIGTERM: a host ending its session. The relay's socket goes first, then
-        the process, at once: the SDK reads stdin in a thread that an orderly exit would wait
-        on for ever (SIGINT was once ignored, and SIGTERM left the socket behind)."""
-        try:
-            if relay is not None:
-                relay.close()
-        finally:
-            os._exit(0)
-
-    signal.signal(signal.SIGINT, leave)
-    signal.signal(signal.SIGTERM, leave)
     try:
-        run(root, wire, held)
+        run(root, wire, held, on_exit=relay.close if relay is not None else None)
     finally:
         if relay is not None:
             relay.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gitckpt.core import json_input
+
 
 def blank_comments(text: str) -> str:
     """`text` with each `//` and `/* */` comment outside a string replaced by spaces (its
@@ -110,7 +112,7 @@ def _members(blank: str) -> tuple[list[tuple[str, int, int]], int]:
     out: list[tuple[str, int, int]] = []
     while i < len(blank) and blank[i] != "}":
         end = _string_end(blank, i)
-        key = json.loads(blank[i:end])
+        key = json_input.loads(blank[i:end])
         i = _skip(blank, end)
         if blank[i] != ":":
             raise ValueError("a member without a colon")

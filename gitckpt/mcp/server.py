@@ -9,6 +9,8 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import anyio.from_thread
@@ -405,10 +407,12 @@ def _transfer_tools(server: MCPServer, call: ToolCall) -> None:
                           text=mcp_text.import_)
 
 
-def run(root: str | None = None, wire: Wire | None = None, held: Held | None = None) -> None:
+def run(root: str | None = None, wire: Wire | None = None, held: Held | None = None,
+        on_exit: Callable[[], None] | None = None) -> None:
     """Serve over stdio until the client goes away. `wire` and `held` come from
     mcp_handshake (the first message read, and maybe answered, before the SDK loaded); the
     watcher starts after the handshake."""
+    _leave_on_signals(on_exit)
     if root is not None and not os.path.isabs(root) and "$" not in root:
         root = os.path.abspath(root)  # (an unexpanded $VAR is refused at the first call)
     server = build_server(root)
@@ -421,6 +425,24 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         anyio.run(_serve, server, wire or claim(), held or Held(b""))
     finally:
         ws.close()
+
+
+def _leave_on_signals(on_exit: Callable[[], None] | None) -> None:
+    """SIGINT or SIGTERM, a host ending its session: `on_exit` (the relay's socket goes),
+    then the process, at once. The SDK reads stdin in a thread that an orderly exit would wait
+    on for ever (SIGINT was once ignored, and SIGTERM left the socket behind)."""
+    def leave(signum: int, frame: object) -> None:
+        try:
+            if on_exit is not None:
+                on_exit()
+        finally:
+            os._exit(0)
+
+    try:
+        signal.signal(signal.SIGINT, leave)
+        signal.signal(signal.SIGTERM, leave)
+    except ValueError:  # not the main thread (a test's server): the caller ends it
+        pass
 
 
 async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:
