@@ -137,9 +137,10 @@ def ancestors(root: Path) -> list[Path]:
     never a world-writable or sticky folder (such as /tmp) or anything above one."""
     try:
         home = Path.home().resolve()
-    except (OSError, RuntimeError):
+        home_mode = home.stat().st_mode
+    except (OSError, RuntimeError):  # no home, or a HOME that does not exist: no ancestor
         return []
-    if home == Path(home.anchor) or home.stat().st_mode & (stat.S_IWOTH | stat.S_ISVTX):
+    if home == Path(home.anchor) or home_mode & (stat.S_IWOTH | stat.S_ISVTX):
         return []  # HOME=/ (services, containers) or a shared home: below it is anywhere
     out = []
     for folder in (root, *root.parents):

@@ -167,3 +167,18 @@ def test_bare_and_broken_repositories_are_refused(tmp_path):
     assert "not a usable git repository" in r.err
     assert not (broken / ".gitckpt").exists()
     assert not (bare / ".gitckpt").exists()
+
+
+def test_a_home_that_does_not_exist_is_no_reason_to_fail(ws, monkeypatch, tmp_path):
+    """HOME names a folder that is not there (a service account, a container): every call
+    failed with an internal error (the home folder's mode was read); it now has no parent
+    store to look for above the workspace and goes on."""
+    from gitckpt.service import api as service
+
+    monkeypatch.setenv("HOME", str(tmp_path / "no-such-home"))
+    assert service.tasks(ws.root).tasks == []  # no task yet: the folders above are looked at
+    r = service.init(ws.root, "homeless")
+    assert r.save.step == 0
+    (ws.root / "README.md").write_text("changed\n")
+    assert service.save(ws.root, "one").step == 1
+    assert service.resume(ws.root).task == r.save.task
