@@ -134,12 +134,15 @@ def _unsaved_line(u: Unsaved) -> str:
 def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
     from gitckpt.service import events
 
-    u = events.compacting(cwd, lock_timeout=LOCK_WAIT)
-    if u is None:
+    r = events.compacting(cwd, lock_timeout=LOCK_WAIT)
+    if r is None:
         return Outcome(log=f"no active task at {cwd}")
+    u = r.unsaved
     if not u.changed:
         return Outcome(log=f"pre-compact: nothing unsaved since step {u.step}")
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
+    if r.said:  # kept for the session after the compaction all the same
+        return Outcome(log=f"pre-compact: {files} unsaved, already said for this state")
     return Outcome(host.remind("pre-compact", _unsaved_line(u)), f"pre-compact: {files} unsaved")
 
 

@@ -19,10 +19,11 @@ from gitckpt.service import api
 from gitckpt.service.results import Pending
 from gitckpt.service.workspace import open_timeline
 
-#: State-file names: the last tip a stop reminder named, and what a compaction left unsaved,
-#: kept for the session that follows it (PreCompact has no channel to the agent; SessionStart
-#: has).
+#: State-file names: the last tip a stop reminder named, the last one a pre-compact reminder
+#: named, and what a compaction left unsaved, kept for the session that follows it (PreCompact
+#: has no channel to the agent; SessionStart has).
 REMINDED = "hook-reminded"
+COMPACT_REMINDED = "hook-compact-reminded"
 AFTER_COMPACT = "hook-after-compact"
 
 
@@ -48,9 +49,10 @@ class Start(Shaped):
 
 
 @dataclass(frozen=True)
-class Stop(Shaped):
-    """The agent is about to stop: what is unsaved, and whether the reminder for exactly this
-    state was given already (then it is not given again)."""
+class Reminder(Shaped):
+    """The agent is about to stop, or its context to be compacted: what is unsaved, and
+    whether the reminder for exactly this state was given already (then it is not given
+    again)."""
 
     unsaved: Unsaved
     said: bool
@@ -87,19 +89,25 @@ def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResul
     return api.capture(root, trigger="tool", tool=tool, lock_timeout=lock_timeout)
 
 
-def compacting(root: str | Path, *, lock_timeout: float) -> Unsaved | None:
-    """The context is about to be compacted: the workspace captured, and what is unsaved
-    kept for the session that follows (when anything is)."""
+def compacting(root: str | Path, *, lock_timeout: float) -> Reminder | None:
+    """The context is about to be compacted: the workspace captured, what is unsaved kept
+    for the session that follows (when anything is), and whether a pre-compact reminder
+    named this state already: a host that announces a compaction before every request
+    (Gemini CLI, headless) is told once per unsaved state, not at every turn."""
     if _active(root) is None:
         return None
     unsaved = _of(api.pending(root, trigger="pre_compact", lock_timeout=lock_timeout))
-    if unsaved.changed:
-        open_timeline(root).store.state.write(AFTER_COMPACT,
-                                              json.dumps(unsaved.to_dict()).encode())
-    return unsaved
+    if not unsaved.changed:
+        return Reminder(unsaved, said=False)
+    state = open_timeline(root).store.state
+    state.write(AFTER_COMPACT, json.dumps(unsaved.to_dict()).encode())
+    said = state.read(COMPACT_REMINDED) == unsaved.tip.encode()
+    if not said:
+        state.write(COMPACT_REMINDED, unsaved.tip.encode())
+    return Reminder(unsaved, said)
 
 
-def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Stop | None:
+def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Reminder | None:
     """The agent is about to stop: the workspace captured, and whether this state was
     named by a reminder already. A reminder about to be given (`again` False: the agent is
     not already continuing for a hook) is remembered, so the same state is named once."""
@@ -107,12 +115,12 @@ def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Stop | No
         return None
     unsaved = _of(api.pending(root, trigger="stop", lock_timeout=lock_timeout))
     if not unsaved.changed or again:
-        return Stop(unsaved, said=False)
+        return Reminder(unsaved, said=False)
     state = open_timeline(root).store.state
     said = state.read(REMINDED) == unsaved.tip.encode()
     if not said:
         state.write(REMINDED, unsaved.tip.encode())
-    return Stop(unsaved, said)
+    return Reminder(unsaved, said)
 
 
 def _of(p: Pending) -> Unsaved:

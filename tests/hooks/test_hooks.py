@@ -588,3 +588,23 @@ def test_copilot(ws):
     assert not install.plan(ws.root, "copilot").changed
     install.write(install.plan(ws.root, "copilot", remove=True))
     assert json.loads(written.path.read_text()) == {"version": 1}
+
+
+def test_a_host_that_announces_a_compaction_every_turn_is_told_once_per_state(ws):
+    """Gemini CLI in headless mode fires PreCompress before every model request: the
+    reminder (a systemMessage the user sees) was shown at every turn; it is said once per
+    unsaved state, and the session after a real compaction still gets it."""
+    service.init(ws.root, "gemini compaction")
+    base = {"session_id": "g-2", "transcript_path": "/tmp/x", "cwd": str(ws.root),
+            "timestamp": "2026-12-01T00:00:00Z", "hook_event_name": "PreCompress",
+            "trigger": "auto"}
+    (ws.root / "unsaved.txt").write_text("x\n")
+    first = json.loads(hook("pre-compact", base, host="gemini").stdout)
+    assert "ckpt_save" in first["systemMessage"]
+    for _ in range(2):  # the same state, the next turns: nothing shown
+        assert json.loads(hook("pre-compact", base, host="gemini").stdout) == {}
+    (ws.root / "more.txt").write_text("x\n")  # a new unsaved state: said again
+    assert "systemMessage" in json.loads(hook("pre-compact", base, host="gemini").stdout)
+    out = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
+                                            "source": "compact"}, host="gemini").stdout)
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("gitckpt: 2 files")
