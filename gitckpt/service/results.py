@@ -51,8 +51,26 @@ class Pending(Shaped):
     recorded: bool  # the capture recorded a drift
 
 
+class _OfTask:
+    """What a result about one task answers of it (the task's id, name and status)."""
+
+    info: TaskInfo  # (a field of each dataclass using this)
+
+    @property
+    def task(self) -> str:
+        return self.info.id
+
+    @property
+    def name(self) -> str | None:
+        return self.info.meta.name
+
+    @property
+    def status(self) -> str:
+        return self.info.status
+
+
 @dataclass(frozen=True)
-class ResumeResult(Shaped):
+class ResumeResult(_OfTask, Shaped):
     brief = ("found", "task", "step")
 
     info: TaskInfo = field(metadata=HIDDEN)
@@ -76,24 +94,12 @@ class ResumeResult(Shaped):
         return True  # a task is active (else the answer is an error, or the MCP's not-found)
 
     @property
-    def task(self) -> str:
-        return self.info.id
-
-    @property
-    def name(self) -> str | None:
-        return self.info.meta.name
-
-    @property
     def goal(self) -> str | None:
         return self.info.meta.goal
 
     @property
     def constraints(self) -> str | None:
         return self.info.meta.constraints
-
-    @property
-    def status(self) -> str:
-        return self.info.status
 
     @property
     def step(self) -> int:
@@ -138,7 +144,7 @@ class ResumeResult(Shaped):
 
 
 @dataclass(frozen=True)
-class LogResult(Shaped):
+class LogResult(_OfTask, Shaped):
     """A page of a task's timeline: `steps` (oldest first) and the drifts after each; `more`
     older steps are not shown (`before=steps[0].n` pages on)."""
     brief = ("task", "newest_step", "more")
@@ -151,18 +157,6 @@ class LogResult(Shaped):
     # one step asked for by number: the text shows it all
     full: bool = field(default=False, metadata=HIDDEN)
     derived = ("task", "name", "status", "newest_step", "drifts")
-
-    @property
-    def task(self) -> str:
-        return self.info.id
-
-    @property
-    def name(self) -> str | None:
-        return self.info.meta.name
-
-    @property
-    def status(self) -> str:
-        return self.info.status
 
     @property
     def newest_step(self) -> int:
