@@ -51,28 +51,24 @@ _SCOPE = click.option("--scope", type=click.Choice(["project", "local", "user"])
                            "untracked one beside it; user: your own, for every project.")
 
 
-@hook.command("install")
-@click.option("--host", required=True, type=click.Choice(list(HOSTS)),
-              help="The agent host whose config gets gitckpt's hooks.")
-@_SCOPE
-@click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
-@click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
-@pass_ctx
-def install(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
-    """Write gitckpt's hooks into the host's config, after showing the diff."""
-    _apply(c, host, scope, dry_run, yes, remove=False)
+def _config_command(name: str, verb: str, remove: bool, doc: str) -> None:
+    """`hook install` or `hook uninstall`: the same options, one direction each."""
+    @hook.command(name, help=doc)
+    @click.option("--host", required=True, type=click.Choice(list(HOSTS)),
+                  help=f"The agent host whose config {verb} gitckpt's hooks.")
+    @_SCOPE
+    @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
+    @click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
+    @pass_ctx
+    def command(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
+        _apply(c, host, scope, dry_run, yes, remove=remove)
 
 
-@hook.command("uninstall")
-@click.option("--host", required=True, type=click.Choice(list(HOSTS)),
-              help="The agent host whose config loses gitckpt's hooks.")
-@_SCOPE
-@click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
-@click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
-@pass_ctx
-def uninstall(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
-    """Take gitckpt's hooks out of the host's config (every other hook and key stays)."""
-    _apply(c, host, scope, dry_run, yes, remove=True)
+_config_command("install", "gets", False,
+                "Write gitckpt's hooks into the host's config, after showing the diff.")
+_config_command("uninstall", "loses", True,
+                "Take gitckpt's hooks out of the host's config (every other hook and key "
+                "stays).")
 
 
 def _apply(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool, *, remove: bool) -> None:
