@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 from conftest import RepoGuard, git, git_tree, make_plain, make_repo, run_cli
+from test_journal import start_watch
 
 import gitckpt
-from gitckpt.engine.watch import Settings
 from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow
 
-QUIET = Settings(quiet=3600.0, max_wait=3600.0, poll=3600.0)  # the test takes every snapshot
 CODE = str(Path(gitckpt.__file__).resolve().parent.parent)  # the gitckpt under test
 CHILD_ENV = {"PYTHONPATH": CODE}  # child processes import the same gitckpt, whatever their cwd
 
@@ -37,17 +36,6 @@ def aged(root: Path) -> None:
         for n in names:
             if not os.path.islink(os.path.join(folder, n)):
                 os.utime(os.path.join(folder, n), (old, old))
-
-
-def start_watch(root: Path):
-    """A watcher on `root` in this process, its journal trusted after one full scan."""
-    session = service.watch(root, settings=QUIET)
-    if session.watcher.mode != "events":
-        session.stop()
-        pytest.skip("no file events on this machine")
-    journal = journals.for_root(str(root))
-    assert journal is not None
-    return session, journal
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 from conftest import RepoGuard, git, git_tree, make_repo
@@ -22,6 +23,17 @@ pytestmark = pytest.mark.slow
 QUIET = Settings(quiet=3600.0, max_wait=3600.0, poll=3600.0)  # the test takes every snapshot
 
 
+def start_watch(root: Path):
+    """A watcher on `root` in this process, its journal trusted after one full scan."""
+    session = service.watch(root, settings=QUIET)
+    if session.watcher.mode != "events":
+        session.stop()
+        pytest.skip("no file events on this machine")
+    journal = journals.for_root(str(root))
+    assert journal is not None
+    return session, journal
+
+
 @pytest.fixture
 def watched(tmp_path, monkeypatch):
     # A loaded machine may take longer than the default 0.5 s to deliver the cookie's event;
@@ -33,12 +45,7 @@ def watched(tmp_path, monkeypatch):
     for i in range(6):
         (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
     service.init(root, "watched")
-    session = service.watch(root, settings=QUIET)
-    if session.watcher.mode != "events":
-        session.stop()
-        pytest.skip("no file events on this machine")
-    journal = journals.for_root(str(root))
-    assert journal is not None
+    session, journal = start_watch(root)
     yield root, journal
     session.watcher.source.stop()
     guard.check(status_changes=True)
