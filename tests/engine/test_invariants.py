@@ -133,6 +133,9 @@ def edit(b: Bench, kind: str, pick: int, data: bytes) -> None:  # noqa: C901 (ba
         name = b.root / NAMES[pick % len(NAMES)]
         if name.is_dir():
             shutil.rmtree(name)
+        for folder in reversed(name.relative_to(b.root).parents[:-1]):
+            if (b.root / folder).is_file() or (b.root / folder).is_symlink():
+                (b.root / folder).unlink()  # a swap made this folder a file: undo it
         name.parent.mkdir(parents=True, exist_ok=True)
         name.write_bytes(data)
     elif kind == "same_size_mtime":
@@ -386,6 +389,8 @@ _EXAMPLE = itertools.count()
                   ("symlink", 1, b"s")], "mcp_save", True)])
 @example(steps=[([("write", 1, b"new"), ("chmod", 2, b"x")], "checkout", True)])
 @example(steps=[([], "fetch", False), ([("delete", 2, b"x"), ("mmap", 1, b"m")], "watch", True)])
+# the harness's own bug once (a write under a folder a swap had made a file)
+@example(steps=[([("swap", 40, b"\x00"), ("write", 5, b"\x00")], "cli_save", False)])
 def test_every_tree_is_the_files_and_every_change_has_a_safety_copy(kind, steps, tmp_path,
                                                                      hermetic, monkeypatch):
     monkeypatch.setenv("GITCKPT_WATCH", "off")  # the harness's own watcher is the only one
