@@ -1,30 +1,47 @@
 """The MCP handshake answered before the SDK loads: the `mcp` package takes most of a second
-to import, and a host waits for `initialize` before it lists any tool.
+to import, and a host waits for the handshake and the tool list before its first request.
 
 Standard library only. `claim()` takes the wire the way the SDK's stdio transport does
 (descriptors 0 and 1 privately duplicated, fd 0 pointed at the null device and fd 1 at stderr,
 so nothing else reads the client's input or writes on the wire). `answer()` reads the first
-message; if it is an `initialize` request of a handshake version, it writes the same result
-the SDK would (tests compare the two) and returns the message, which the SDK then reads as
-its own first message (and whose second answer is dropped). Anything else is left to the SDK.
+messages and answers those it knows with the same result the SDK would write (tests compare
+the two, for every protocol version the SDK knows): the handshake (`initialize`, or the
+2026-07-28 era's `server/discover`), that era's `subscriptions/listen` acknowledgement, and
+`tools/list` from a static copy of the SDK's list (`tools.json`, kept equal by a test). It
+stops at the tool list, at the first message it does not know, or when the client is quiet.
+Every message read goes on to the SDK as its own input; the SDK's second answers are dropped.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import BinaryIO
+import select
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, TypeGuard
 
 from gitckpt import __version__
 from gitckpt.core import json_input
 
-# The SDK's HANDSHAKE_PROTOCOL_VERSIONS and the capabilities MCPServer announces (tests check
-# both against the installed SDK); later protocol revisions go through the SDK unanswered.
+# The SDK's HANDSHAKE_PROTOCOL_VERSIONS and MODERN_PROTOCOL_VERSIONS, and the capabilities
+# MCPServer announces in each era (tests check them against the installed SDK); a revision
+# the SDK learns later goes through the SDK unanswered until these lists learn it too.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_VERSIONS = ("2026-07-28",)
 CAPABILITIES = {"prompts": {"listChanged": False},
                 "resources": {"listChanged": False, "subscribe": False},
                 "tools": {"listChanged": False}}
+MODERN_CAPABILITIES = {"prompts": {"listChanged": True},
+                       "resources": {"listChanged": True, "subscribe": True},
+                       "tools": {"listChanged": True}}
+META = "io.modelcontextprotocol/"
+# The list-changed kinds a listen request may ask for; the SDK honours each one asked for.
+LISTS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+TOOLS = Path(__file__).with_name("tools.json")
+#: How long to wait for the client's next message before the SDK takes over (a host sends
+#: it within milliseconds of the answer; a client that waits costs at most this, once).
+QUIET = 0.25
 
 INSTRUCTIONS = """gitckpt saves long tasks in this workspace as git commits under \
 refs/checkpoints/ (never the user's branches, index or stash).
@@ -48,15 +65,19 @@ class Wire:
 
 @dataclass
 class Held:
-    """The first message, kept for the SDK; `answered` is the id of the request answered
-    here (None: the SDK answers it)."""
+    """The messages read here, in order, for the SDK; the ids of the requests answered here
+    and the listen subscriptions acknowledged here (the SDK's own answers to them are
+    dropped)."""
 
-    line: bytes
-    answered: object = None
+    lines: list[bytes] = field(default_factory=list)
+    answered: set = field(default_factory=set)
+    acked: set = field(default_factory=set)
 
 
 def claim() -> Wire:
-    inp = os.fdopen(os.dup(0), "rb")
+    # Unbuffered: the handshake reads line by line, so a `select` on the descriptor tells
+    # whether the client has said more; the SDK's reader buffers (mcp/wire.Replay).
+    inp = os.fdopen(os.dup(0), "rb", buffering=0)
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -65,26 +86,106 @@ def claim() -> Wire:
     return Wire(inp, out)
 
 
-def answer(wire: Wire) -> Held:
-    line = wire.inp.readline()
-    if os.environ.get("GITCKPT_MCP_FAST", "1") == "0":
-        return Held(line)
+def _said_more(inp: BinaryIO) -> bool:
     try:
-        msg = json_input.loads(line)
-    except ValueError:
-        return Held(line)
-    params = msg.get("params") if isinstance(msg, dict) else None
-    if not (msg.get("method") == "initialize" and "id" in msg and isinstance(params, dict)
-            and params.get("protocolVersion") in HANDSHAKE_VERSIONS
-            and isinstance(params.get("capabilities"), dict)
-            and isinstance(params.get("clientInfo"), dict)):
-        return Held(line)  # the SDK answers (or refuses) it
-    result = {"capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
-              "protocolVersion": params["protocolVersion"],
-              "serverInfo": {"name": "gitckpt", "version": __version__}}
-    reply = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
-    wire.out.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
-    return Held(line, msg["id"])
+        return bool(select.select([inp], [], [], QUIET)[0])
+    except (OSError, ValueError):  # not a descriptor select takes: the SDK reads on
+        return False
+
+
+def _server_info() -> dict:
+    return {"name": "gitckpt", "version": __version__}
+
+
+def _modern(params: object) -> TypeGuard[dict]:
+    """Whether a request's params carry the 2026-07-28 envelope of a version known here."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (isinstance(meta, dict) and meta.get(META + "protocolVersion") in MODERN_VERSIONS
+            and isinstance(meta.get(META + "clientInfo"), dict)
+            and isinstance(meta.get(META + "clientCapabilities"), dict))
+
+
+def _stamped(result: dict) -> dict:
+    """A 2026-07-28 result as the SDK sends it: fresh for no time, this client's only."""
+    return {"cacheScope": "private", **result, "resultType": "complete", "ttlMs": 0,
+            "_meta": {META + "serverInfo": _server_info()}}
+
+
+def _tools() -> list | None:
+    try:
+        return json_input.loads(TOOLS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not shipped: the SDK lists them
+
+
+def _reply(msg: dict, era: str | None, held: Held) -> tuple[str | None, dict | None]:
+    """(the era after `msg`, the message to write), or (None, None): the SDK takes over."""
+    method, params = msg.get("method"), msg.get("params")
+    ident = msg.get("id")
+    request = (isinstance(ident, str | int) and not isinstance(ident, bool)
+               and ident not in held.answered)  # JSON-RPC's own ids; anything odd: the SDK
+    if era is None and request and method == "initialize" and isinstance(params, dict) \
+            and params.get("protocolVersion") in HANDSHAKE_VERSIONS \
+            and isinstance(params.get("capabilities"), dict) \
+            and isinstance(params.get("clientInfo"), dict):
+        return "handshake", {"capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
+                             "protocolVersion": params["protocolVersion"],
+                             "serverInfo": _server_info()}
+    if era == "handshake" and method == "notifications/initialized" and "id" not in msg:
+        return era, {}
+    if era in (None, "modern") and request and method == "server/discover" \
+            and _modern(params) and set(params) == {"_meta"}:
+        return "modern", _stamped({"capabilities": MODERN_CAPABILITIES,
+                                   "instructions": INSTRUCTIONS,
+                                   "supportedVersions": list(MODERN_VERSIONS)})
+    if era == "modern" and request and method == "subscriptions/listen" and _modern(params) \
+            and ident not in held.acked:
+        asked = params.get("notifications")
+        if set(params) <= {"_meta", "notifications"} and isinstance(asked, dict) \
+                and set(asked) <= set(LISTS) and all(v in (True, False) for v in asked.values()):
+            held.acked.add(msg["id"])
+            honoured = {k: True for k in LISTS if asked.get(k)}
+            return era, {"method": "notifications/subscriptions/acknowledged",
+                         "params": {"_meta": {META + "subscriptionId": msg["id"]},
+                                    "notifications": honoured}}
+    if era is not None and request and method == "tools/list" \
+            and (params is None or (era == "handshake" and params == {})
+                 or (era == "modern" and _modern(params) and set(params) == {"_meta"})):
+        tools = _tools()
+        if tools is not None:
+            return era, {"tools": tools} if era == "handshake" else _stamped({"tools": tools})
+    return None, None
+
+
+def answer(wire: Wire) -> Held:
+    """Read and answer the client's first messages (see the module's docstring)."""
+    held = Held()
+    fast = os.environ.get("GITCKPT_MCP_FAST", "1") != "0"
+    era: str | None = None
+    while True:
+        line = wire.inp.readline()
+        if not line:
+            return held
+        held.lines.append(line)
+        if not fast:
+            return held
+        try:
+            msg = json_input.loads(line)
+        except ValueError:
+            return held
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+            return held
+        era, reply = _reply(msg, era, held)
+        if era is None:
+            return held  # the SDK answers (or refuses) it, and all that follows
+        if reply:
+            if "method" not in reply:  # a result; an acknowledgement is a notification
+                held.answered.add(msg["id"])
+                reply = {"id": msg["id"], "result": reply}
+            wire.out.write(json.dumps({"jsonrpc": "2.0", **reply},
+                                      separators=(",", ":")).encode() + b"\n")
+        if msg.get("method") == "tools/list" or not _said_more(wire.inp):
+            return held
 
 
 def is_reply_to(text: str, request_id: object) -> bool:
@@ -96,3 +197,17 @@ def is_reply_to(text: str, request_id: object) -> bool:
     except ValueError:
         return False
     return isinstance(msg, dict) and msg.get("id") == request_id and "method" not in msg
+
+
+def is_ack_of(text: str, subscription: object) -> bool:
+    """Whether a line the SDK writes acknowledges the listen `subscription` (acked here)."""
+    if "notifications/subscriptions/acknowledged" not in text:
+        return False
+    try:
+        msg = json.loads(text)
+    except ValueError:
+        return False
+    params = msg.get("params") if isinstance(msg, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (msg.get("method") == "notifications/subscriptions/acknowledged"
+            and isinstance(meta, dict) and meta.get(META + "subscriptionId") == subscription)

@@ -422,7 +422,7 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         if "$" not in first and not too_wide(os.path.realpath(first)):
             ws.watch(first)
         # Always through our wire (mcp_wire): it answers what the SDK would drop.
-        anyio.run(_serve, server, wire or claim(), held or Held(b""))
+        anyio.run(_serve, server, wire or claim(), held or Held())
     finally:
         ws.close()
 
@@ -449,6 +449,6 @@ async def _serve(server: MCPServer, wire: Wire, held: Held) -> None:
     from mcp.server.stdio import stdio_server
 
     lowlevel = server._lowlevel_server
-    out = Out(wire.out, held.answered)
-    async with stdio_server(stdin=Replay(held.line, wire.inp, out), stdout=out) as (read, write):
+    out = Out(wire.out, held)
+    async with stdio_server(stdin=Replay(held.lines, wire.inp, out), stdout=out) as (read, write):
         await lowlevel.run(read, write, lowlevel.create_initialization_options())

@@ -1,5 +1,6 @@
 """The stdio wire between the client and the SDK: every client line gets an answer, even one
-the SDK's parser would drop unanswered, and the SDK's second answer to the handshake is dropped.
+the SDK's parser would drop unanswered, and the SDK's second answers to what the fast handshake
+answered (mcp/handshake.py) are dropped.
 
 The SDK parses each line with pydantic, whose JSON parser refuses a string holding half of a
 UTF-16 surrogate pair (`"\\ud83d"`, half an emoji): the SDK then logs the line and never
@@ -18,7 +19,7 @@ import anyio
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument
-from gitckpt.mcp.handshake import is_reply_to
+from gitckpt.mcp.handshake import Held, is_ack_of, is_reply_to
 from gitckpt.mcp.text import error_result
 
 # A JSON escape of a surrogate code point (D800-DFFF): only a line holding one is parsed here.
@@ -95,17 +96,29 @@ def settle(line: str) -> tuple[str | None, str | None]:
 
 
 class Out:
-    """The wire for the SDK, without its second answer to the request answered already;
-    `send` writes an answer of the wire's own. One writer at a time: each line whole."""
+    """The wire for the SDK, without its second answer to each request answered already and
+    its second acknowledgement of each listen acknowledged already; `send` writes an answer
+    of the wire's own. One writer at a time: each line whole."""
 
-    def __init__(self, out, answered: object) -> None:
+    def __init__(self, out, held: Held) -> None:
         self.out = anyio.wrap_file(io.TextIOWrapper(out, encoding="utf-8", write_through=True))
-        self.answered = answered
+        self.answered = set(held.answered)
+        self.acked = set(held.acked)
         self.lock = anyio.Lock()
 
+    def _second(self, text: str) -> bool:
+        for request in self.answered:
+            if is_reply_to(text, request):
+                self.answered.discard(request)
+                return True
+        for subscription in self.acked:
+            if is_ack_of(text, subscription):
+                self.acked.discard(subscription)
+                return True
+        return False
+
     async def write(self, text: str) -> None:
-        if self.answered is not None and is_reply_to(text, self.answered):
-            self.answered = None
+        if (self.answered or self.acked) and self._second(text):
             return
         async with self.lock:
             await self.out.write(text)
@@ -120,17 +133,19 @@ class Out:
 
 
 class Replay:
-    """The client's lines for the SDK: the one read during the handshake, then the rest, each
+    """The client's lines for the SDK: those read during the handshake, then the rest, each
     settled first (see `settle`); answers of the wire's own go out through `out`."""
 
-    def __init__(self, first: bytes, inp, out: Out) -> None:
+    def __init__(self, first: list[bytes], inp, out: Out) -> None:
         self.first = first
+        if isinstance(inp, io.RawIOBase):
+            inp = io.BufferedReader(inp)  # the handshake read it unbuffered, line by line
         self.rest = anyio.wrap_file(io.TextIOWrapper(inp, encoding="utf-8", errors="replace"))
         self.out = out
 
     async def _lines(self):
-        if self.first:
-            yield self.first.decode("utf-8", "replace")
+        for line in self.first:
+            yield line.decode("utf-8", "replace")
         async for line in self.rest:
             yield line
 

@@ -329,9 +329,10 @@ def test_the_watcher_runs_from_the_handshake(ws):
     proc = _start(ws.root, GITCKPT_QUIET="0.3", GITCKPT_POLL="0.5")  # events, or polling
     try:
         _handshake(proc)
-        # no tool call at all; tools/list is answered once the server serves, which it does
-        # after its watcher has started
+        # no tool call at all; tools/list comes from the fast handshake, a ping is answered
+        # once the SDK serves, which it does after the watcher has started
         assert _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]
+        assert "result" in _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
         (ws.root / "edited-by-user.txt").write_text("the user typed this\n")
         deadline = time.monotonic() + 15
         drifts = []
@@ -653,7 +654,9 @@ def test_the_server_leaves_at_once_on_sigint_and_sigterm_and_takes_its_socket(ws
         p.stdin.flush()
         assert b'"id":0' in p.stdout.readline()
         assert b'"id":1' in p.stdout.readline()
-        sockets = list(run.rglob("*.sock"))
+        deadline = time.monotonic() + 20  # the tool list comes before the relay starts
+        while not (sockets := list(run.rglob("*.sock"))) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert sockets, "the relay listens"
         start = time.monotonic()
         p.send_signal(how)
