@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _hook(args: list[str]) -> bool:
-    """`gitckpt hook EVENT [--host NAME]` runs without click, and is handed to a running
+    """`gitckpt hook EVENT [--host NAME] [--cli]` runs without click, and is handed to a running
     gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
     Anything else (help, a typo) goes to click, which says what is wrong."""
     from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit
@@ -58,6 +58,8 @@ def _hook(args: list[str]) -> bool:
     kind, rest = args[0], args[1:]
     if kind in ("install", "-h", "--help") or "-h" in rest or "--help" in rest:
         return False
+    voice = "cli" if rest[-1:] == ["--cli"] else "mcp"  # texts name commands, not tools
+    rest = rest[:-1] if voice == "cli" else rest
     if rest[:1] == ["--host"] and len(rest) == 2:
         host = rest[1]
     elif len(rest) == 1 and rest[0].startswith("--host="):
@@ -78,7 +80,8 @@ def _hook(args: list[str]) -> bool:
     reply = None
     if os.environ.get("GITCKPT_RELAY", "on") != "off":
         try:
-            reply = ask({"host": host, "kind": kind, "raw": raw, "here": os.getcwd()})
+            request = {"host": host, "kind": kind, "raw": raw, "here": os.getcwd()}
+            reply = ask({**request, "voice": voice} if voice != "mcp" else request)
         except Exception:
             reply = None  # any trouble with a relay: the hook runs here
     if reply is not None:
@@ -87,7 +90,7 @@ def _hook(args: list[str]) -> bool:
         sys.exit(0)
     from gitckpt.hooks.run import main as hook_main
 
-    hook_main(host, kind, raw)
+    hook_main(host, kind, raw, voice)
     return True
 
 

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -154,7 +155,7 @@ def test_hook_install_shows_the_diff_then_writes(repo, host):
     assert r.out.startswith("--- /dev/null")
     assert f"Wrote {config}" in r.out
     written = json.loads(config.read_text())
-    assert written == HOSTS[host].merged({})
+    assert written == replace(HOSTS[host], cli=True).merged({})  # no gitckpt server: --cli
     again = run_cli("-C", str(repo), "hook", "install", "--host", host)
     assert again.code == 0
     assert "already" in again.out
@@ -179,9 +180,59 @@ def test_hook_install_keeps_the_users_own_hooks(repo):
     now = json.loads(config.read_text())
     assert now["permissions"] == mine["permissions"]
     commands = [h["command"] for g in now["hooks"]["PostToolUse"] for h in g["hooks"]]
-    assert commands == ["prettier --write", "gitckpt hook post-tool"]
+    assert commands == ["prettier --write", "gitckpt hook post-tool --cli"]
     assert [h["command"] for g in now["hooks"]["Stop"] for h in g["hooks"]] == [
-        "gitckpt hook stop"]  # an older gitckpt handler is replaced, not doubled
+        "gitckpt hook stop --cli"]  # an older gitckpt handler is replaced, not doubled
+
+
+@pytest.mark.parametrize("host", ["claude", "cursor", "gemini"])
+def test_hook_install_mcp_wires_the_server_and_the_hooks_name_its_tools(repo, host):
+    """--mcp: the host's MCP file declares `gitckpt mcp` in the same step (Gemini keeps both
+    in settings.json: one file), and the hooks name tool calls; uninstall --mcp takes both
+    out. Without --mcp, a server the host already has is found and the hooks name tools."""
+    spec = HOSTS[host]
+    servers = repo / spec.mcp["project"]
+    r = run_cli("-C", str(repo), "--json", "hook", "install", "--host", host, "--mcp")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["written"]
+    if servers != repo / spec.config:
+        assert out["mcp"]["written"]
+        assert out["mcp"]["path"] == str(servers)
+    else:
+        assert "mcp" not in out
+    assert json.loads(servers.read_text())["mcpServers"] == {
+        "gitckpt": {"command": "gitckpt", "args": ["mcp"]}}
+    hooks = json.loads((repo / spec.config).read_text())
+    assert hooks == spec.merged(hooks)  # the tool-call voice: no --cli
+    again = run_cli("-C", str(repo), "hook", "install", "--host", host)  # no --mcp: found
+    assert again.code == 0, again.err
+    assert json.loads((repo / spec.config).read_text()) == hooks
+    r = run_cli("-C", str(repo), "hook", "uninstall", "--host", host, "--mcp")
+    assert r.code == 0, r.err
+    for path in {servers, repo / spec.config}:
+        left = json.loads(path.read_text())
+        assert "mcpServers" not in left
+        assert "hooks" not in left
+
+
+def test_hook_install_mcp_keeps_the_users_servers_and_refuses_where_it_cannot(repo):
+    mcp = repo / ".mcp.json"
+    mine = {"mcpServers": {"gitckpt": {"command": "my-own-tool"}, "db": {"command": "pg"}}}
+    mcp.write_text(json.dumps(mine))
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--mcp")
+    assert r.code == 1
+    assert "not `gitckpt mcp`" in r.err
+    assert json.loads(mcp.read_text()) == mine
+    assert not (repo / ".claude").exists()
+    mine["mcpServers"].pop("gitckpt")
+    mcp.write_text(json.dumps(mine))
+    assert run_cli("-C", str(repo), "hook", "install", "--host", "claude", "--mcp").code == 0
+    assert set(json.loads(mcp.read_text())["mcpServers"]) == {"db", "gitckpt"}
+    r = run_cli("-C", str(repo), "hook", "install", "--host", "codex", "--mcp")
+    assert r.code == 1
+    assert "codex mcp add gitckpt -- gitckpt mcp" in r.err
+    assert not (repo / ".codex").exists()
 
 
 def test_hook_install_refuses_a_broken_config(repo):
@@ -292,7 +343,7 @@ def test_hook_install_keeps_a_users_command_that_starts_like_ours(repo):
     assert run_cli("-C", str(repo), "hook", "install", "--host", "claude").code == 0
     stop = [h["command"] for g in json.loads(config.read_text())["hooks"]["Stop"]
             for h in g["hooks"]]
-    assert stop == [mine, "gitckpt hook stop"]
+    assert stop == [mine, "gitckpt hook stop --cli"]
 
 
 def test_hook_install_does_not_follow_links(repo, tmp_path):

@@ -25,14 +25,16 @@ def hook() -> None:
 def _event(kind: str, doc: str) -> click.Command:
     @hook.command(kind, help=doc)
     @_HOST
-    def command(host: str) -> None:
+    @click.option("--cli", is_flag=True, help="Name CLI commands in what the agent reads, not "
+                  "tool calls (a host without gitckpt's MCP server).")
+    def command(host: str, cli: bool) -> None:
         from gitckpt.hooks import run as hooks
         from gitckpt.hooks.relay import emit
 
         if host not in HOSTS:
             emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOSTS)}")
             sys.exit(0)
-        hooks.main(host, kind, hooks.read_stdin())
+        hooks.main(host, kind, hooks.read_stdin(), "cli" if cli else "mcp")
 
     return command
 
@@ -57,46 +59,59 @@ def _config_command(name: str, verb: str, remove: bool, doc: str) -> None:
     @click.option("--host", required=True, type=click.Choice(list(HOSTS)),
                   help=f"The agent host whose config {verb} gitckpt's hooks.")
     @_SCOPE
+    @click.option("--mcp", is_flag=True,
+                  help=f"The host's MCP settings {verb} gitckpt's server too (`gitckpt mcp`).")
     @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
     @click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
     @pass_ctx
-    def command(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool) -> None:
-        _apply(c, host, scope, dry_run, yes, remove=remove)
+    def command(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool) -> None:
+        _apply(c, host, scope, mcp, dry_run, yes, remove=remove)
 
 
 _config_command("install", "gets", False,
-                "Write gitckpt's hooks into the host's config, after showing the diff.")
+                "Write gitckpt's hooks into the host's config, after showing the diff. "
+                "Where the host has no gitckpt MCP server (and no --mcp), the hooks tell the "
+                "agent CLI commands instead of tool calls.")
 _config_command("uninstall", "loses", True,
                 "Take gitckpt's hooks out of the host's config (every other hook and key "
                 "stays).")
 
 
-def _apply(c: Ctx, host: str, scope: str, dry_run: bool, yes: bool, *, remove: bool) -> None:
+def _apply(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool, *,
+           remove: bool) -> None:
     from gitckpt.hooks import install as hook_install
 
-    plan = hook_install.plan(c.root, host, scope, remove=remove)
-    if not plan.changed or dry_run:
-        result = plan
-    else:
-        if not c.json:
-            echo(plan.diff)
-        if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
-                f"Write {plan.path}?", default=True, err=True):
-            raise click.Abort()
-        result = hook_install.write(plan)
+    plans = hook_install.plans(c.root, host, scope, remove=remove, mcp=mcp)
+    results = []
+    for plan in plans:
+        if plan.changed and not dry_run:
+            if not c.json:
+                echo(plan.diff)
+            if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
+                    f"Write {plan.path}?", default=True, err=True):
+                raise click.Abort()
+            plan = hook_install.write(plan)
+        results.append(plan)
     if c.json:
         from gitckpt.engine.notes import json_text
 
-        echo(json_text(result.to_dict()) + "\n")
+        out = results[0].to_dict()
+        if len(results) > 1:
+            out["mcp"] = results[1].to_dict()  # the host's MCP file, where it is another
+        echo(json_text(out) + "\n")
         return
-    if not plan.changed:
-        what = "none of gitckpt's hooks" if remove else "gitckpt's hooks already"
-        echo(f"{plan.path} has {what}.\n")
-    elif dry_run:
-        echo(plan.diff)
-        echo(f"(dry run: {plan.path} not written)\n", err=True)
-    else:
-        echo(f"Wrote {plan.path}.\n{'' if remove else _after(host)}")
+    for plan in results:
+        if not plan.changed:
+            what = "none of gitckpt's" if remove else "gitckpt's"
+            echo(f"{plan.path} has {what} {'hooks' if plan is results[0] else 'server'}"
+                 f"{'' if remove else ' already'}.\n")
+        elif dry_run:
+            echo(plan.diff)
+            echo(f"(dry run: {plan.path} not written)\n", err=True)
+        else:
+            echo(f"Wrote {plan.path}.\n")
+    if not remove and any(p.written for p in results):
+        echo(_after(host))
 
 
 def _after(host: str) -> str:

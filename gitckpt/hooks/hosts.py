@@ -26,6 +26,7 @@ class Event:
     source: str | None = None  # session-start: startup | resume | clear | compact | ...
     stop_active: bool = False  # stop: the agent is already continuing because of a hook
     aborted: bool = False  # stop: the user stopped the agent (nothing to remind of)
+    voice: str = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
 
 
 def _text(data: dict, *keys: str) -> str | None:
@@ -56,6 +57,10 @@ class Host:
     docs: str = ""
     local: str | None = None  # the untracked settings file beside `config`, where there is one
     user: str | None = None  # the user's own config, relative to the home folder
+    # Where the host declares MCP servers (a JSON file's `mcpServers`), by scope as above; a
+    # host without such a file has gitckpt's server wired by hand (`hook install` says how).
+    mcp: dict[str, str] = field(default_factory=dict)
+    cli: bool = False  # the hooks' texts name CLI commands: the host has no gitckpt server
     reads_comments: ClassVar[bool] = False  # its config file may hold // and /* */ comments
 
     def scopes(self) -> dict[str, str | None]:
@@ -101,8 +106,10 @@ class Host:
     # -- config --------------------------------------------------------------------------
 
     def command(self, kind: str, program: str = "gitckpt") -> str:
+        """The hook's command line (`--cli` where the host has no gitckpt MCP server: its
+        texts name CLI commands, not tool calls)."""
         suffix = "" if self.name == "claude" else f" --host {self.name}"
-        return f"{program} hook {kind}{suffix}"
+        return f"{program} hook {kind}{suffix}{' --cli' if self.cli else ''}"
 
     def hooks(self, program: str = "gitckpt") -> dict:
         """The `hooks` object gitckpt adds to the host's config; `program` starts gitckpt
@@ -148,7 +155,8 @@ class Host:
 
 #: Exactly the commands gitckpt writes: a user's line that merely starts with one
 #: (`gitckpt hook stop && notify-send done`) is the user's, and is kept.
-_OURS = re.compile(r"gitckpt hook (session-start|post-tool|pre-compact|stop)( --host [a-z]+)?")
+_OURS = re.compile(
+    r"gitckpt hook (session-start|post-tool|pre-compact|stop)( --host [a-z]+)?( --cli)?")
 
 
 def _ours(handler: Any) -> bool:
@@ -311,7 +319,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
          _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
          {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
          "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
-         ".claude/settings.json"),
+         ".claude/settings.json", {"project": ".mcp.json"}),
     Host("codex", "Codex", ".codex/hooks.json",
          {"session-start": "SessionStart", "post-tool": "PostToolUse",
           "pre-compact": "PreCompact", "stop": "Stop"},
@@ -322,21 +330,23 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            {"session-start": "sessionStart", "post-tool": "afterShellExecution,afterFileEdit",
             "pre-compact": "preCompact", "stop": "stop"},
            frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
-           "https://cursor.com/docs/hooks", None, ".cursor/hooks.json"),
+           "https://cursor.com/docs/hooks", None, ".cursor/hooks.json",
+           {"project": ".cursor/mcp.json", "user": ".cursor/mcp.json"}),
     Copilot("copilot", "GitHub Copilot CLI", ".github/hooks/gitckpt.json",
             {"session-start": "SessionStart", "post-tool": "PostToolUse"},
             frozenset(), frozenset({"bash", "Bash"}), {},
             "https://docs.github.com/en/copilot/reference/copilot-cli-reference/"
-            "cli-hooks-reference"),
+            "cli-hooks-reference", mcp={"user": ".copilot/mcp-config.json"}),
     Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
            {"session-start": "SessionStart", "post-tool": "AfterTool",
             "pre-compact": "PreCompress", "stop": "AfterAgent"},
            frozenset({"run_shell_command", "write_file", "replace"}),
            frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
-           "https://geminicli.com/docs/hooks/reference", None, ".gemini/settings.json"),
+           "https://geminicli.com/docs/hooks/reference", None, ".gemini/settings.json",
+           {"project": ".gemini/settings.json", "user": ".gemini/settings.json"}),
     Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
              {"post-tool": "post_run_command,post_write_code"},
              frozenset({"run_command", "write_code"}), frozenset({"run_command"}), {},
              "https://docs.windsurf.com/windsurf/cascade/hooks", None,
-             ".codeium/windsurf/hooks.json"),
+             ".codeium/windsurf/hooks.json", {"user": ".codeium/windsurf/mcp_config.json"}),
 )}

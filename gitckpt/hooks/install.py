@@ -7,7 +7,7 @@ import difflib
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gitckpt.core import atomic, json_input
@@ -58,9 +58,19 @@ SCOPES = ("project", "local", "user")
 
 def plan(folder: str | Path, host: str, scope: str = "project", *,
          remove: bool = False) -> InstallPlan:
-    """What `install` (or with `remove`, `uninstall`) would write; nothing is changed. A file
-    gitckpt cannot merge without losing something of the user's is refused, untouched.
-    `scope`: the project's shared config, its untracked local one, or the user's own."""
+    """What `install` (or with `remove`, `uninstall`) would write into the hooks file; nothing
+    is changed. A file gitckpt cannot merge without losing something of the user's is
+    refused, untouched. `scope`: the project's shared config, its untracked local one, or the
+    user's own. The hooks name tool calls where the host has gitckpt's MCP server, else CLI
+    commands (`--cli`)."""
+    return plans(folder, host, scope, remove=remove)[0]
+
+
+def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool = False,
+          mcp: bool = False) -> list[InstallPlan]:
+    """`plan`, and with `mcp` gitckpt's MCP server declared in (or, removing, taken out of)
+    the host's MCP file too: one plan per file, the hooks file first (one plan where the
+    host keeps both in one file)."""
     spec = HOSTS.get(host)
     if spec is None:
         raise InvalidArgument(f"No host {host!r}.", f"Use one of: {', '.join(HOSTS)}.")
@@ -70,6 +80,99 @@ def plan(folder: str | Path, host: str, scope: str = "project", *,
         raise InvalidArgument(f"{spec.title} has no {scope} hooks file.",
                               f"Its scopes are {', '.join(have)}.")
     root = Path.home() if scope == "user" else project_root(folder)
+    servers = spec.mcp.get(scope) if mcp else None
+    if mcp and servers is None:
+        raise InvalidArgument(f"gitckpt cannot declare its MCP server for {spec.title} "
+                              f"({scope} scope).", _BY_HAND_MCP.get(host, _SERVER_HINT))
+    spec = replace(spec, cli=not (mcp and not remove) and not serves(spec, folder))
+
+    def hooks(config: dict) -> dict:
+        config = spec.without(config) if remove else spec.merged(config)
+        return _server(config, remove) if servers == rel else config
+
+    out = [_plan_file(spec, root, rel, scope, hooks,
+                      ("hooks", "mcpServers") if servers == rel else ("hooks",))]
+    if servers is not None and servers != rel:
+        out.append(_plan_file(spec, root, servers, scope, lambda c: _server(c, remove),
+                              ("mcpServers",)))
+    return out
+
+
+#: gitckpt's MCP server as the hosts' `mcpServers` files declare one.
+SERVER = {"command": "gitckpt", "args": ["mcp"]}
+_SERVER_HINT = "Declare it in the host's MCP settings by hand: command `gitckpt`, args `mcp`."
+_BY_HAND_MCP = {
+    "codex": "Run `codex mcp add gitckpt -- gitckpt mcp` (Codex keeps servers in "
+             "~/.codex/config.toml).",
+    "copilot": "In Copilot CLI, run /mcp add (name gitckpt, command `gitckpt mcp`).",
+    "claude": "Use --scope project (.mcp.json), or `claude mcp add gitckpt -- gitckpt mcp`.",
+}
+
+
+def _server(config: dict, remove: bool) -> dict:
+    """`config` with gitckpt's server in `mcpServers` (or without it, where it is gitckpt's;
+    a server of the user's under the same name is kept)."""
+    servers = config.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise InvalidArgument('"mcpServers" is not an object of servers.', _BY_HAND)
+    servers = dict(servers or {})
+    if remove:
+        if _is_ours(servers.get("gitckpt")):
+            del servers["gitckpt"]
+    elif "gitckpt" in servers and not _is_ours(servers["gitckpt"]):
+        raise InvalidArgument('A server named "gitckpt" that is not `gitckpt mcp` is declared '
+                              "already.", "Rename or remove it, or leave out --mcp.")
+    elif not any(_is_ours(v) for v in servers.values()):
+        servers["gitckpt"] = dict(SERVER)
+    out = dict(config)
+    if servers:
+        out["mcpServers"] = servers
+    else:
+        out.pop("mcpServers", None)
+    return out
+
+
+def _is_ours(server: object) -> bool:
+    """Whether an `mcpServers` entry runs `gitckpt mcp` (directly, or through uvx/pipx)."""
+    if not isinstance(server, dict) or not isinstance(server.get("command"), str):
+        return False
+    args = server.get("args")
+    words = [os.path.basename(server["command"]),
+             *(a for a in (args if isinstance(args, list) else []) if isinstance(a, str))]
+    return "mcp" in words and any(w == "gitckpt" or w.startswith("gitckpt==")
+                                  or w.endswith("/gitckpt") for w in words)
+
+
+def serves(spec, folder: str | Path) -> bool:
+    """Whether the host already has gitckpt's MCP server, in any scope's MCP file (and, for
+    Claude Code, in ~/.claude.json, where `claude mcp add` keeps it); read only."""
+    try:
+        root = project_root(folder)
+    except WorkspaceError:
+        return False
+    files = [(Path.home() if scope == "user" else root) / rel for scope, rel in spec.mcp.items()]
+    if spec.name == "claude":
+        files.append(Path.home() / ".claude.json")
+    for path in files:
+        try:
+            config = json_input.loads(jsonc.blank_comments(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if not isinstance(config, dict):
+            continue
+        found = [config.get("mcpServers")]
+        projects = config.get("projects") if path.name == ".claude.json" else None
+        if isinstance(projects, dict) and isinstance(projects.get(str(root)), dict):
+            found.append(projects[str(root)].get("mcpServers"))
+        if any(isinstance(f, dict) and any(map(_is_ours, f.values())) for f in found):
+            return True
+    return False
+
+
+def _plan_file(spec, root: Path, rel: str, scope: str, change, members: tuple[str, ...]
+               ) -> InstallPlan:
+    """The plan for one file: `change` applied to its JSON; where the file holds comments,
+    only `members` are rewritten, the rest kept as written."""
     path = root / rel
     _no_links(root, rel)
     try:
@@ -84,21 +187,24 @@ def plan(folder: str | Path, host: str, scope: str = "project", *,
     config = _parse(text, path) if text.strip() else {}
     _check_hooks(config, path)
     name = f"~/{rel}" if scope == "user" else rel
-    if remove and not old:
-        return InstallPlan(host, path, old, old, scope=scope, name=name)
-    merged = spec.without(config) if remove else spec.merged(config)
-    if text != old:  # comments: only the hooks member is rewritten, the rest kept as written
-        if "hooks" not in merged:
-            merged["hooks"] = {}  # (a member cannot be taken out of commented text here)
-        new = jsonc.replace_member(old, "hooks", merged["hooks"])
-        if _parse(jsonc.blank_comments(new), path) != merged:
+    merged = change(config)
+    if not old and not merged:
+        return InstallPlan(spec.name, path, old, old, scope=scope, name=name)
+    if text != old:  # comments: only our members are rewritten, the rest kept as written
+        new = old
+        for member in members:
+            if member in merged or member in config:
+                # (a member cannot be taken out of commented text here: it is left empty)
+                new = jsonc.replace_member(new, member, merged.get(member, {}))
+        if _parse(jsonc.blank_comments(new), path) != {
+                **merged, **{m: {} for m in members if m in config and m not in merged}}:
             raise InvalidArgument(f"{path} holds comments gitckpt cannot merge around.",
                                   _BY_HAND)
     else:
         new = json.dumps(merged, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if old and config == _parse(jsonc.blank_comments(new), path):
         new = old  # the same hooks already (or none of ours): keep the user's formatting
-    return InstallPlan(host, path, old, new, scope=scope, name=name)
+    return InstallPlan(spec.name, path, old, new, scope=scope, name=name)
 
 
 _BY_HAND = "Fix the file by hand, or merge the --dry-run snippet yourself."

@@ -34,7 +34,7 @@ HOST_NAMES = ("claude", "codex", "copilot", "cursor", "gemini", "windsurf")
 #: hook runs in its own process; if it loses, the relay has it and finishes it. So no event is
 #: lost and none is acted on twice. The version in ACK changes with the protocol: a hook and a
 #: relay of different versions never work together (the hook then runs itself).
-ACK = b"gitckpt-relay 2\n"
+ACK = b"gitckpt-relay 3\n"
 _MAX = 1 << 22
 CONNECT_WAIT = 0.2
 ACK_WAIT = 0.5  # all relays together: a hook never waits longer for one that is not there

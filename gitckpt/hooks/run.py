@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gitckpt.core import json_input
+from gitckpt.core import hints, json_input
 from gitckpt.hooks.hosts import HOSTS, Event, Host
 from gitckpt.hooks.relay import EVENTS, emit
 
@@ -39,17 +39,18 @@ class Outcome:
     log: str = ""
 
 
-def run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
-    """One hook event (`here`: the hook's own working folder). Never raises: any failure is
-    the host's empty answer and a log line."""
-    outcome = _run(host_name, kind, raw, here)
+def run(host_name: str, kind: str, raw: str, here: str, voice: str = hints.MCP) -> Outcome:
+    """One hook event (`here`: the hook's own working folder; `voice`: whether its texts name
+    tool calls or CLI commands). Never raises: any failure is the host's empty answer and a
+    log line."""
+    outcome = _run(host_name, kind, raw, here, voice)
     host = HOSTS.get(host_name)
     if not outcome.stdout and host is not None:
         return Outcome(host.nothing(), outcome.log)
     return outcome
 
 
-def _run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
+def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
     try:
         host = HOSTS[host_name]
         if kind not in host.events:
@@ -62,7 +63,7 @@ def _run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
             return Outcome(log="the host's input is nested too deep to be read; nothing done")
         if not isinstance(data, dict):
             return Outcome(log="the host's input is not a JSON object; nothing done")
-        event = host.event(kind, data, here)
+        event = replace(host.event(kind, data, here), voice=voice)
         if event.cwd is None:
             return Outcome(log="the host's input names no folder (cwd); nothing done")
         if not os.path.isdir(event.cwd):
@@ -89,14 +90,15 @@ def _run(host_name: str, kind: str, raw: str, here: str) -> Outcome:
 def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
     from gitckpt.service import events
 
-    start = events.session_start(cwd, compacted=event.source == "compact")
+    start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice)
     if start is None:
         return Outcome(log=f"no active task at {cwd}")
-    head = ("gitckpt: the task below was in progress in this workspace; its handoff (as "
-            "ckpt_resume gives it) follows. Go on from it, and save each finished step.\n\n")
+    resume = hints.call("resume").spell(event.voice).replace("()", "")
+    head = (f"gitckpt: the task below was in progress in this workspace; its handoff (as "
+            f"{resume} gives it) follows. Go on from it, and save each finished step.\n\n")
     text = head + start.text
     if start.compacted is not None:  # PreCompact's reminder, said where the agent hears it
-        text = _unsaved_line(start.compacted) + "\n\n" + text
+        text = _unsaved_line(start.compacted, event.voice) + "\n\n" + text
     return Outcome(host.context("session-start", text),
                    f"session {event.source or 'start'}: handoff of {start.task}")
 
@@ -124,11 +126,15 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
                    f"{event.tool}: drift {d.commit[:7]}, {len(d.changes.paths())} paths ({took})")
 
 
-def _unsaved_line(u: Unsaved) -> str:
+def _unsaved_line(u: Unsaved, voice: str) -> str:
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
+    if voice == hints.MCP:
+        how = f"{hints.tool_prefix()}ckpt_save (title, conclusion, next)"
+    else:
+        how = hints.call("save", title=hints.BLANK, conclusion=hints.BLANK,
+                         next=hints.BLANK).spell(voice)
     return (f"gitckpt: {files} changed since step {u.step} ({u.title!r}) and are not saved "
-            f"as a step; if that work is finished, save it with ckpt_save (title, "
-            f"conclusion, next).")
+            f"as a step; if that work is finished, save it with {how}.")
 
 
 def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
@@ -143,7 +149,8 @@ def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
     if r.said:  # kept for the session after the compaction all the same
         return Outcome(log=f"pre-compact: {files} unsaved, already said for this state")
-    return Outcome(host.remind("pre-compact", _unsaved_line(u)), f"pre-compact: {files} unsaved")
+    return Outcome(host.remind("pre-compact", _unsaved_line(u, event.voice)),
+                   f"pre-compact: {files} unsaved")
 
 
 def _stop(host: Host, event: Event, cwd: str) -> Outcome:
@@ -162,7 +169,8 @@ def _stop(host: Host, event: Event, cwd: str) -> Outcome:
         return Outcome(log="stop: the agent is already continuing for a hook; not again")
     if s.said:
         return Outcome(log=f"stop: {files} unsaved, already said for this state")
-    return Outcome(host.remind("stop", _unsaved_line(u)), f"stop: reminded, {files} unsaved")
+    return Outcome(host.remind("stop", _unsaved_line(u, event.voice)),
+                   f"stop: reminded, {files} unsaved")
 
 
 _ACTIONS = {"session-start": _session_start, "post-tool": _post_tool,
@@ -173,10 +181,11 @@ def serve(request: dict) -> dict:
     """A relayed hook (gitckpt.hook_relay), run in a long-lived gitckpt process."""
     host, kind = request.get("host"), request.get("kind")
     raw, here = request.get("raw"), request.get("here")
+    voice = request.get("voice", hints.MCP)
     if host not in HOSTS or kind not in _ACTIONS or not isinstance(raw, str) \
-            or not isinstance(here, str):
+            or not isinstance(here, str) or voice not in (hints.MCP, hints.CLI):
         return {"refused": "not a hook request"}
-    outcome = run(host, kind, raw, here)
+    outcome = run(host, kind, raw, here, voice)
     return {"stdout": outcome.stdout, "log": outcome.log}
 
 
@@ -206,9 +215,9 @@ def read_stdin() -> str:
         return ""
 
 
-def main(host_name: str, kind: str, raw: str) -> None:
-    """`gitckpt hook KIND [--host NAME]` after stdin was read (`raw`), in this process: the
-    outcome to stdout, a log line to stderr and the log file; exit 0."""
-    outcome = run(host_name, kind, raw, os.getcwd())
+def main(host_name: str, kind: str, raw: str, voice: str = "mcp") -> None:
+    """`gitckpt hook KIND [--host NAME] [--cli]` after stdin was read (`raw`), in this
+    process: the outcome to stdout, a log line to stderr and the log file; exit 0."""
+    outcome = run(host_name, kind, raw, os.getcwd(), voice)
     emit(outcome.stdout, outcome.log and f"hook {host_name} {kind}: {outcome.log}")
     sys.exit(0)

@@ -66,13 +66,14 @@ def _active(root: str | Path) -> Timeline | None:
         return None
 
 
-def session_start(root: str | Path, *, compacted: bool) -> Start | None:
+def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp") -> Start | None:
     """The handoff for a session that starts (`compacted`: after a compaction, which gets
-    the unsaved files the compaction found). The compaction's memory is used once."""
+    the unsaved files the compaction found), naming tool calls or (`voice` "cli") commands.
+    The compaction's memory is used once."""
     tl = _active(root)
     if tl is None:
         return None
-    result = api.resume(root, voice="mcp")
+    result = api.resume(root, voice=voice)
     state = tl.store.state
     kept = state.read(AFTER_COMPACT)
     before = None

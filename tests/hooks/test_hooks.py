@@ -21,9 +21,10 @@ SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def hook(kind: str, data: dict | str, *, host: str | None = None, cwd: Path | None = None,
-         env: dict | None = None) -> subprocess.CompletedProcess:
+         env: dict | None = None, cli: bool = False) -> subprocess.CompletedProcess:
     """The real hook command, as a host runs it: JSON on stdin, in the project folder."""
     args = [sys.executable, "-m", "gitckpt", "hook", kind] + (["--host", host] if host else [])
+    args += ["--cli"] if cli else []
     raw = data if isinstance(data, str) else json.dumps(data)
     return subprocess.run(args, input=raw, capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, **(env or {})}, timeout=60)
@@ -349,6 +350,38 @@ def test_gemini(ws):
     assert "ckpt_save" in stop["reason"]
 
 
+def test_a_host_without_the_mcp_server_is_told_cli_commands(ws):
+    """`--cli` (what `hook install` writes where the host has no gitckpt MCP server): the
+    handoff and the reminders name commands the agent can run in its shell, never a tool it
+    does not have; without it they name the tools, as the host shows them."""
+    service.init(ws.root, "spoken")
+    service.save(ws.root, "first", conclusion="c", next="n")
+    base = {"session_id": "g-1", "transcript_path": "/tmp/x", "cwd": str(ws.root),
+            "timestamp": "2026-12-01T00:00:00Z"}
+    start = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
+                                              "source": "startup"}, host="gemini",
+                            cli=True).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "gitckpt resume" in start
+    assert "gitckpt save" in start
+    assert "ckpt_" not in start
+    (ws.root / "w.txt").write_text("unsaved\n")
+    compact = json.loads(hook("pre-compact", {**base, "hook_event_name": "PreCompress",
+                                              "trigger": "auto"}, host="gemini",
+                              cli=True).stdout)["systemMessage"]
+    assert 'gitckpt save "TITLE" --conclusion "..." --next "..."' in compact
+    assert "ckpt_" not in compact
+    stop = json.loads(hook("stop", {**base, "hook_event_name": "AfterAgent", "prompt": "p",
+                                    "prompt_response": "r", "stop_hook_active": False},
+                           host="gemini", cli=True).stdout)
+    assert "gitckpt save" in stop["reason"]
+    assert "ckpt_" not in stop["reason"]
+    # the plugin's way: the tools as Claude Code names them
+    (ws.root / "w.txt").write_text("more\n")
+    out = json.loads(hook("stop", claude("Stop", ws.root, stop_hook_active=False),
+                          env={"GITCKPT_TOOL_PREFIX": "mcp__plugin_gitckpt_gitckpt__"}).stdout)
+    assert "mcp__plugin_gitckpt_gitckpt__ckpt_save (title" in out["reason"]
+
+
 def test_gemini_gets_json_from_every_hook_even_with_nothing_to_do(tmp_path):
     folder = tmp_path / "no-task"
     folder.mkdir()
@@ -415,12 +448,19 @@ def test_a_running_server_answers_the_hooks(ws):
                 "PostToolUse", ws.root, tool_name="Bash", tool_input={"command": "gen"})))
             s = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
                 "SessionStart", ws.root, source="resume")))
-            return p, s
+            spoken = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
+                "SessionStart", ws.root, source="resume"), cli=True))
+            return p, s, spoken
 
-    p, s = anyio.run(body)
+    p, s, spoken = anyio.run(body)
     quiet(p)
     assert p.stderr.rstrip().endswith("(relayed)"), p.stderr
     assert "relayed" in json.loads(s.stdout)["hookSpecificOutput"]["additionalContext"]
+    # the voice goes through the relay too: a --cli hook's text names commands
+    assert spoken.stderr.rstrip().endswith("(relayed)"), spoken.stderr
+    said = json.loads(spoken.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "gitckpt resume" in said
+    assert "ckpt_" not in said
     [d] = [d for d in drifts(ws.root) if d.note.trigger == "tool"]
     assert d.note.tool["command"] == "gen"
     # The server is gone: its socket went with it, and the hook runs on its own again.
@@ -584,7 +624,8 @@ def test_copilot(ws):
         ".github/hooks/gitckpt.json"
     assert config["version"] == 1
     assert config["hooks"]["PostToolUse"] == [  # the documented flat list of handlers
-        {"type": "command", "bash": "gitckpt hook post-tool --host copilot", "timeoutSec": 30}]
+        {"type": "command", "bash": "gitckpt hook post-tool --host copilot --cli",
+         "timeoutSec": 30}]
     assert not install.plan(ws.root, "copilot").changed
     install.write(install.plan(ws.root, "copilot", remove=True))
     assert json.loads(written.path.read_text()) == {"version": 1}
