@@ -400,9 +400,19 @@ def mcp(root: str | None) -> None:
     wire = mcp_handshake.claim()
     held = mcp_handshake.answer(wire)  # before the SDK loads: hosts wait for this answer
     from gitckpt.hooks.run import start_relay
-    from gitckpt.mcp.server import run
+    from gitckpt.mcp.server import leave_on_signals, run
 
+    started: list = []
+
+    def close_started() -> None:
+        for r in started:
+            r.close()
+
+    # Before the relay's socket exists: a host's SIGTERM during the start takes it away too.
+    leave_on_signals(close_started)
     relay = start_relay()  # hosts' hooks run in this process, warm
+    if relay is not None:
+        started.append(relay)
     try:
         run(root, wire, held, on_exit=relay.close if relay is not None else None)
     finally:

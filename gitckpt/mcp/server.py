@@ -412,7 +412,7 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
     """Serve over stdio until the client goes away. `wire` and `held` come from
     mcp_handshake (the first message read, and maybe answered, before the SDK loaded); the
     watcher starts after the handshake."""
-    _leave_on_signals(on_exit)
+    leave_on_signals(on_exit)
     if root is not None and not os.path.isabs(root) and "$" not in root:
         root = os.path.abspath(root)  # (an unexpanded $VAR is refused at the first call)
     server = build_server(root)
@@ -427,7 +427,7 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         ws.close()
 
 
-def _leave_on_signals(on_exit: Callable[[], None] | None) -> None:
+def leave_on_signals(on_exit: Callable[[], None] | None) -> None:
     """SIGINT or SIGTERM, a host ending its session: `on_exit` (the relay's socket goes),
     then the process, at once. The SDK reads stdin in a thread that an orderly exit would wait
     on for ever (SIGINT was once ignored, and SIGTERM left the socket behind)."""
