@@ -402,14 +402,8 @@ def mcp(root: str | None) -> None:
     from gitckpt.hooks.run import start_relay
     from gitckpt.mcp.server import leave_on_signals, run
 
-    started: list = []
-
-    def close_started() -> None:
-        for r in started:
-            r.close()
-
-    # Before the relay's socket exists: a host's SIGTERM during the start takes it away too.
-    leave_on_signals(close_started)
+    started: list = []  # before the relay's socket exists: a SIGTERM then takes it away too
+    leave_on_signals(lambda: [r.close() for r in started])
     relay = start_relay()  # hosts' hooks run in this process, warm
     if relay is not None:
         started.append(relay)

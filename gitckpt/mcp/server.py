@@ -427,7 +427,7 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         ws.close()
 
 
-def leave_on_signals(on_exit: Callable[[], None] | None) -> None:
+def leave_on_signals(on_exit: Callable[[], object] | None) -> None:
     """SIGINT or SIGTERM, a host ending its session: `on_exit` (the relay's socket goes),
     then the process, at once. The SDK reads stdin in a thread that an orderly exit would wait
     on for ever (SIGINT was once ignored, and SIGTERM left the socket behind)."""
