@@ -58,8 +58,8 @@ def _hook(args: list[str]) -> bool:
     kind, rest = args[0], args[1:]
     if kind in ("install", "-h", "--help") or "-h" in rest or "--help" in rest:
         return False
-    voice = "cli" if rest[-1:] == ["--cli"] else "mcp"  # texts name commands, not tools
-    rest = rest[:-1] if voice == "cli" else rest
+    voice = "cli" if "--cli" in rest else "mcp"  # texts name commands, not tools
+    rest = [a for a in rest if a != "--cli"]
     if rest[:1] == ["--host"] and len(rest) == 2:
         host = rest[1]
     elif len(rest) == 1 and rest[0].startswith("--host="):

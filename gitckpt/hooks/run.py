@@ -93,7 +93,7 @@ def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
     start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice)
     if start is None:
         return Outcome(log=f"no active task at {cwd}")
-    resume = hints.call("resume").spell(event.voice).replace("()", "")
+    resume = hints.call("resume").spell(event.voice)
     head = (f"gitckpt: the task below was in progress in this workspace; its handoff (as "
             f"{resume} gives it) follows. Go on from it, and save each finished step.\n\n")
     text = head + start.text
@@ -128,11 +128,8 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
 
 def _unsaved_line(u: Unsaved, voice: str) -> str:
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
-    if voice == hints.MCP:
-        how = f"{hints.tool_prefix()}ckpt_save (title, conclusion, next)"
-    else:
-        how = hints.call("save", title=hints.BLANK, conclusion=hints.BLANK,
-                         next=hints.BLANK).spell(voice)
+    how = hints.call("save", title=hints.BLANK, conclusion=hints.BLANK,
+                     next=hints.BLANK).spell(voice)  # a tool as the host names it, or a command
     return (f"gitckpt: {files} changed since step {u.step} ({u.title!r}) and are not saved "
             f"as a step; if that work is finished, save it with {how}.")
 

@@ -143,7 +143,6 @@ def _reply(msg: dict, era: str | None, held: Held) -> tuple[str | None, dict | N
         asked = params.get("notifications")
         if set(params) <= {"_meta", "notifications"} and isinstance(asked, dict) \
                 and set(asked) <= set(LISTS) and all(v in (True, False) for v in asked.values()):
-            held.acked.add(msg["id"])
             honoured = {k: True for k in LISTS if asked.get(k)}
             return era, {"method": "notifications/subscriptions/acknowledged",
                          "params": {"_meta": {META + "subscriptionId": msg["id"]},
@@ -179,7 +178,9 @@ def answer(wire: Wire) -> Held:
         if era is None:
             return held  # the SDK answers (or refuses) it, and all that follows
         if reply:
-            if "method" not in reply:  # a result; an acknowledgement is a notification
+            if "method" in reply:  # a listen's acknowledgement, a notification
+                held.acked.add(msg["id"])
+            else:
                 held.answered.add(msg["id"])
                 reply = {"id": msg["id"], "result": reply}
             wire.out.write(json.dumps({"jsonrpc": "2.0", **reply},

@@ -370,16 +370,19 @@ def test_a_host_without_the_mcp_server_is_told_cli_commands(ws):
                               cli=True).stdout)["systemMessage"]
     assert 'gitckpt save "TITLE" --conclusion "..." --next "..."' in compact
     assert "ckpt_" not in compact
-    stop = json.loads(hook("stop", {**base, "hook_event_name": "AfterAgent", "prompt": "p",
-                                    "prompt_response": "r", "stop_hook_active": False},
-                           host="gemini", cli=True).stdout)
+    stop = json.loads(subprocess.run(  # --cli anywhere on the line, as click would take it
+        [sys.executable, "-m", "gitckpt", "hook", "stop", "--cli", "--host", "gemini"],
+        input=json.dumps({**base, "hook_event_name": "AfterAgent", "prompt": "p",
+                          "prompt_response": "r", "stop_hook_active": False}),
+        capture_output=True, text=True, timeout=60).stdout)
     assert "gitckpt save" in stop["reason"]
     assert "ckpt_" not in stop["reason"]
     # the plugin's way: the tools as Claude Code names them
     (ws.root / "w.txt").write_text("more\n")
     out = json.loads(hook("stop", claude("Stop", ws.root, stop_hook_active=False),
                           env={"GITCKPT_TOOL_PREFIX": "mcp__plugin_gitckpt_gitckpt__"}).stdout)
-    assert "mcp__plugin_gitckpt_gitckpt__ckpt_save (title" in out["reason"]
+    assert "mcp__plugin_gitckpt_gitckpt__ckpt_save(title=..., conclusion=..., next=...)" \
+        in out["reason"]
 
 
 def test_gemini_gets_json_from_every_hook_even_with_nothing_to_do(tmp_path):
