@@ -1,11 +1,14 @@
-"""Every libgit2 call pygit2 does not wrap, in one place: a pathspec-limited index diff,
-index entries with stat data, a standalone index, an entry's path by position, binding an
-index to a repository, and the HEAD of a nested repository.
+"""Every libgit2 call pygit2 (1.21) does not wrap, in one place: a pathspec-limited index
+diff (`Index.diff_to_workdir` takes no pathspec), index entries with stat data (`IndexEntry`
+holds only path, id and mode), a standalone index whose failure to open is quiet
+(`pygit2.Index(path)` prints "Exception ignored" from its half-made object), binding an index
+to a repository (no public setter), and the HEAD of a nested repository.
 
 These go through pygit2's cffi handles (`C`, `ffi`, `_repo`, `_index`), which are not its
 public API: importing this module checks that the installed pygit2 is one of the versions
-gitckpt was tested with (pyproject.toml pins the same range), so a change there fails with
-a clear error instead of a crash in the middle of a save.
+gitckpt was tested with (pyproject.toml pins the same range: 1.17 and older cannot decode a
+path that is not UTF-8), so a change there fails with a clear error instead of a crash in the
+middle of a save. What pygit2 does offer publicly is used from it directly, not wrapped here.
 """
 
 from __future__ import annotations
@@ -96,11 +99,6 @@ def open_index(path: str) -> pygit2.Index:
     out = ffi.new("git_index **")
     check_error(C.git_index_open(out, os.fsencode(path)))
     return pygit2.Index.from_c(None, out)
-
-
-def path_at(index: pygit2.Index, position: int) -> bytes:
-    """The path of the index entry at `position` (git's order), without building the entry."""
-    return ffi.string(C.git_index_get_byindex(index._index, position).path)
 
 
 def bind(index: pygit2.Index, repo: pygit2.Repository) -> pygit2.Index:

@@ -19,7 +19,7 @@ import pygit2
 from gitckpt.core.errors import StoreCorrupt
 from gitckpt.core.objects import Mode, decode_tree
 from gitckpt.store.git.config import stamp
-from gitckpt.store.git.libgit2 import bind, index_diff, open_index, path_at
+from gitckpt.store.git.libgit2 import bind, index_diff, open_index
 from gitckpt.store.git.loose import loose_problem
 
 PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
@@ -31,7 +31,7 @@ def _lower_bound(index: pygit2.Index, key: bytes) -> int:
     lo, hi = 0, len(index)
     while lo < hi:
         mid = (lo + hi) // 2
-        if path_at(index, mid) < key:
+        if os.fsencode(index[mid].path) < key:  # (pygit2 decodes with surrogateescape)
             lo = mid + 1
         else:
             hi = mid
