@@ -70,6 +70,36 @@ def relayed(root: Path, files: list[Path], repeat: int) -> dict[str, float]:
     return anyio.run(body)
 
 
+def first_after_start(root: Path, files: list[Path], repeat: int) -> float:
+    """The first post-tool hook of a session: a fresh `gitckpt mcp` (handshake only, as a
+    host starts it), a file changed a moment later (an event its watcher hears), and the
+    hook 2 s after that, when an event-driven first scan would just have begun; median ms."""
+    post = json.dumps({"session_id": "bench", "cwd": str(root), "hook_event_name": "PostToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": "make"}})
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hookbench", "version": "1"}}}) + "\n"
+    samples = []
+    for i in range(repeat):
+        server = subprocess.Popen(["gitckpt", "mcp", "--root", str(root)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+        try:
+            server.stdin.write(hello.encode())
+            server.stdin.flush()
+            server.stdout.readline()
+            time.sleep(1.0)
+            with open(files[-1 - i % len(files)], "a") as f:
+                f.write("edited by hand\n")
+            time.sleep(2.0)
+            with open(files[i % len(files)], "a") as f:
+                f.write("edited by the tool\n")
+            samples.append(run(["gitckpt", "hook", "post-tool"], root, post, ENV))
+        finally:
+            server.terminate()
+            server.wait()
+    return median(samples)
+
+
 def progress_cost(base: Path, n: int, rounds: int = 3) -> tuple[float, float]:
     """A first save of `n` files without and with a progress sink listening (in process),
     alternating, each on a fresh copy of the same workspace; medians."""
@@ -112,6 +142,7 @@ def main() -> None:
                        capture_output=True)
         cold = hooks(root, files, a.repeat, {**ENV, "GITCKPT_RELAY": "off"})
         warm = relayed(root, files, a.repeat)
+        first = first_after_start(root, files, min(a.repeat, 7))
         status = median([run(["git", "status", "--porcelain"], root) for _ in range(a.repeat)])
         python = median([run([sys.executable, "-c", "pass"], root) for _ in range(a.repeat)])
         plain, listened = progress_cost(base, a.files)
@@ -124,6 +155,8 @@ def main() -> None:
         print(f"| {k} | {cold[k]:.0f} | {warm[k]:.0f} | {budget[k]} |")
     print(f"\n`git status --porcelain`: {status:.0f} ms; `python -c pass`: {python:.0f} ms; "
           f"relayed post-tool / git status: {warm['post-tool, one file changed'] / status:.2f}")
+    print(f"\nfirst post-tool hook of a session (a fresh server, a change by hand 2 s before): "
+          f"{first:.0f} ms")
     print(f"\nfirst save of {a.files:,} files: {plain} ms without a progress listener, "
           f"{listened} ms with one ({(listened / plain - 1) * 100:+.1f}%)")
 

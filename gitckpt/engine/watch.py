@@ -133,6 +133,9 @@ class Watcher:
             partial = self.debounce.take(self.clock())
         if partial is None:
             return None
+        return self._capture(partial)
+
+    def _capture(self, partial: bool) -> object | None:
         try:
             return self.capture(partial)
         except (NoActiveTask, TaskClosed):
@@ -169,7 +172,14 @@ class Watcher:
 
     def run(self) -> None:
         """Wait for due captures until `stop()`. Between events this sleeps; it wakes every
-        `poll` seconds only to check that the event source is still alive."""
+        `poll` seconds only to check that the event source is still alive.
+
+        The first capture runs at once, not after the first event: it is the full scan that
+        lets later captures trust the events (journal.py), done while the session starts
+        rather than in the first tool call's hook (which would wait behind it), and it records
+        what changed while nothing watched."""
+        if not self.stopped:
+            self._capture(False)
         while True:
             with self.cond:
                 if self.stopped:

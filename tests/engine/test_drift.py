@@ -279,6 +279,38 @@ def test_real_events_end_to_end(ws, monkeypatch):
     assert ws.git("rev-parse", drift_ref(task, 0)).strip() == drifts[0].commit
 
 
+def test_the_first_capture_runs_at_start_so_the_first_hook_is_not_behind_it(ws, monkeypatch):
+    """A watcher's first capture is the full scan that lets the events be trusted: it runs as
+    the watcher starts (a change made while nothing watched is recorded at once, long before
+    the quiet period), and the capture after it takes the hinted path."""
+    task = start(ws)
+    (ws.root / "src" / "while_nobody_watched.py").write_text("x = 1\n")
+    monkeypatch.setenv("GITCKPT_QUIET", "60")  # no event-driven capture within the test
+    drifts = []
+    session = service.watch(ws.root, on_drift=drifts.append)
+    if session.watcher.mode != "events":
+        session.stop()
+        pytest.skip("no file events on this machine (inotify limits)")
+    t = threading.Thread(target=session.run)
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not drifts and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [d.changes.added for d in drifts] == [("src/while_nobody_watched.py",)]
+        counts = session.watcher.source.journal.counts
+        full = counts["full"]  # 1 in a repository; the plain store does not count them
+        (ws.root / "src" / "by_a_tool.py").write_text("y = 2\n")
+        after = service.capture(ws.root, trigger="boundary")
+        assert after.changes.added == ("src/by_a_tool.py",)
+        if ws.kind == "git":
+            assert (full, counts) == (1, {"hinted": 1, "full": 1})
+    finally:
+        session.stop()
+        t.join(10)
+    assert ws.git("rev-parse", drift_ref(task, 0) + "~1").strip() == drifts[0].commit
+
+
 def test_resume_reports_drifts_unsaved_and_the_watcher_switch(ws, monkeypatch):
     start(ws)
     service.save(ws.root, "one", conclusion="c", next="n")
