@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 #: What `Store.one_scan` remembers of a scope: (its snapshot, whether it updated the stat
 #: cache, whether it was exact).
 _Scans = dict[Scope, tuple[Snapshot, bool, bool]]
+#: Seconds the walk that estimates a first scan's files may take (see `estimate`).
+ESTIMATE_BUDGET = 0.3
 
 
 class WorkingCopy(ABC):
@@ -111,8 +113,42 @@ class WorkingCopy(ABC):
         (stores that take hints). The caller holds the lock."""
 
     def estimate(self) -> int | None:
-        """About how many files a scan visits, for progress (None: unknown)."""
-        return None
+        """About how many files a scan visits, for progress (None: unknown). This store
+        keeps no count, so the folders are walked (`count_names`)."""
+        return self.count_names(folders=True)
+
+    def count_names(self, folders: bool) -> int | None:
+        """The names a scan would visit, by a walk of the folders that leaves out the store's
+        own folders and those its ignore rules leave out (`folders`: count the folders too,
+        as a scan that ticks them); None if the walk takes longer than ESTIMATE_BUDGET."""
+        import time
+
+        deadline = time.monotonic() + ESTIMATE_BUDGET
+        left_out = self.ignore_check()
+        own = {os.fsencode(p) for p in self.private}
+        count, pending = 0, [b""]
+        root = os.fsencode(self.root)
+        while pending:
+            if time.monotonic() > deadline:
+                return None
+            rel = pending.pop()
+            try:
+                with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                    for e in it:
+                        name = rel + b"/" + e.name if rel else e.name
+                        try:
+                            folder = e.is_dir(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if not folder:
+                            count += 1
+                        elif e.name not in (b".git", b".gitckpt") and name not in own \
+                                and not left_out(os.fsdecode(name) + "/"):
+                            count += folders
+                            pending.append(name)
+            except OSError:
+                continue
+        return count or None
 
     @abstractmethod
     def scan(self, scope: Scope, *, update_cache: bool = True,

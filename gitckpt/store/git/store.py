@@ -391,16 +391,17 @@ class GitStore(Store):
     takes_hints = True
 
     def estimate(self) -> int | None:
-        """The cache's entries, or for a first scan the user's index (read, never written):
-        about the files a scan visits."""
-        for path in (self._scanner.index_path, os.path.join(self.repo.path, "index")):
+        """The cache's entries; for a first scan a walk of the folders (the user's index
+        leaves the untracked files out), or the user's index (read, never written) where the
+        walk takes too long: about the files a scan visits."""
+        def entries(path: str) -> int:
             try:
-                n = len(pygit2.Index(str(path))) if os.path.exists(path) else 0
+                return len(pygit2.Index(path)) if os.path.exists(path) else 0
             except (pygit2.GitError, OSError, ValueError):
-                n = 0
-            if n:
-                return n
-        return None
+                return 0
+
+        return entries(str(self._scanner.index_path)) or self.count_names(folders=False) \
+            or entries(os.path.join(self.repo.path, "index")) or None
 
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
