@@ -90,9 +90,14 @@ def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
 def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
     from gitckpt.service import events
 
-    start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice)
+    start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice,
+                                 session=event.session, source=event.source)
     if start is None:
         return Outcome(log=f"no active task at {cwd}")
+    if start.twice is not None:  # the host runs two recipes (it reads another host's file)
+        return Outcome(log=f"session start: the handoff of {start.task} was given "
+                           f"{start.twice:.1f} s ago by another gitckpt hook of this start "
+                           "(the host runs two recipes); not twice")
     resume = hints.call("resume").spell(event.voice)
     head = (f"gitckpt: the task below was in progress in this workspace; its handoff (as "
             f"{resume} gives it) follows. Go on from it, and save each finished step.\n\n")

@@ -6,6 +6,8 @@ what a compaction left unsaved) live in the store's state folder, written here."
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,15 @@ from gitckpt.service.workspace import open_timeline
 REMINDED = "hook-reminded"
 COMPACT_REMINDED = "hook-compact-reminded"
 AFTER_COMPACT = "hook-after-compact"
+#: The last handoff a session-start hook gave: when, and to which session; and the lock that
+#: orders the hooks' memories (not the store's: a watcher's scan may hold that one for long).
+HANDED = "hook-handed"
+MEMORY_LOCK = "hook-memory.lock"
+MEMORY_WAIT = 2.0  # seconds; the memory's holders read and write a few bytes
+#: Seconds within which a second session start of the same session (or of an unknown one) is
+#: the same moment heard twice: a host that runs two recipes (Cursor, Copilot CLI and Devin
+#: also run the hooks in `.claude/settings*.json`) fires both for one start.
+TWICE_WINDOW = 5.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,9 @@ class Start(Shaped):
     task: str
     text: str  # the handoff, as ckpt_resume gives it
     compacted: Unsaved | None = None
+    #: seconds since another hook gave this session its handoff (the same start heard twice,
+    #: see TWICE_WINDOW), or None: the handoff is then not given again
+    twice: float | None = None
 
 
 @dataclass(frozen=True)
@@ -66,21 +80,47 @@ def _active(root: str | Path) -> Timeline | None:
         return None
 
 
-def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp") -> Start | None:
+def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
+                  session: str | None = None, source: str | None = None,
+                  clock: Callable[[], float] = time.time) -> Start | None:
     """The handoff for a session that starts (`compacted`: after a compaction, which gets
     the unsaved files the compaction found), naming tool calls or (`voice` "cli") commands.
-    The compaction's memory is used once."""
+    The compaction's memory is used once. A second start of the same `session` and `source`
+    (startup, resume, clear, compact; where either names none, any) within TWICE_WINDOW
+    seconds is the same start heard through a second recipe: `twice` says so, and the caller
+    gives no second handoff. A store whose memory cannot be written still hands off."""
     tl = _active(root)
     if tl is None:
         return None
     result = api.resume(root, voice=voice)
     state = tl.store.state
-    kept = state.read(AFTER_COMPACT)
-    before = None
-    if kept is not None:
-        state.remove(AFTER_COMPACT)
-        before = _unsaved(kept) if compacted else None
+    me = {"at": clock(), "session": session, "source": source}
+    try:
+        with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # two hooks of one start: one hands off
+            last = _handed(state.read(HANDED))
+            if last is not None and 0 <= me["at"] - last["at"] < TWICE_WINDOW \
+                    and all(last[k] is None or me[k] is None or last[k] == me[k]
+                            for k in ("session", "source")):
+                return Start(result.task, result.text, twice=me["at"] - last["at"])
+            state.write(HANDED, json.dumps(me).encode())
+            kept = state.read(AFTER_COMPACT)
+            if kept is not None:
+                state.remove(AFTER_COMPACT)
+    except (OSError, GitckptError):  # read-only or busy: the handoff all the same
+        kept = None
+    before = _unsaved(kept) if kept is not None and compacted else None
     return Start(result.task, result.text, before)
+
+
+def _handed(data: bytes | None) -> dict | None:
+    """The last handoff's memory ("at", "session", "source"), or None if it is not one."""
+    try:
+        d = json_input.loads(data.decode("utf-8")) if data is not None else None
+        return {"at": float(d["at"]),
+                **{k: d.get(k) if isinstance(d.get(k), str) else None
+                   for k in ("session", "source")}}
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
+        return None
 
 
 def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResult | None:
@@ -101,10 +141,9 @@ def compacting(root: str | Path, *, lock_timeout: float) -> Reminder | None:
     if not unsaved.changed:
         return Reminder(unsaved, said=False)
     state = open_timeline(root).store.state
-    state.write(AFTER_COMPACT, json.dumps(unsaved.to_dict()).encode())
-    said = state.read(COMPACT_REMINDED) == unsaved.tip.encode()
-    if not said:
-        state.write(COMPACT_REMINDED, unsaved.tip.encode())
+    with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
+        state.write(AFTER_COMPACT, json.dumps(unsaved.to_dict()).encode())
+        said = _said(state, COMPACT_REMINDED, unsaved.tip)
     return Reminder(unsaved, said)
 
 
@@ -118,10 +157,18 @@ def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Reminder 
     if not unsaved.changed or again:
         return Reminder(unsaved, said=False)
     state = open_timeline(root).store.state
-    said = state.read(REMINDED) == unsaved.tip.encode()
-    if not said:
-        state.write(REMINDED, unsaved.tip.encode())
+    with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
+        said = _said(state, REMINDED, unsaved.tip)
     return Reminder(unsaved, said)
+
+
+def _said(state, name: str, tip: ObjectId) -> bool:
+    """Whether the reminder `name` named `tip` already; it has from now on. The caller
+    holds MEMORY_LOCK."""
+    if state.read(name) == tip.encode():
+        return True
+    state.write(name, tip.encode())
+    return False
 
 
 def _of(p: Pending) -> Unsaved:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitckpt.core import atomic
-from gitckpt.core.errors import StoreUnsafe
+from gitckpt.core.errors import StoreBusy, StoreUnsafe
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -135,6 +135,24 @@ class StateDir:
         """Atomically replace `name` with `data` (mode 0600), durably (core/atomic.py)."""
         with self._dir(True) as d:
             atomic.replace(name, data, dir_fd=d)
+
+    @contextmanager
+    def locked(self, name: str, timeout: float) -> Iterator[None]:
+        """Hold the lock file `name` in this folder (StoreBusy after `timeout` seconds): a
+        small memory read and written by processes at once, apart from the store's lock,
+        which a long scan may hold."""
+        import filelock
+
+        self.ensure()
+        lock = filelock.FileLock(str(self.path / name), mode=0o600)
+        try:
+            lock.acquire(timeout=timeout)
+        except filelock.Timeout as e:
+            raise StoreBusy(str(self.path / name), timeout) from e
+        try:
+            yield
+        finally:
+            lock.release()
 
     def remove(self, name: str) -> None:
         """Remove `name` if it exists (a symlink is removed, not followed)."""

@@ -256,8 +256,8 @@ def test_pre_compact_keeps_the_reminder_for_the_session_after_it(ws):
                                                   source="compact")).stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("gitckpt: 1 file changed since step 0")
-    again = json.loads(hook("session-start", claude("SessionStart", ws.root,
-                                                    source="compact")).stdout)
+    again = json.loads(hook("session-start", claude("SessionStart", ws.root, source="compact",
+                                                    session_id="sess-2")).stdout)
     assert not again["hookSpecificOutput"]["additionalContext"].startswith("gitckpt: 1 file")
 
 
@@ -452,7 +452,7 @@ def test_a_running_server_answers_the_hooks(ws):
             s = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
                 "SessionStart", ws.root, source="resume")))
             spoken = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
-                "SessionStart", ws.root, source="resume"), cli=True))
+                "SessionStart", ws.root, source="resume", session_id="sess-2"), cli=True))
             return p, s, spoken
 
     p, s, spoken = anyio.run(body)
@@ -515,6 +515,9 @@ def test_a_stopped_relay_does_not_hold_the_hook(ws):
                 break
             time.sleep(0.05)
         assert sock.exists()
+        time.sleep(1.0)  # its first capture (a start scan) is done: it holds no store lock
+        with service.open_timeline(ws.root).store.lock(10):
+            pass
         os.kill(watcher.pid, signal.SIGSTOP)
         (ws.root / "x.txt").write_text("x")
         start = time.monotonic()
