@@ -465,6 +465,35 @@ def test_a_hook_does_not_wait_for_an_install_another_process_runs(tmp_path):
     assert "being installed by another process" in r.stderr
 
 
+@pytest.mark.slow
+def test_the_launcher_runs_gitckpt_through_uvx_where_uv_is_installed(tmp_path):
+    """No gitckpt on PATH and none built: with uv there, the launcher runs gitckpt from the
+    plugin's own source through `uvx` (uv from PyPI, a test dependency), and builds no venv."""
+    uvx = shutil.which("uvx", path=str(Path(sys.executable).parent)) or shutil.which("uvx")
+    if uvx is None:
+        pytest.skip("needs uv (pip install uv; it is in the test extras)")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("uv", "uvx"):
+        (tools / name).symlink_to(Path(uvx).with_name(name))
+    python_dir = str(Path(sys.executable).resolve().parent)  # a 3.11+, without gitckpt
+    path = f"{tools}:/usr/bin:/bin:{python_dir}"
+    assert shutil.which("gitckpt", path=path) is None
+    uv = {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
+          "UV_PYTHON_DOWNLOADS": "never", "UV_PYTHON_INSTALL_DIR": str(tmp_path / "uv-py")}
+    data = tmp_path / "data"
+    network = {k: v for k, v in os.environ.items()  # this machine's certificates and proxies
+               if re.search(r"SSL_CERT|CA_BUNDLE|PROXY|^UV_.*INDEX", k, re.IGNORECASE)}
+    env = {"PATH": path, "HOME": str(tmp_path / "home"), "CLAUDE_PLUGIN_DATA": str(data),
+           **network, **uv}
+    r = subprocess.run(["/bin/sh", str(LAUNCHER), "--version"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"gitckpt, version {__version__}\n", r.stderr
+    assert any((tmp_path / "uv-cache").iterdir())  # uv built it
+    assert not (data / f"venv-{__version__}").exists()  # and the launcher built nothing
+
+
 def _claude() -> str | None:
     return os.environ.get("GITCKPT_TEST_CLAUDE") or shutil.which("claude")
 
