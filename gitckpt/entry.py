@@ -53,7 +53,7 @@ def _hook(args: list[str]) -> bool:
     """`gitckpt hook EVENT [--host NAME] [--cli]` runs without click, and is handed to a running
     gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
     Anything else (help, a typo) goes to click, which says what is wrong."""
-    from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit
+    from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit, hook_folder
 
     kind, rest = args[0], args[1:]
     if kind in ("install", "-h", "--help") or "-h" in rest or "--help" in rest:
@@ -80,7 +80,7 @@ def _hook(args: list[str]) -> bool:
     reply = None
     if os.environ.get("GITCKPT_RELAY", "on") != "off":
         try:
-            request = {"host": host, "kind": kind, "raw": raw, "here": os.getcwd()}
+            request = {"host": host, "kind": kind, "raw": raw, "here": hook_folder(host)}
             reply = ask({**request, "voice": voice} if voice != "mcp" else request)
         except Exception:
             reply = None  # any trouble with a relay: the hook runs here

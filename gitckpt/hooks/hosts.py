@@ -2,16 +2,18 @@
 what it reads back on stdout, and the project config file that wires gitckpt's hooks in.
 
 Formats as documented by each host (docs/hosts.md, cites the pages): Claude Code
-(code.claude.com/docs/en/hooks), Codex (developers.openai.com/codex/hooks), Cursor
-(cursor.com/docs/hooks), Gemini CLI (geminicli.com/docs/hooks/reference) and Windsurf
-(docs.windsurf.com/windsurf/cascade/hooks). Nothing here imports the engine.
+(code.claude.com/docs/en/hooks), Codex (developers.openai.com/codex/hooks), GitHub Copilot CLI
+(docs.github.com/en/copilot/reference/hooks-reference), Cursor (cursor.com/docs/hooks), Devin
+CLI (docs.devin.ai/cli/extensibility/hooks), Gemini CLI (geminicli.com/docs/hooks/reference),
+OpenCode (opencode.ai/docs/plugins) and Windsurf (docs.windsurf.com/windsurf/cascade/hooks).
+Nothing here imports the engine.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 
@@ -62,6 +64,7 @@ class Host:
     mcp: dict[str, str] = field(default_factory=dict)
     cli: bool = False  # the hooks' texts name CLI commands: the host has no gitckpt server
     reads_comments: ClassVar[bool] = False  # its config file may hold // and /* */ comments
+    plugin: ClassVar[str | None] = None  # a plugin file of gitckpt's instead of hooks in JSON
 
     def scopes(self) -> dict[str, str | None]:
         """Where each scope's config lives: project and local relative to the project, user
@@ -187,6 +190,44 @@ def _json(value: dict) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
+class Claude(Host):
+    """Claude Code: Stop's reminder is `additionalContext`, feedback the model acts on (the
+    conversation continues) shown as "Stop hook feedback"; `decision: block` would be shown to
+    the user as a hook error (CHANGELOG 2.1.163; the same `stop_hook_active` guard)."""
+
+    def remind(self, kind: str, line: str) -> str:
+        if kind == "stop":
+            return _json({"hookSpecificOutput": {"hookEventName": "Stop",
+                                                 "additionalContext": line}})
+        return ""
+
+
+class Devin(Host):
+    """Devin CLI: Claude Code's shape (docs.devin.ai/cli/extensibility/hooks), its hooks under
+    `hooks` in `.devin/config.json`; its input names no folder, so the workspace is
+    DEVIN_PROJECT_DIR, which Devin sets for its hooks (the hook's `here`, see
+    relay.hook_folder). Tool names are lower case: exec, edit, write."""
+
+    def event(self, kind: str, data: dict, here: str) -> Event:
+        return replace(super().event(kind, data, here), cwd=_text(data, "cwd") or here)
+
+
+class OpenCode(Host):
+    """OpenCode: no hooks file but a plugin (opencode.ai/docs/plugins), gitckpt's own
+    `.opencode/plugins/gitckpt.js` (hooks/opencode.js), which runs `gitckpt hook KIND --host
+    opencode` with its own small JSON (`cwd`, `session_id`, `tool_name`, `tool_input`,
+    `source`) and reads plain text back: the handoff it adds to the system prompt, the
+    reminder it sends as the session's next message."""
+
+    plugin: ClassVar[str] = "opencode.js"  # the file hook install writes, from the package
+
+    def context(self, kind: str, text: str) -> str:
+        return text
+
+    def remind(self, kind: str, line: str) -> str:
+        return line
+
+
 class Gemini(Host):
     """Gemini CLI: Claude Code's shape with its own names; `AfterAgent` retries on `deny`,
     `PreCompress` shows a `systemMessage` to the user; timeouts in milliseconds. A hook that
@@ -259,10 +300,8 @@ class Copilot(Host):
 
     def event(self, kind: str, data: dict, here: str) -> Event:
         base = super().event(kind, data, here)
-        tool_input = _dict(data.get("tool_input"))
-        return Event(cwd=base.cwd or here, session=base.session or _text(data, "sessionId"),
-                     tool=base.tool, source=base.source,
-                     command=_text(tool_input, "command") if base.tool in self.shells else None)
+        return replace(base, cwd=base.cwd or here,
+                       session=base.session or _text(data, "sessionId"))
 
     def changes_files(self, tool: str | None) -> bool:
         return tool is not None and tool not in self.READ_ONLY
@@ -313,13 +352,13 @@ _CLAUDE_TOOLS = frozenset({"Bash", "PowerShell", "Edit", "Write", "MultiEdit", "
 HOSTS: dict[str, Host] = {h.name: h for h in (
     # PostToolUse fires only after a tool succeeded; a failed one (a shell command's non-zero
     # exit, the command that broke a file) fires PostToolUseFailure, with the same fields.
-    Host("claude", "Claude Code", ".claude/settings.json",
-         {"session-start": "SessionStart", "post-tool": "PostToolUse,PostToolUseFailure",
-          "pre-compact": "PreCompact", "stop": "Stop"},
-         _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
-         {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
-         "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
-         ".claude/settings.json", {"project": ".mcp.json"}),
+    Claude("claude", "Claude Code", ".claude/settings.json",
+           {"session-start": "SessionStart", "post-tool": "PostToolUse,PostToolUseFailure",
+            "pre-compact": "PreCompact", "stop": "Stop"},
+           _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
+           {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
+           "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
+           ".claude/settings.json", {"project": ".mcp.json"}),
     Host("codex", "Codex", ".codex/hooks.json",
          {"session-start": "SessionStart", "post-tool": "PostToolUse",
           "pre-compact": "PreCompact", "stop": "Stop"},
@@ -332,11 +371,21 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
            "https://cursor.com/docs/hooks", None, ".cursor/hooks.json",
            {"project": ".cursor/mcp.json", "user": ".cursor/mcp.json"}),
+    # Stop (agentStop) continues on `decision: block`; PreCompact is a notification only
     Copilot("copilot", "GitHub Copilot CLI", ".github/hooks/gitckpt.json",
-            {"session-start": "SessionStart", "post-tool": "PostToolUse"},
+            {"session-start": "SessionStart", "post-tool": "PostToolUse",
+             "pre-compact": "PreCompact", "stop": "Stop"},
             frozenset(), frozenset({"bash", "Bash"}), {},
-            "https://docs.github.com/en/copilot/reference/copilot-cli-reference/"
-            "cli-hooks-reference", mcp={"user": ".copilot/mcp-config.json"}),
+            "https://docs.github.com/en/copilot/reference/hooks-reference",
+            mcp={"user": ".copilot/mcp-config.json"}),
+    Devin("devin", "Devin CLI", ".devin/config.json",
+          {"session-start": "SessionStart", "post-tool": "PostToolUse", "stop": "Stop"},
+          frozenset({"exec", "edit", "write"}), frozenset({"exec"}),
+          {"post-tool": "^(exec|edit|write)$"},
+          "https://docs.devin.ai/cli/extensibility/hooks/overview", ".devin/config.local.json",
+          ".config/devin/config.json",
+          {"project": ".devin/config.json", "local": ".devin/config.local.json",
+           "user": ".config/devin/config.json"}),
     Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
            {"session-start": "SessionStart", "post-tool": "AfterTool",
             "pre-compact": "PreCompress", "stop": "AfterAgent"},
@@ -344,6 +393,12 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
            "https://geminicli.com/docs/hooks/reference", None, ".gemini/settings.json",
            {"project": ".gemini/settings.json", "user": ".gemini/settings.json"}),
+    OpenCode("opencode", "OpenCode", ".opencode/plugins/gitckpt.js",
+             {"session-start": "experimental.chat.system.transform",
+              "post-tool": "tool.execute.after",
+              "pre-compact": "experimental.session.compacting", "stop": "session.idle"},
+             frozenset({"bash", "edit", "write", "patch", "multiedit"}), frozenset({"bash"}),
+             {}, "https://opencode.ai/docs/plugins", None, ".config/opencode/plugins/gitckpt.js"),
     Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
              {"post-tool": "post_run_command,post_write_code"},
              frozenset({"run_command", "write_code"}), frozenset({"run_command"}), {},

@@ -85,6 +85,8 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
         raise InvalidArgument(f"gitckpt cannot declare its MCP server for {spec.title} "
                               f"({scope} scope).", _BY_HAND_MCP.get(host, _SERVER_HINT))
     spec = replace(spec, cli=not (mcp and not remove) and not serves(spec, folder))
+    if spec.plugin is not None:  # a plugin file of gitckpt's own, not hooks merged into JSON
+        return [_plan_plugin(spec, root, rel, scope, remove)]
 
     def hooks(config: dict) -> dict:
         config = spec.without(config) if remove else spec.merged(config)
@@ -106,6 +108,8 @@ _BY_HAND_MCP = {
              "~/.codex/config.toml).",
     "copilot": "In Copilot CLI, run /mcp add (name gitckpt, command `gitckpt mcp`).",
     "claude": "Use --scope project (.mcp.json), or `claude mcp add gitckpt -- gitckpt mcp`.",
+    "opencode": 'Add it to opencode.json: "mcp": {"gitckpt": {"type": "local", "command": '
+                '["gitckpt", "mcp"]}}.',
 }
 
 
@@ -153,6 +157,8 @@ def serves(spec, folder: str | Path) -> bool:
     files = [(Path.home() if scope == "user" else root) / rel for scope, rel in spec.mcp.items()]
     if spec.name == "claude":
         files.append(Path.home() / ".claude.json")
+    if spec.name == "opencode":  # its servers: "mcp", each with a command list
+        files += [root / "opencode.json", Path.home() / ".config" / "opencode" / "opencode.json"]
     for path in files:
         try:
             config = json_input.loads(jsonc.blank_comments(path.read_text(encoding="utf-8")))
@@ -161,12 +167,51 @@ def serves(spec, folder: str | Path) -> bool:
         if not isinstance(config, dict):
             continue
         found = [config.get("mcpServers")]
+        if spec.name == "opencode" and isinstance(config.get("mcp"), dict):
+            found.append({k: _opencode_server(v) for k, v in config["mcp"].items()})
         projects = config.get("projects") if path.name == ".claude.json" else None
         if isinstance(projects, dict) and isinstance(projects.get(str(root)), dict):
             found.append(projects[str(root)].get("mcpServers"))
         if any(isinstance(f, dict) and any(map(_is_ours, f.values())) for f in found):
             return True
     return False
+
+
+def _opencode_server(server: object) -> object:
+    """An OpenCode `mcp` entry (`"command": ["gitckpt", "mcp"]`) in `mcpServers` form."""
+    command = server.get("command") if isinstance(server, dict) else None
+    if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+        return {"command": command[0], "args": command[1:]}
+    return None
+
+
+#: The first line of gitckpt's plugin files: a file without it is the user's, never replaced.
+PLUGIN_MARK = "// gitckpt's "
+
+
+def _plan_plugin(spec, root: Path, rel: str, scope: str, remove: bool) -> InstallPlan:
+    """The plan for a host whose hooks are a plugin file (OpenCode): gitckpt's own file,
+    written whole from the package's copy (with `--cli` where the host has no gitckpt
+    server), or taken out again; a file of that name that is not gitckpt's is refused."""
+    from importlib.resources import files
+
+    path = root / rel
+    _no_links(root, rel)
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"Cannot read {path}: {e}.",
+                              "Fix the file's permissions or encoding, then run again.") from e
+    if old and not old.startswith(PLUGIN_MARK):
+        raise InvalidArgument(f"{path} is not gitckpt's plugin; it is left as it is.",
+                              "Rename it, or remove it if it is an old copy, then run again.")
+    new = "" if remove else files("gitckpt.hooks").joinpath(spec.plugin).read_text("utf-8")
+    if spec.cli and new:
+        new = new.replace("const ARGS = []", 'const ARGS = ["--cli"]', 1)
+    name = f"~/{rel}" if scope == "user" else rel
+    return InstallPlan(spec.name, path, old, new, scope=scope, name=name)
 
 
 def _plan_file(spec, root: Path, rel: str, scope: str, change, members: tuple[str, ...]
@@ -272,6 +317,9 @@ def write(p: InstallPlan) -> InstallPlan:
     """Write the plan's file (atomically: a temporary file renamed over it)."""
     if not p.changed:
         return p
+    if not p.new:  # a plugin file of gitckpt's, uninstalled
+        p.path.unlink(missing_ok=True)
+        return replace(p, written=True)
     p.path.parent.mkdir(parents=True, exist_ok=True)
     mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o644
     atomic.replace_path(p.path, p.new.encode("utf-8"), mode=mode,

@@ -20,7 +20,7 @@ import time
 #: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
 #: hook is parsed before anything else loads.
 EVENTS = ("session-start", "post-tool", "pre-compact", "stop")
-HOST_NAMES = ("claude", "codex", "copilot", "cursor", "gemini", "windsurf")
+HOST_NAMES = ("claude", "codex", "copilot", "cursor", "devin", "gemini", "opencode", "windsurf")
 
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the
 #: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook
@@ -50,6 +50,16 @@ def answer_wait() -> float:
     except ValueError:
         return ANSWER_WAIT
     return wait if 0 < wait < 3600 else ANSWER_WAIT
+
+
+def hook_folder(host: str) -> str:
+    """The folder a hook runs for, where the host's input names none: Devin's hooks are told
+    their project in DEVIN_PROJECT_DIR; every other host runs its hooks in the project."""
+    if host == "devin":
+        given = os.environ.get("DEVIN_PROJECT_DIR", "")
+        if os.path.isabs(given):
+            return given
+    return os.getcwd()
 
 
 def claims_dir(sock_path: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gitckpt.core import hints, json_input
 from gitckpt.hooks.hosts import HOSTS, Event, Host
-from gitckpt.hooks.relay import EVENTS, emit
+from gitckpt.hooks.relay import EVENTS, emit, hook_folder
 
 if TYPE_CHECKING:
     from gitckpt.service.events import Unsaved
@@ -220,6 +220,6 @@ def read_stdin() -> str:
 def main(host_name: str, kind: str, raw: str, voice: str = "mcp") -> None:
     """`gitckpt hook KIND [--host NAME] [--cli]` after stdin was read (`raw`), in this
     process: the outcome to stdout, a log line to stderr and the log file; exit 0."""
-    outcome = run(host_name, kind, raw, os.getcwd(), voice)
+    outcome = run(host_name, kind, raw, hook_folder(host_name), voice)
     emit(outcome.stdout, outcome.log and f"hook {host_name} {kind}: {outcome.log}")
     sys.exit(0)

@@ -231,16 +231,20 @@ def test_stop_reminds_once_when_files_changed_since_the_step(ws):
     (ws.root / "more.txt").write_text("unsaved work\n")
     p = hook("stop", stop)
     assert p.returncode == 0
+    # feedback the model acts on, not a "Stop hook error" (code.claude.com/docs/en/hooks,
+    # CHANGELOG 2.1.163: additionalContext is non-error feedback; the conversation continues)
     out = json.loads(p.stdout)
-    assert out["decision"] == "block"
-    assert "ckpt_save" in out["reason"]
-    assert "1 file changed since step 1" in out["reason"]
-    assert "\n" not in out["reason"]
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == "Stop"
+    line = out["hookSpecificOutput"]["additionalContext"]
+    assert "ckpt_save" in line
+    assert "1 file changed since step 1" in line
+    assert "\n" not in line
     quiet(hook("stop", stop))  # the same unsaved state: said once
     quiet(hook("stop", {**stop, "stop_hook_active": True}))
     (ws.root / "more.txt").write_text("more unsaved work\n")
     quiet(hook("stop", {**stop, "stop_hook_active": True}))  # never while continuing
-    assert json.loads(hook("stop", stop).stdout)["decision"] == "block"  # a new state
+    assert "additionalContext" in json.loads(hook("stop", stop).stdout)["hookSpecificOutput"]
     service.save(ws.root, "second")
     quiet(hook("stop", stop))
 
@@ -382,7 +386,7 @@ def test_a_host_without_the_mcp_server_is_told_cli_commands(ws):
     out = json.loads(hook("stop", claude("Stop", ws.root, stop_hook_active=False),
                           env={"GITCKPT_TOOL_PREFIX": "mcp__plugin_gitckpt_gitckpt__"}).stdout)
     assert "mcp__plugin_gitckpt_gitckpt__ckpt_save(title=..., conclusion=..., next=...)" \
-        in out["reason"]
+        in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_gemini_gets_json_from_every_hook_even_with_nothing_to_do(tmp_path):
