@@ -44,6 +44,7 @@ from gitckpt.cli.render import (
     render_tasks,
 )
 from gitckpt.cli.revert import revert
+from gitckpt.cli.why import COMMANDS as WHY_COMMANDS
 from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError
 from gitckpt.engine.notes import json_text
@@ -458,7 +459,7 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in (*REMOTE_COMMANDS, revert, hook, completion):
+for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, revert, hook, completion):
     cli.add_command(_command)
 
 

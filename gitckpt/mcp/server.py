@@ -180,7 +180,7 @@ def build_server(root: str | None = None) -> MCPServer:
 #: (read_only, destructive, idempotent, open_world)
 ANNOTATIONS: dict[str, tuple[bool, bool, bool, bool]] = {
     "ckpt_resume": (True, False, True, False), "ckpt_log": (True, False, True, False),
-    "ckpt_diff": (True, False, True, False),
+    "ckpt_diff": (True, False, True, False), "ckpt_why": (True, False, True, False),
     "ckpt_init": (False, False, False, False), "ckpt_save": (False, False, True, False),
     "ckpt_capture": (False, False, True, False), "ckpt_switch": (False, False, True, False),
     "ckpt_restore": (False, True, True, False), "ckpt_revert": (False, True, False, False),
@@ -194,6 +194,7 @@ def _outputs() -> dict[str, tuple[type, ...]]:
     """Each tool's result types: its output schema is theirs (core/shape.py)."""
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.records import DriftResult, SaveResult, TaskSummary
+    from gitckpt.engine.why import WhyResult
     from gitckpt.service import results as r
     from gitckpt.transfer.fetch import FetchResult
     from gitckpt.transfer.package import ExportResult, ImportResult
@@ -201,7 +202,8 @@ def _outputs() -> dict[str, tuple[type, ...]]:
 
     return {"ckpt_init": (r.InitResult,), "ckpt_save": (SaveResult,),
             "ckpt_resume": (r.ResumeResult,), "ckpt_log": (r.LogResult, r.TasksResult),
-            "ckpt_diff": (r.DiffResult,), "ckpt_capture": (DriftResult,),
+            "ckpt_diff": (r.DiffResult,), "ckpt_why": (WhyResult,),
+            "ckpt_capture": (DriftResult,),
             "ckpt_switch": (TaskSummary,), "ckpt_restore": (r.RestoreResult,),
             "ckpt_revert": (r.RevertResult,), "ckpt_compress": (CompressResult,),
             "ckpt_push": (PushResult,), "ckpt_fetch": (FetchResult,),
@@ -304,6 +306,15 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
         """Paths changed between two points, with line counts. Read-only."""
         return await call(root, ctx, service.diff, base, target, paths=paths, patch=patch,
                           task=task, boundary=False, text=mcp_text.diff)
+
+    @server.tool()
+    async def ckpt_why(
+            path: Annotated[str, Field(description="PATH[:LINE[-LINE]]")],
+            task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
+        """Who wrote these lines and why: checkpoint, tool call, prompt, step, checks.
+        Read-only."""
+        return await call(root, ctx, service.why, path, task=task, boundary=False,
+                          text=mcp_text.why)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from gitckpt.core.values import Changes
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.records import DriftResult, SaveResult, StepRecord, TaskInfo
+    from gitckpt.engine.why import WhyResult
     from gitckpt.service.results import (
         DiffResult,
         InitResult,
@@ -205,6 +206,34 @@ def diff(r: DiffResult) -> str:
     if r.patch:
         lines.append(r.patch if len(r.patch) <= 20_000 else
                      r.patch[:20_000] + "\n... the patch goes on (structured content)")
+    return "\n".join(lines)
+
+
+def why(r: WhyResult) -> str:
+    """The lines' origins, one line per run of lines from one checkpoint (at most 12)."""
+    runs: list[list] = []
+    for o in r.lines:
+        if runs and runs[-1][-1].commit == o.commit and runs[-1][-1].line == o.line - 1:
+            runs[-1].append(o)
+        else:
+            runs.append([o])
+    lines = [f"{r.path} ({r.total_lines} lines, task {r.task}):"]
+    for run in runs[:12]:
+        o = run[0]
+        span = f"{o.line}" if len(run) == 1 else f"{o.line}-{run[-1].line}"
+        where = f"{o.commit[:7]} {o.label}" if o.commit else o.label
+        tool = o.tool or {}
+        if tool.get("command"):
+            where += f" by `{_clip(tool['command'], 60)}`"
+        elif tool.get("name"):
+            where += f" by {tool['name']}"
+        said = [f"prompt {_clip(o.prompt, 80)!r}"] if o.prompt else []
+        if o.saved_in is not None and o.kind != "before_task":
+            said.append(f"step {o.saved_in}: {_clip(o.conclusion or '', 80)}")
+        said.append(o.verified)
+        lines.append(f"  {span}: {where}; " + "; ".join(said))
+    if len(runs) > 12:
+        lines.append(f"  ... {len(runs) - 12} more runs in the structured content")
     return "\n".join(lines)
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from gitckpt.engine.doctor import DoctorResult
     from gitckpt.engine.session import WatchSession
     from gitckpt.engine.watch import Settings, Source
+    from gitckpt.engine.why import WhyResult
     from gitckpt.transfer.migrate import MigrateResult
     from gitckpt.transfer.package import ExportResult, ImportResult
 
@@ -238,6 +239,23 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
         if patch:
             chunks.append(patching.unified(d, a, b))
     return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
+
+
+def why(root: str | Path, target: str, *, task: str | None = None,
+        cwd: str | None = None) -> WhyResult:
+    """Where each line of `target` comes from: PATH, PATH:LINE or PATH:FIRST-LAST (a
+    workspace path, or one relative to `cwd`), in the active task or `task`."""
+    from gitckpt.engine.why import parse_target
+    from gitckpt.engine.why import why as origins
+
+    path, first, last = parse_target(target)
+    tl = open_timeline(root)
+    tid = tl.resolve(task)
+    [rel] = normalize_paths([path], str(tl.store.root), cwd) or [""]
+    if not rel or rel.startswith("../"):
+        raise InvalidArgument(f"{path} is not a file inside the workspace.",
+                              "Pass a path inside it, e.g. src/app.py:10.")
+    return origins(tl, tid, rel, first, last)
 
 
 def capture(root: str | Path, *, task: str | None = None, trigger: str = "capture",

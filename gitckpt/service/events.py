@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
@@ -94,7 +95,7 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
         return None
     result = api.resume(root, voice=voice)
     state = tl.store.state
-    me = {"at": clock(), "session": session, "source": source}
+    me: dict[str, Any] = {"at": clock(), "session": session, "source": source}
     try:
         with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # two hooks of one start: one hands off
             last = _handed(state.read(HANDED))
@@ -112,14 +113,16 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     return Start(result.task, result.text, before)
 
 
-def _handed(data: bytes | None) -> dict | None:
+def _handed(data: bytes | None) -> dict[str, Any] | None:
     """The last handoff's memory ("at", "session", "source"), or None if it is not one."""
     try:
         d = json_input.loads(data.decode("utf-8")) if data is not None else None
+        if not isinstance(d, dict):
+            return None
         return {"at": float(d["at"]),
                 **{k: d.get(k) if isinstance(d.get(k), str) else None
                    for k in ("session", "source")}}
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
 

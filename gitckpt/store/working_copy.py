@@ -183,6 +183,12 @@ class WorkingCopy(ABC):
         HEAD's history; False after a rebase or reset). None for stores without one."""
         return None
 
+    def user_blame(self, path: str, commit: str) -> tuple[bytes, list[str]] | None:
+        """The workspace file `path` in the user's commit `commit`, and for each of its
+        lines the user's commit that last changed it (`git blame`); None for stores without
+        a repository, or where the commit or the file is not there."""
+        return None
+
     def blob_of(self, path: str) -> tuple[int, str] | None:
         """The (mode, blob id) a snapshot would record for the workspace file `path` now
         (nothing is written), or None where none is there (missing, a folder, unreadable)."""

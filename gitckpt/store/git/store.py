@@ -41,6 +41,7 @@ from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git.config import filters_possible, trust_exec
 from gitckpt.store.git.loose import loose_problem, loose_size
 from gitckpt.store.git.scan import Scanner
+from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 
@@ -455,6 +456,19 @@ class GitStore(Store):
             except (KeyError, ValueError, pygit2.GitError):
                 return GitSince(now.head, now.branch, head_reachable=False)  # pruned
         return GitSince(now.head, now.branch)
+
+    def user_blame(self, path: str, commit: str) -> tuple[bytes, list[str]] | None:
+        repo_path = f"{self.prefix}/{path}".lstrip("/")
+        try:
+            blob = self.repo.revparse_single(f"{commit}:{repo_path}")
+            if not isinstance(blob, pygit2.Blob):
+                return None
+            blame = self.repo.blame(repo_path, newest_commit=commit)
+            data = blob.data
+            return data, [str(blame.for_line(i + 1).final_commit_id)
+                          for i in range(len(split_lines(data)))]
+        except (KeyError, ValueError, IndexError, pygit2.GitError):
+            return None
 
     def git_state(self) -> GitState:
         repo = self.repo

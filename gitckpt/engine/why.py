@@ -1,0 +1,320 @@
+"""Why a line is there: for each line of a file, the step or drift that last changed it (the
+tool call and prompt behind it, the step that saved it, the newest command run on a tree that
+holds it), through renames, restores and reverts (`gitckpt why`, `gitckpt blame`, `ckpt_why`).
+
+The task's checkpoints are read in the order they were taken (step 0, the drifts after it,
+step 1, ...), and each version's lines are paired with the one before by git's own diff
+(store/lines.py), as `git blame` pairs them along one line of history: an unchanged line
+keeps its origin, a changed or added one is the version's own. A restore or a revert is the
+exception: the lines it brings back keep the origin they had in the version it restored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.objects import Mode
+from gitckpt.core.shape import Shaped
+from gitckpt.engine.records import StepRecord
+from gitckpt.engine.timeline import Timeline
+from gitckpt.store.lines import is_binary, kept, split_lines
+
+#: Similarity (of lines, 0 to 1) above which a file added where another went is that file
+#: renamed, as `git log --follow` decides with its default of 50%.
+RENAME_SIMILARITY = 0.5
+
+
+@dataclass(frozen=True)
+class LineOrigin(Shaped):
+    """Where one line of the file comes from."""
+
+    line: int  # 1-based, in the file as it is now
+    text: str
+    kind: str  # before_task | step | drift | restore | revert | unsaved
+    commit: str | None  # the checkpoint that wrote it (None: on disk, not checkpointed yet)
+    label: str  # "step 3", "drift after step 3", "before the task", "not checkpointed"
+    step: int | None  # the step it is, or follows
+    trigger: str | None  # a drift's: tool, watch, boundary, capture, revert, ...
+    tool: dict[str, Any] | None  # the hook's tool call: name, host, session, command
+    path: str  # the file's path in that checkpoint (another where it was renamed since)
+    created_at: str | None
+    prompt: str | None  # the user's prompt it answered, where a hook recorded one
+    saved_in: int | None  # the step that holds it (None: not saved as a step yet)
+    conclusion: str | None  # that step's conclusion
+    verified: str  # the newest command run on a tree with this line, or that none was
+    user_commit: str | None  # before the task: the user's commit that last changed it
+
+
+@dataclass(frozen=True)
+class WhyResult(Shaped):
+    """The origins of the lines asked about, and what was read to find them."""
+
+    task: str
+    path: str
+    total_lines: int
+    checkpoints: int  # the checkpoints of the task read
+    lines: list[LineOrigin]
+    brief = ("task", "path", "total_lines")
+
+
+@dataclass(frozen=True)
+class _Version:
+    record: StepRecord | None  # None: the file on disk
+    path: str | None
+    data: bytes | None
+
+
+def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
+        last: int | None = None) -> WhyResult:
+    """The origins of lines `first`..`last` (1-based, inclusive; all by default) of `path`
+    (workspace-relative) as the file is on disk, else as its newest checkpoint holds it."""
+    records = chronological(tl, task)
+    store = tl.store
+    disk = _read_disk(os.path.join(store.root, path))
+    versions = _versions(tl, records, path, disk)
+    if all(v.data is None for v in versions):
+        raise InvalidArgument(f"{path} is in no checkpoint of task {task} and not on disk.",
+                              "Pass a workspace-relative path of a file the task holds.")
+    final = versions[-1].data
+    if final is None:
+        raise InvalidArgument(f"{path} does not exist now (it was deleted).",
+                              "`gitckpt log` shows where; restore it to ask about its lines.")
+    if is_binary(final):
+        raise InvalidArgument(f"{path} is a binary file; it has no lines.",
+                              "Ask about a text file.")
+    origins = _blame(versions, records)
+    lines = split_lines(final)
+    lo, hi = (first or 1), (last or len(lines))
+    if lines and not 1 <= lo <= hi <= len(lines):
+        asked = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
+        raise InvalidArgument(f"{path} has {len(lines)} lines; {asked} is not among them.",
+                              f"Ask for lines 1 to {len(lines)}.")
+    ctx = _Context(tl, records, versions)
+    picked = [ctx.origin(k + 1, lines[k], *origins[k]) for k in range(lo - 1, hi)] \
+        if lines else []
+    return WhyResult(task, path, len(lines), len(records), picked)
+
+
+_LINES = re.compile(r"(.*):([0-9]+)(?:-([0-9]+))?")
+
+
+def parse_target(target: str) -> tuple[str, int | None, int | None]:
+    """PATH, PATH:LINE or PATH:FIRST-LAST as (path, first, last); a path may hold colons."""
+    m = _LINES.fullmatch(target)
+    if m is None:
+        return target, None, None
+    first = int(m.group(2))
+    last = int(m.group(3)) if m.group(3) else first
+    if first < 1 or last < first:
+        raise InvalidArgument(f"{target}: lines are counted from 1, first to last.",
+                              "For example src/app.py:10 or src/app.py:10-20.")
+    return m.group(1), first, last
+
+
+def chronological(tl: Timeline, task: TaskId) -> list[StepRecord]:
+    """The task's checkpoints in the order they were taken: step 0, the drifts after it,
+    step 1, its drifts, ... (each step's tree holds the drifts before it)."""
+    out: list[StepRecord] = []
+    for step in tl.steps(task):
+        out.append(step)
+        out.extend(tl.drifts(task, step.n))
+    return out
+
+
+def _read_disk(full: str) -> bytes | None:
+    try:
+        if os.path.islink(full) or not os.path.isfile(full):
+            return None
+        with open(full, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _versions(tl: Timeline, records: list[StepRecord], path: str,
+              disk: bytes | None) -> list[_Version]:
+    """The file in each checkpoint, newest to oldest renames followed, and on disk last
+    (where it differs from the newest checkpoint)."""
+    out: list[_Version] = []
+    at: str | None = path
+    for i in range(len(records) - 1, -1, -1):
+        r = records[i]
+        data = _blob(tl, r.tree, at) if at is not None else None
+        out.append(_Version(r, at if data is not None else None, data))
+        if at is not None and data is not None and i > 0 \
+                and _blob(tl, records[i - 1].tree, at) is None:
+            at = _renamed_from(tl, records[i - 1], r, at, data)  # None: it was added here
+        elif data is None and i < len(records) - 1 and out[-2].data is not None:
+            at = None  # deleted before and added again later: its older life is another file
+    out.reverse()
+    tip = out[-1].data if out else None
+    if disk != tip:
+        out.append(_Version(None, path if disk is not None else None, disk))
+    return out
+
+
+def _blob(tl: Timeline, tree: ObjectId, path: str) -> bytes | None:
+    """The bytes of the regular file `path` in `tree`, or None (absent, a folder, a link)."""
+    store = tl.store
+    cache: dict = tl.__dict__.setdefault("_why_trees", {})
+    parts = path.split("/")
+    for part in parts[:-1]:
+        entries = cache.get(tree)
+        if entries is None:
+            entries = cache[tree] = {e.name: e for e in store.read_tree(tree)}
+        e = entries.get(part.encode("utf-8", "surrogateescape"))
+        if e is None or e.mode != Mode.TREE:
+            return None
+        tree = e.id
+    entries = cache.get(tree)
+    if entries is None:
+        entries = cache[tree] = {e.name: e for e in store.read_tree(tree)}
+    e = entries.get(parts[-1].encode("utf-8", "surrogateescape"))
+    if e is None or e.mode not in (Mode.FILE, Mode.EXECUTABLE):
+        return None
+    return store.read_blob(e.id)
+
+
+def _renamed_from(tl: Timeline, before: StepRecord, now: StepRecord, path: str,
+                  data: bytes) -> str | None:
+    """The path `path` had in `before`, where `now` added it in place of a file it deleted
+    whose lines are mostly the same (a rename), else None."""
+    changes = tl.store.diff_trees(before.tree, now.tree)
+    if path not in changes.added:
+        return None
+    mine = split_lines(data)
+    best, score = None, RENAME_SIMILARITY
+    for gone in changes.deleted:
+        theirs = _blob(tl, before.tree, gone)
+        if theirs is None or is_binary(theirs):
+            continue
+        ratio = difflib.SequenceMatcher(None, split_lines(theirs), mine, autojunk=False).ratio()
+        if ratio >= score:
+            best, score = gone, ratio
+    return best
+
+
+def _blame(versions: list[_Version], records: list[StepRecord]) -> list[tuple[int, int]]:
+    """For each line of the last version, the version that wrote it and the line's index
+    there."""
+    index = {r.commit: i for i, r in enumerate(records)}
+    back = {}  # version -> the version whose lines it brings back (restore, revert)
+    for i, v in enumerate(versions):
+        target = _brought_back(v.record, index) if v.record is not None else None
+        if target is not None:
+            back[i] = target
+    keep = set(back.values())
+    memo: dict[int, list[tuple[int, int]]] = {}
+    origins: list[tuple[int, int]] = []
+    prev: bytes | None = None
+    for i, v in enumerate(versions):
+        if v.data is None:
+            origins, prev = [], None
+        elif prev is None or v.data != prev:
+            pairs = kept(prev or b"", v.data)
+            mine = [origins[p] if p is not None else (i, j) for j, p in enumerate(pairs)]
+            source = memo.get(back[i]) if i in back else None
+            if source is not None:  # lines it brought back keep their first origin
+                again = kept(versions[back[i]].data or b"", v.data)
+                mine = [source[a] if m[0] == i and a is not None else m
+                        for m, a in zip(mine, again, strict=True)]
+            origins, prev = mine, v.data
+        if i in keep:
+            memo[i] = origins
+    return origins
+
+
+def _brought_back(r: StepRecord, index: dict[ObjectId, int]) -> int | None:
+    """The version a restore restored, or the one before what a revert undid."""
+    n = r.note
+    if n.kind == "restore" and n.target is not None and ObjectId(n.target) in index:
+        return index[ObjectId(n.target)]
+    first = (n.reverted or {}).get("first")
+    if n.trigger == "revert" and isinstance(first, str) and index.get(ObjectId(first), 0) > 0:
+        return index[ObjectId(first)] - 1
+    return None
+
+
+class _Context:
+    """What each origin is told of: the step that saved it, its prompt, its verification."""
+
+    def __init__(self, tl: Timeline, records: list[StepRecord],
+                 versions: list[_Version]) -> None:
+        self.tl, self.records, self.versions = tl, records, versions
+        self.steps = {r.n: r for r in records if r.note.kind in ("init", "step")}
+        self.prompts = {p.get("id"): p for r in self.steps.values()
+                        for p in r.note.extra.get("prompts", []) if isinstance(p, dict)}
+        self.runs = self._runs()
+        self._user: dict[str, Any] = {}
+
+    def _runs(self) -> list[tuple[int, dict, int]]:
+        """(the version the command ran on, the command, the step that recorded it)."""
+        by_tree: dict[str, int] = {}
+        for i, r in enumerate(self.records):
+            by_tree[r.tree] = i  # the newest version with that tree
+        out = []
+        for i, r in enumerate(self.records):
+            for c in r.note.commands:
+                at = by_tree.get(str(c.get("tree")), i)
+                out.append((min(at, i), c, r.n))
+        return out
+
+    def origin(self, line: int, text: bytes, i: int, j: int) -> LineOrigin:
+        """Line `line` now (`text`), written by version `i` as its line `j`."""
+        v = self.versions[i]
+        shown = text.decode("utf-8", "replace")
+        if v.record is None:
+            return LineOrigin(line, shown, "unsaved", None, "not checkpointed", None, None,
+                              None, v.path or "", None, None, None, None,
+                              "nothing was run after it changed", None)
+        r, n = v.record, v.record.note
+        first = n.kind == "init" or (i == 0)
+        kind = "before_task" if first else n.kind if n.kind in ("step", "restore") else \
+            "revert" if n.trigger == "revert" else "drift"
+        saved = r.n if n.kind in ("init", "step") else r.n + 1 if r.n + 1 in self.steps \
+            else None
+        label = "before the task" if first else f"step {r.n}" if n.kind == "step" else \
+            f"{'restore' if n.kind == 'restore' else 'drift'} after step {r.n}"
+        prompt_id = (n.tool or {}).get("prompt")
+        prompt = self.prompts.get(prompt_id, {}).get("text") if prompt_id else None
+        if prompt is None and n.kind == "step":
+            own = [p for p in n.extra.get("prompts", []) if isinstance(p, dict)]
+            prompt = own[-1].get("text") if own else None
+        return LineOrigin(line, shown, kind, r.commit, label, r.n, n.trigger, n.tool,
+                          v.path or "", n.created_at, prompt, saved,
+                          self.steps[saved].note.conclusion or None if saved is not None
+                          else None, self._verified(i), self._user_commit(v, j, first))
+
+    def _verified(self, i: int) -> str:
+        ran = [(at, c, n) for at, c, n in self.runs if at >= i]
+        if not ran:
+            return "nothing was run after it changed"
+        _at, c, n = max(ran, key=lambda x: (x[0], x[2]))
+        code = c.get("exit_code")
+        result = "passed" if code == 0 else f"failed (exit {code})" if code is not None \
+            else "ran"
+        return f"`{c.get('command')}` {result} on a tree with this line (step {n})"
+
+    def _user_commit(self, v: _Version, j: int, first: bool) -> str | None:
+        """Before the task: the user's commit that last changed the line (line `j` of the
+        task's first version), in the HEAD the task started from (git stores)."""
+        if not first or v.record is None:
+            return None
+        head = (v.record.note.git or {}).get("head")
+        if not head or v.path is None:
+            return None
+        key = f"{head}:{v.path}"
+        if key not in self._user:
+            self._user[key] = self.tl.store.user_blame(v.path, head)
+        found = self._user[key]
+        if found is None:
+            return None
+        data, commits = found
+        p = kept(data, v.data or b"")[j]
+        return commits[p] if p is not None else None

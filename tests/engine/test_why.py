@@ -1,0 +1,199 @@
+"""`why` and `blame`: each line's origin over a task's checkpoints, checked against `git blame`
+over a scratch repository built from the same versions (random edit sequences, both stores),
+and the stories around it: renames, restores, tool calls, verification, the user's commits."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from conftest import git, make_plain, make_repo, run_cli
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.engine.why import chronological, parse_target
+from gitckpt.service import api as service
+
+WORDS = ["alpha", "beta", "gamma", "delta", "}", ""]  # repeats: ambiguous pairings on purpose
+EDIT = st.tuples(st.sampled_from(["insert", "delete", "change"]), st.integers(0, 30),
+                 st.sampled_from(WORDS))
+OPS = st.lists(st.tuples(st.lists(EDIT, min_size=1, max_size=4),
+                         st.sampled_from(["capture", "save"])), min_size=1, max_size=8)
+_N = itertools.count()
+
+
+def _apply(lines: list[str], edits) -> list[str]:
+    out = list(lines)
+    for what, at, word in edits:
+        at = at % (len(out) + 1)
+        if what == "insert":
+            out.insert(at, word)
+        elif out and what == "delete":
+            del out[at % len(out)]
+        elif out:
+            out[at % len(out)] = word
+    return out
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(f"{x}\n" for x in lines))
+
+
+def _oracle(tmp: Path, versions: list[bytes | None]) -> list[int]:
+    """`git blame` of the last version over a line of commits, one per version: for each
+    line, the index of the version that wrote it."""
+    scratch = tmp / "scratch"
+    git(tmp, "init", "-q", str(scratch))
+    commits = []
+    for i, data in enumerate(versions):
+        f = scratch / "f.txt"
+        if data is None:
+            f.unlink(missing_ok=True)
+        else:
+            f.write_bytes(data)
+        git(scratch, "add", "-A")
+        git(scratch, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+            "--allow-empty", "-m", f"v{i}")
+        commits.append(git(scratch, "rev-parse", "HEAD").strip())
+    out = git(scratch, "-c", "diff.indentHeuristic=false", "blame", "--porcelain",
+              "f.txt")
+    index = {c: i for i, c in enumerate(commits)}
+    return [index[ln.split()[0]] for ln in out.splitlines()
+            if len(ln) > 40 and ln[:40] in index and ln[40] == " "]
+
+
+@pytest.mark.parametrize("kind", ["git", "dir"])
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(ops=OPS)
+@example(ops=[([("insert", 0, "}"), ("insert", 0, "}")], "capture"),
+              ([("insert", 1, "alpha"), ("insert", 1, "}")], "save")])
+@example(ops=[([("insert", 0, "alpha")], "save"), ([("insert", 0, "alpha")], "capture"),
+              ([("insert", 0, "alpha"), ("delete", 0, "alpha"), ("delete", 0, "alpha")],
+               "save")])
+def test_each_line_is_where_git_blame_puts_it(kind, ops, tmp_path, hermetic):
+    base = tmp_path / f"ex{next(_N)}"
+    base.mkdir()
+    root = make_repo(base / "repo") if kind == "git" else make_plain(hermetic / f"p{next(_N)}")
+    lines = ["alpha", "beta", "gamma"]
+    _write(root / "f.txt", lines)
+    service.init(root, "why")
+    for edits, how in ops:
+        lines = _apply(lines, edits)
+        _write(root / "f.txt", lines)
+        if how == "save":
+            service.save(root, "s", conclusion="c")
+        else:
+            service.capture(root)
+    tl = service.open_timeline(root)
+    records = chronological(tl, tl.resolve(None))
+    got = service.why(root, "f.txt")
+    assert [o.text for o in got.lines] == lines
+    index = {r.commit: i for i, r in enumerate(records)}
+    versions = [_file(tl, r.tree) for r in records]
+    disk = (root / "f.txt").read_bytes()
+    if versions[-1] != disk:  # (a save that found the files as its step left them is none)
+        index[None] = len(versions)
+        versions.append(disk)
+    assert [index[o.commit] for o in got.lines] == _oracle(base, versions)
+
+
+def _file(tl, tree) -> bytes | None:
+    from gitckpt.engine.why import _blob
+
+    return _blob(tl, tree, "f.txt")
+
+
+def test_a_restored_line_keeps_its_first_origin_and_renames_are_followed(ws):
+    _write(ws.root / "f.txt", ["one", "two"])
+    service.init(ws.root, "why")
+    _write(ws.root / "f.txt", ["one", "two", "three"])
+    s1 = service.save(ws.root, "add three", conclusion="three is there")
+    _write(ws.root / "f.txt", ["one"])
+    service.save(ws.root, "drop the rest")
+    service.restore(ws.root, "1", apply=True, confirm=True)
+    (ws.root / "f.txt").rename(ws.root / "g.txt")
+    with (ws.root / "g.txt").open("a") as f:
+        f.write("four\n")
+    service.save(ws.root, "rename", conclusion="renamed")
+    got = {o.text: o for o in service.why(ws.root, "g.txt").lines}
+    assert got["three"].commit == s1.commit  # not the restore: where it came from
+    assert got["three"].saved_in == 1
+    assert got["three"].conclusion == "three is there"
+    assert got["three"].path == "f.txt"  # its name there
+    assert got["one"].kind == "before_task"
+    assert got["four"].path == "g.txt"
+    assert got["four"].saved_in == 3
+
+
+def test_a_tool_call_and_the_command_that_verified_it(repo):
+    _write(repo / "f.txt", ["a"])
+    service.init(repo, "why")
+    _write(repo / "f.txt", ["a", "b"])
+    service.capture(repo, trigger="tool", tool={"name": "Bash", "host": "claude",
+                                                 "command": "echo b >> f.txt"})
+    service.save(repo, "b", conclusion="b added",
+                 commands=[{"command": "pytest -q", "exit_code": 0}])
+    [b] = service.why(repo, "f.txt:2").lines
+    assert b.trigger == "tool"
+    assert b.tool["command"] == "echo b >> f.txt"
+    assert b.verified == "`pytest -q` passed on a tree with this line (step 1)"
+    [a] = service.why(repo, "f.txt:1").lines
+    assert a.kind == "before_task"
+    # the fixture's repository committed no f.txt: the line is in no commit of the user's
+    assert a.user_commit is None
+    _write(repo / "f.txt", ["a", "b", "c"])  # on disk, not checkpointed
+    [c] = service.why(repo, "f.txt:3").lines
+    assert (c.kind, c.commit) == ("unsaved", None)
+
+
+def test_lines_before_the_task_name_the_users_commit(repo):
+    head = git(repo, "rev-parse", "HEAD").strip()
+    service.init(repo, "why")
+    tracked = git(repo, "ls-files").split()[0]
+    got = service.why(repo, tracked).lines
+    assert got
+    committed = git(repo, "show", f"HEAD:{tracked}").splitlines()
+    blamed = git(repo, "blame", "--porcelain", "HEAD", "--", tracked)
+    first = [ln[:40] for ln in blamed.splitlines() if len(ln) > 40 and ln[40] == " "
+             and all(c in "0123456789abcdef" for c in ln[:40])]
+    for o in got:
+        if o.line <= len(committed) and o.text == committed[o.line - 1]:
+            assert o.user_commit == first[o.line - 1]
+    assert head
+
+
+@pytest.mark.parametrize("bad", ["f.txt:0", "f.txt:3-2", "nope.txt", "f.txt:99", "../x:1"])
+def test_bad_targets_get_a_clear_error(ws, bad):
+    _write(ws.root / "f.txt", ["a", "b"])
+    service.init(ws.root, "why")
+    with pytest.raises(InvalidArgument) as e:
+        service.why(ws.root, bad)
+    assert e.value.hint
+
+
+def test_parse_target_keeps_colons_in_a_path():
+    assert parse_target("a:b.txt") == ("a:b.txt", None, None)
+    assert parse_target("a:b.txt:3") == ("a:b.txt", 3, 3)
+    assert parse_target("x.py:3-9") == ("x.py", 3, 9)
+
+
+def test_the_cli(ws):
+    _write(ws.root / "f.txt", ["a"])
+    service.init(ws.root, "why")
+    _write(ws.root / "f.txt", ["a", "b"])
+    service.save(ws.root, "b", conclusion="b added")
+    out = run_cli("why", "f.txt:2", cwd=ws.root)
+    assert out.code == 0, out.err
+    assert "f.txt:2" in out.out
+    assert "saved in step 1: b added" in out.out
+    blame = run_cli("blame", "f.txt", cwd=ws.root)
+    assert blame.out.splitlines()[1].endswith("2) b")
+    js = json.loads(run_cli("--json", "why", "f.txt", cwd=ws.root).out)
+    assert [line["text"] for line in js["lines"]] == ["a", "b"]
+    bad = run_cli("why", "f.txt:7", cwd=ws.root)
+    assert bad.code == 1
+    assert "hint:" in bad.err
+    assert "Traceback" not in bad.err
