@@ -243,7 +243,7 @@ def test_each_hook_event_is_one_service_call():
                    and any(isinstance(t, ast.Name) and t.id == "_ACTIONS" for t in n.targets))
     names = [v.id for v in actions.value.values]  # type: ignore[attr-defined]
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert len(names) == 4
+    assert len(names) == 5
     for name in names:
         calls = [c.func for c in ast.walk(funcs[name]) if isinstance(c, ast.Call)
                  and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)

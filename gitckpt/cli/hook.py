@@ -41,6 +41,7 @@ def _event(kind: str, doc: str) -> click.Command:
 
 _event("session-start", "Print the active task's handoff as the session's context (or "
        "nothing).")
+_event("prompt", "Keep the user's prompt (redacted) for the drifts and the step that follow.")
 _event("post-tool", "Record a drift attributed to the tool call that just ran, if files "
        "changed.")
 _event("pre-compact", "Before a compaction: keep a one-line reminder if the step is not saved.")

@@ -154,6 +154,10 @@ class Note:
     # A drift an agent host's hook recorded after one tool call (trigger "tool"):
     # {"name", "host", "session"?, "command"?} (the command redacted, as every free text).
     tool: dict[str, Any] | None = None
+    # A step: the user's prompts a host's hook heard since the step before (each {id, session,
+    # host, at, text, model?}, redacted and capped: engine/prompts.py) and their sessions.
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
     # Task metadata, in the step-0 note only.
     name: str | None = None
     goal: str | None = None
@@ -209,7 +213,8 @@ _TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str
           "conclusion": str, "next": str, "description": str, "closed": bool,
           "changes": dict, "skipped": list, "verified": list, "open_questions": list,
           "decisions": list, "partial": bool, "gotchas": list, "answered": list,
-          "dropped": list, "commands": list, "files": list, "then": list}
+          "dropped": list, "commands": list, "files": list, "then": list, "prompts": list,
+          "sessions": list}
 _OPTIONAL_TEXT = ("trigger", "target", "safety", "name", "goal", "constraints", "workspace")
 TRIGGERS = ("watch", "boundary", "capture", "pre_restore", "run")
 

@@ -25,6 +25,7 @@ from gitckpt.core.errors import (
 )
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.values import Changes, Snapshot
+from gitckpt.engine import prompts as prompting
 from gitckpt.engine import reach
 from gitckpt.engine.memory import check_retired, recall
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
@@ -324,13 +325,18 @@ class Timeline:
                                   snap.skipped, spec.redacted, prev.plan)
             now = self.clock()
             changes = self.store.diff_trees(head.tree, snap.tree)
+            heard = prompting.pending(self.store, tid)  # the user's prompts since the step
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
                         **spec.texts(), **spec.lists, plan=merged, closed=close,
                         commands=commands, files=spec.files, changes=changes.to_dict(),
-                        skipped=_skipped(snap), git=_git(self.store))
+                        skipped=_skipped(snap), git=_git(self.store), prompts=heard,
+                        sessions=sorted({p["session"] for p in heard if p.get("session")}))
             commit = self._commit(tid, snap.tree, head, step_message(tid, note), note, now)
             if pending:
                 self.store.state.remove(_runs_file(tid))
+            if heard:
+                with self.store.state.locked(prompting.MEMORY_LOCK, prompting.MEMORY_WAIT):
+                    prompting.taken(self.store, tid, heard)
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           snap.skipped, spec.redacted, merged)
 

@@ -21,9 +21,10 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import Mode
 from gitckpt.core.shape import Shaped
+from gitckpt.engine import prompts as prompting
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import Timeline
-from gitckpt.store.lines import is_binary, kept, split_lines
+from gitckpt.store.lines import is_binary, kept, split_lines, unchanged
 
 #: Similarity (of lines, 0 to 1) above which a file added where another went is that file
 #: renamed, as `git log --follow` decides with its default of 50%.
@@ -143,12 +144,16 @@ def _versions(tl: Timeline, records: list[StepRecord], path: str,
     (where it differs from the newest checkpoint)."""
     out: list[_Version] = []
     at: str | None = path
+    blobs: dict[ObjectId, bytes] = {}
     for i in range(len(records) - 1, -1, -1):
         r = records[i]
-        data = _blob(tl, r.tree, at) if at is not None else None
+        oid = _entry(tl, r.tree, at) if at is not None else None
+        if oid is not None and oid not in blobs:
+            blobs[oid] = tl.store.read_blob(oid)
+        data = blobs[oid] if oid is not None else None
         out.append(_Version(r, at if data is not None else None, data))
         if at is not None and data is not None and i > 0 \
-                and _blob(tl, records[i - 1].tree, at) is None:
+                and _entry(tl, records[i - 1].tree, at) is None:
             at = _renamed_from(tl, records[i - 1], r, at, data)  # None: it was added here
         elif data is None and i < len(records) - 1 and out[-2].data is not None:
             at = None  # deleted before and added again later: its older life is another file
@@ -161,24 +166,29 @@ def _versions(tl: Timeline, records: list[StepRecord], path: str,
 
 def _blob(tl: Timeline, tree: ObjectId, path: str) -> bytes | None:
     """The bytes of the regular file `path` in `tree`, or None (absent, a folder, a link)."""
+    oid = _entry(tl, tree, path)
+    return tl.store.read_blob(oid) if oid is not None else None
+
+
+def _entry(tl: Timeline, tree: ObjectId, path: str) -> ObjectId | None:
+    """The blob id of the regular file `path` in `tree`, or None; trees read once each."""
     store = tl.store
     cache: dict = tl.__dict__.setdefault("_why_trees", {})
     parts = path.split("/")
-    for part in parts[:-1]:
+    for k, part in enumerate(parts):
         entries = cache.get(tree)
         if entries is None:
             entries = cache[tree] = {e.name: e for e in store.read_tree(tree)}
         e = entries.get(part.encode("utf-8", "surrogateescape"))
-        if e is None or e.mode != Mode.TREE:
+        if e is None:
             return None
-        tree = e.id
-    entries = cache.get(tree)
-    if entries is None:
-        entries = cache[tree] = {e.name: e for e in store.read_tree(tree)}
-    e = entries.get(parts[-1].encode("utf-8", "surrogateescape"))
-    if e is None or e.mode not in (Mode.FILE, Mode.EXECUTABLE):
-        return None
-    return store.read_blob(e.id)
+        if k < len(parts) - 1:
+            if e.mode != Mode.TREE:
+                return None
+            tree = e.id
+        elif e.mode in (Mode.FILE, Mode.EXECUTABLE):
+            return e.id
+    return None
 
 
 def _renamed_from(tl: Timeline, before: StepRecord, now: StepRecord, path: str,
@@ -217,8 +227,12 @@ def _blame(versions: list[_Version], records: list[StepRecord]) -> list[tuple[in
         if v.data is None:
             origins, prev = [], None
         elif prev is None or v.data != prev:
-            pairs = kept(prev or b"", v.data)
-            mine = [origins[p] if p is not None else (i, j) for j, p in enumerate(pairs)]
+            runs, n_new = unchanged(prev or b"", v.data)
+            mine: list[tuple[int, int]] = []
+            for o, n, length in runs:  # the lines between runs are this version's own
+                mine += [(i, j) for j in range(len(mine), n)]
+                mine += origins[o:o + length]
+            mine += [(i, j) for j in range(len(mine), n_new)]
             source = memo.get(back[i]) if i in back else None
             if source is not None:  # lines it brought back keep their first origin
                 again = kept(versions[back[i]].data or b"", v.data)
@@ -248,8 +262,9 @@ class _Context:
                  versions: list[_Version]) -> None:
         self.tl, self.records, self.versions = tl, records, versions
         self.steps = {r.n: r for r in records if r.note.kind in ("init", "step")}
-        self.prompts = {p.get("id"): p for r in self.steps.values()
-                        for p in r.note.extra.get("prompts", []) if isinstance(p, dict)}
+        heard = [p for r in self.steps.values() for p in r.note.prompts if isinstance(p, dict)]
+        heard += prompting.pending(tl.store, TaskId(records[0].note.task)) if records else []
+        self.prompts = {p.get("id"): p for p in heard}  # a step's, or still in the state
         self.runs = self._runs()
         self._user: dict[str, Any] = {}
 
@@ -284,7 +299,7 @@ class _Context:
         prompt_id = (n.tool or {}).get("prompt")
         prompt = self.prompts.get(prompt_id, {}).get("text") if prompt_id else None
         if prompt is None and n.kind == "step":
-            own = [p for p in n.extra.get("prompts", []) if isinstance(p, dict)]
+            own = [p for p in n.prompts if isinstance(p, dict)]
             prompt = own[-1].get("text") if own else None
         return LineOrigin(line, shown, kind, r.commit, label, r.n, n.trigger, n.tool,
                           v.path or "", n.created_at, prompt, saved,
@@ -310,11 +325,13 @@ class _Context:
         if not head or v.path is None:
             return None
         key = f"{head}:{v.path}"
-        if key not in self._user:
-            self._user[key] = self.tl.store.user_blame(v.path, head)
-        found = self._user[key]
-        if found is None:
+        if key not in self._user:  # the user's blame, and which of its lines are here
+            found = self.tl.store.user_blame(v.path, head)
+            self._user[key] = None if found is None else \
+                (found[1], kept(found[0], v.data or b""))
+        memo = self._user[key]
+        if memo is None:
             return None
-        data, commits = found
-        p = kept(data, v.data or b"")[j]
+        commits, pairs = memo
+        p = pairs[j]
         return commits[p] if p is not None else None

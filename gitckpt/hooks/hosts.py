@@ -28,6 +28,8 @@ class Event:
     source: str | None = None  # session-start: startup | resume | clear | compact | ...
     stop_active: bool = False  # stop: the agent is already continuing because of a hook
     aborted: bool = False  # stop: the user stopped the agent (nothing to remind of)
+    prompt: str | None = None  # prompt: what the user submitted
+    model: str | None = None  # the model, where the host's input names it
     voice: str = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
 
 
@@ -79,7 +81,8 @@ class Host:
         return Event(cwd=_text(data, "cwd"), session=_text(data, "session_id"), tool=tool,
                      command=_text(tool_input, "command") if tool in self.shells else None,
                      source=_text(data, "source"),
-                     stop_active=data.get("stop_hook_active") is True)
+                     stop_active=data.get("stop_hook_active") is True,
+                     prompt=_text(data, "prompt"), model=_text(data, "model"))
 
     def changes_files(self, tool: str | None) -> bool:
         return tool in self.changing
@@ -92,6 +95,11 @@ class Host:
                                              "additionalContext": text}})
 
     def post_tool_output(self) -> str:
+        return ""
+
+    def prompt_output(self) -> str:
+        """stdout after a prompt was kept: nothing (Claude Code would add stdout to the
+        prompt as context)."""
         return ""
 
     def nothing(self) -> str:
@@ -159,7 +167,8 @@ class Host:
 #: Exactly the commands gitckpt writes: a user's line that merely starts with one
 #: (`gitckpt hook stop && notify-send done`) is the user's, and is kept.
 _OURS = re.compile(
-    r"gitckpt hook (session-start|post-tool|pre-compact|stop)( --host [a-z]+)?( --cli)?")
+    r"gitckpt hook (session-start|prompt|post-tool|pre-compact|stop)( --host [a-z]+)?"
+    r"( --cli)?")
 
 
 def _ours(handler: Any) -> bool:
@@ -265,10 +274,14 @@ class Cursor(Host):
                      source="startup" if kind == "session-start" else None,
                      # loop_count counts the follow-ups of the whole conversation, not of this
                      # stop: a reminder is said once per unsaved state instead (service/events)
-                     aborted=data.get("status") == "aborted")
+                     aborted=data.get("status") == "aborted",
+                     prompt=_text(data, "prompt"), model=_text(data, "model"))
 
     def context(self, kind: str, text: str) -> str:
         return _json({"additional_context": text})
+
+    def prompt_output(self) -> str:
+        return _json({"continue": True})  # beforeSubmitPrompt: the prompt goes on
 
     def remind(self, kind: str, line: str) -> str:
         if kind == "stop":
@@ -353,33 +366,37 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
     # PostToolUse fires only after a tool succeeded; a failed one (a shell command's non-zero
     # exit, the command that broke a file) fires PostToolUseFailure, with the same fields.
     Claude("claude", "Claude Code", ".claude/settings.json",
-           {"session-start": "SessionStart", "post-tool": "PostToolUse,PostToolUseFailure",
-            "pre-compact": "PreCompact", "stop": "Stop"},
+           {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+            "post-tool": "PostToolUse,PostToolUseFailure", "pre-compact": "PreCompact",
+            "stop": "Stop"},
            _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
            {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
            "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
            ".claude/settings.json", {"project": ".mcp.json"}),
     Host("codex", "Codex", ".codex/hooks.json",
-         {"session-start": "SessionStart", "post-tool": "PostToolUse",
+         {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+          "post-tool": "PostToolUse",
           "pre-compact": "PreCompact", "stop": "Stop"},
          frozenset({"Bash", "apply_patch", "Edit", "Write"}), frozenset({"Bash"}),
          {"post-tool": "^(Bash|apply_patch|Edit|Write)$"},
          "https://developers.openai.com/codex/hooks", None, ".codex/hooks.json"),
     Cursor("cursor", "Cursor", ".cursor/hooks.json",
-           {"session-start": "sessionStart", "post-tool": "afterShellExecution,afterFileEdit",
+           {"session-start": "sessionStart", "prompt": "beforeSubmitPrompt",
+            "post-tool": "afterShellExecution,afterFileEdit",
             "pre-compact": "preCompact", "stop": "stop"},
            frozenset({"Shell", "Edit"}), frozenset({"Shell"}), {},
            "https://cursor.com/docs/hooks", None, ".cursor/hooks.json",
            {"project": ".cursor/mcp.json", "user": ".cursor/mcp.json"}),
     # Stop (agentStop) continues on `decision: block`; PreCompact is a notification only
     Copilot("copilot", "GitHub Copilot CLI", ".github/hooks/gitckpt.json",
-            {"session-start": "SessionStart", "post-tool": "PostToolUse",
-             "pre-compact": "PreCompact", "stop": "Stop"},
+            {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+             "post-tool": "PostToolUse", "pre-compact": "PreCompact", "stop": "Stop"},
             frozenset(), frozenset({"bash", "Bash"}), {},
             "https://docs.github.com/en/copilot/reference/hooks-reference",
             mcp={"user": ".copilot/mcp-config.json"}),
     Devin("devin", "Devin CLI", ".devin/config.json",
-          {"session-start": "SessionStart", "post-tool": "PostToolUse", "stop": "Stop"},
+          {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+           "post-tool": "PostToolUse", "stop": "Stop"},
           frozenset({"exec", "edit", "write"}), frozenset({"exec"}),
           {"post-tool": "^(exec|edit|write)$"},
           "https://docs.devin.ai/cli/extensibility/hooks/overview", ".devin/config.local.json",
@@ -387,7 +404,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
           {"project": ".devin/config.json", "local": ".devin/config.local.json",
            "user": ".config/devin/config.json"}),
     Gemini("gemini", "Gemini CLI", ".gemini/settings.json",
-           {"session-start": "SessionStart", "post-tool": "AfterTool",
+           {"session-start": "SessionStart", "prompt": "BeforeAgent", "post-tool": "AfterTool",
             "pre-compact": "PreCompress", "stop": "AfterAgent"},
            frozenset({"run_shell_command", "write_file", "replace"}),
            frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
@@ -395,7 +412,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            {"project": ".gemini/settings.json", "user": ".gemini/settings.json"}),
     OpenCode("opencode", "OpenCode", ".opencode/plugins/gitckpt.js",
              {"session-start": "experimental.chat.system.transform",
-              "post-tool": "tool.execute.after",
+              "prompt": "chat.message", "post-tool": "tool.execute.after",
               "pre-compact": "experimental.session.compacting", "stop": "session.idle"},
              frozenset({"bash", "edit", "write", "patch", "multiedit"}), frozenset({"bash"}),
              {}, "https://opencode.ai/docs/plugins", None, ".config/opencode/plugins/gitckpt.js"),

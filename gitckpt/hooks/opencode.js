@@ -1,8 +1,8 @@
 // gitckpt's OpenCode plugin, written by `gitckpt hook install --host opencode` (remove it with
-// `gitckpt hook uninstall --host opencode`). It runs `gitckpt hook KIND --host opencode` at four
+// `gitckpt hook uninstall --host opencode`). It runs `gitckpt hook KIND --host opencode` at five
 // moments (https://opencode.ai/docs/plugins): a session's first request gets the active task's
-// handoff in its system prompt; every tool that changes files is recorded as a drift named
-// after it; a compaction keeps the reminder of unsaved work in its summary; an idle session
+// handoff in its system prompt; the user's message is kept for the drifts and the step that
+// follow; every tool that changes files is recorded as a drift named after it; a compaction keeps the reminder of unsaved work in its summary; an idle session
 // with unsaved work is sent one reminder. Any failure of gitckpt is silent: the session goes on.
 import { spawn } from "node:child_process"
 
@@ -46,6 +46,13 @@ export const Gitckpt = async ({ client, directory, worktree }) => {
       }
       const text = handoffs.get(id)
       if (text) output.system.push(text)
+    },
+    "chat.message": async (input, output) => {
+      const text = (output.parts || [])
+        .filter((p) => p.type === "text" && !p.synthetic)
+        .map((p) => p.text)
+        .join("\n")
+      if (text) await gitckpt("prompt", { cwd, session_id: input.sessionID, prompt: text })
     },
     "tool.execute.after": async (input) => {
       await gitckpt("post-tool", {

@@ -19,7 +19,7 @@ import time
 
 #: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
 #: hook is parsed before anything else loads.
-EVENTS = ("session-start", "post-tool", "pre-compact", "stop")
+EVENTS = ("session-start", "prompt", "post-tool", "pre-compact", "stop")
 HOST_NAMES = ("claude", "codex", "copilot", "cursor", "devin", "gemini", "opencode", "windsurf")
 
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the

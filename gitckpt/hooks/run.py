@@ -3,9 +3,9 @@ attributed drift or a one-line reminder; stdout carries only what the host reads
 of ours ever fails the host (exit 0 and a log line).
 
 Each host's event names and fields are in `hooks/hosts.py`; this module knows only the four
-moments: a session starts (or is resumed, cleared or compacted), a tool that changes files has
-run, the context is about to be compacted, the agent is about to stop; each is one call into
-`service/events.py`.
+moments: a session starts (or is resumed, cleared or compacted), the user submits a prompt, a
+tool that changes files has run, the context is about to be compacted, the agent is about to
+stop; each is one call into `service/events.py`.
 """
 
 from __future__ import annotations
@@ -131,6 +131,18 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
                    f"{event.tool}: drift {d.commit[:7]}, {len(d.changes.paths())} paths ({took})")
 
 
+def _prompt(host: Host, event: Event, cwd: str) -> Outcome:
+    from gitckpt.service import events
+
+    if not event.prompt:
+        return Outcome(log="the host's input holds no prompt; nothing done")
+    kept = events.prompted(cwd, event.prompt, session=event.session, host=host.name,
+                           model=event.model)
+    if kept is None:
+        return Outcome(log=f"no active task at {cwd}")
+    return Outcome(host.prompt_output(), f"prompt {kept['id']} kept ({len(kept['text'])} chars)")
+
+
 def _unsaved_line(u: Unsaved, voice: str) -> str:
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
     how = hints.call("save", title=hints.BLANK, conclusion=hints.BLANK,
@@ -175,7 +187,7 @@ def _stop(host: Host, event: Event, cwd: str) -> Outcome:
                    f"stop: reminded, {files} unsaved")
 
 
-_ACTIONS = {"session-start": _session_start, "post-tool": _post_tool,
+_ACTIONS = {"session-start": _session_start, "prompt": _prompt, "post-tool": _post_tool,
             "pre-compact": _pre_compact, "stop": _stop}
 
 

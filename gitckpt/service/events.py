@@ -16,6 +16,8 @@ from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.shape import Shaped
+from gitckpt.engine import prompts
+from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.engine.records import DriftResult
 from gitckpt.engine.timeline import Timeline
 from gitckpt.service import api
@@ -28,11 +30,9 @@ from gitckpt.service.workspace import open_timeline
 REMINDED = "hook-reminded"
 COMPACT_REMINDED = "hook-compact-reminded"
 AFTER_COMPACT = "hook-after-compact"
-#: The last handoff a session-start hook gave: when, and to which session; and the lock that
-#: orders the hooks' memories (not the store's: a watcher's scan may hold that one for long).
+#: The last handoff a session-start hook gave: when, and to which session (its lock, the
+#: hooks' memories' own: engine/prompts.py).
 HANDED = "hook-handed"
-MEMORY_LOCK = "hook-memory.lock"
-MEMORY_WAIT = 2.0  # seconds; the memory's holders read and write a few bytes
 #: Seconds within which a second session start of the same session (or of an unknown one) is
 #: the same moment heard twice: a host that runs two recipes (Cursor, Copilot CLI and Devin
 #: also run the hooks in `.claude/settings*.json`) fires both for one start.
@@ -127,10 +127,28 @@ def _handed(data: bytes | None) -> dict[str, Any] | None:
 
 
 def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResult | None:
-    """A tool that changes files has run: its changes as a drift attributed to `tool`."""
-    if _active(root) is None:
+    """A tool that changes files has run: its changes as a drift attributed to `tool`, and
+    to the newest prompt of its session that a hook heard."""
+    tl = _active(root)
+    if tl is None:
         return None
+    heard = prompts.latest(tl.store, tl.resolve(None), tool.get("session"))
+    if heard is not None:
+        tool = {**tool, "prompt": heard}
     return api.capture(root, trigger="tool", tool=tool, lock_timeout=lock_timeout)
+
+
+def prompted(root: str | Path, text: str, *, session: str | None, host: str,
+             model: str | None = None, clock: Callable[[], float] = time.time) -> dict | None:
+    """The user submitted a prompt: kept (redacted, capped) for the drifts and the step that
+    follow; its record, or None in a folder without an active task."""
+    from gitckpt.engine.records import rfc3339
+
+    tl = _active(root)
+    if tl is None:
+        return None
+    return prompts.add(tl.store, tl.resolve(None), text, session=session, host=host,
+                       at=rfc3339(clock()), model=model)
 
 
 def compacting(root: str | Path, *, lock_timeout: float) -> Reminder | None:

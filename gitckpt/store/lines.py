@@ -18,22 +18,31 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:8000]
 
 
-def kept(old: bytes, new: bytes) -> list[int | None]:
-    """For each line of `new` (0-based), the line of `old` it is, unchanged, or None where
-    `new` changed or added it: the pairing of `git diff` (Myers, as xdiff does it)."""
+def unchanged(old: bytes, new: bytes) -> tuple[list[tuple[int, int, int]], int]:
+    """The runs of lines `new` keeps from `old`, unchanged, as `git diff` pairs them (Myers,
+    as xdiff does it): (first line in old, first line in new, length), 0-based, in order; and
+    the number of lines of `new`."""
     patch = pygit2.Patch.create_from(old, new, context_lines=0)
     n_new = len(split_lines(new))
-    out: list[int | None] = [None] * n_new
+    runs = []
     o = n = 0  # the next line of each side not yet paired or changed
     for h in patch.hunks:
         # xdiff's starts are 1-based, and name the line before the hunk when it is empty
         old_begin = h.old_start - 1 if h.old_lines else h.old_start
         new_begin = h.new_start - 1 if h.new_lines else h.new_start
-        while n < new_begin:
-            out[n] = o
-            o, n = o + 1, n + 1
+        if new_begin > n:
+            runs.append((o, n, new_begin - n))
         o, n = old_begin + h.old_lines, new_begin + h.new_lines
-    while n < n_new:
-        out[n] = o
-        o, n = o + 1, n + 1
+    if n_new > n:
+        runs.append((o, n, n_new - n))
+    return runs, n_new
+
+
+def kept(old: bytes, new: bytes) -> list[int | None]:
+    """For each line of `new` (0-based), the line of `old` it is, unchanged, or None where
+    `new` changed or added it."""
+    runs, n_new = unchanged(old, new)
+    out: list[int | None] = [None] * n_new
+    for o, n, length in runs:
+        out[n:n + length] = range(o, o + length)
     return out

@@ -52,7 +52,7 @@ def quiet(p: subprocess.CompletedProcess) -> None:
 
 def test_the_names_the_entry_knows_are_the_hosts_and_events():
     assert set(HOST_NAMES) == set(HOSTS)
-    assert EVENTS == ("session-start", "post-tool", "pre-compact", "stop")
+    assert EVENTS == ("session-start", "prompt", "post-tool", "pre-compact", "stop")
 
 
 # -- session start -----------------------------------------------------------------------

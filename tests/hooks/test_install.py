@@ -42,7 +42,8 @@ def test_gitckpts_hooks_go_in_and_the_comments_stay(tmp_path):
     commands = [h["command"] for g in config["hooks"]["AfterTool"] for h in g["hooks"]]
     assert commands[0] == "npx prettier"  # the user's own hook, first as before
     assert "gitckpt hook post-tool --host gemini --cli" in commands  # no gitckpt server
-    assert set(config["hooks"]) == {"SessionStart", "AfterTool", "PreCompress", "AfterAgent"}
+    assert set(config["hooks"]) == {"SessionStart", "BeforeAgent", "AfterTool", "PreCompress",
+                                    "AfterAgent"}
     again = install.plan(tmp_path, "gemini")
     assert not again.changed  # installed: a second run writes nothing
 

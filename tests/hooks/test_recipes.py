@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from test_hooks import drifts, hook, quiet
 
+from gitckpt.engine import prompts
 from gitckpt.hooks import install
 from gitckpt.service import api as service
 
@@ -40,8 +41,8 @@ def test_copilot_stop_and_compaction(ws):
     (ws.root / "again.txt").write_text("z\n")
     quiet(hook("stop", {**stop, "stop_hook_active": True}, host="copilot"))
     config = install.plan(ws.root, "copilot").new
-    assert set(json.loads(config)["hooks"]) == {"SessionStart", "PostToolUse", "PreCompact",
-                                                "Stop"}
+    assert set(json.loads(config)["hooks"]) == {"SessionStart", "UserPromptSubmit",
+                                                "PostToolUse", "PreCompact", "Stop"}
 
 
 def test_devin_takes_its_project_from_the_environment(ws, tmp_path):
@@ -91,6 +92,9 @@ const system = { system: [] }
 await hooks["experimental.chat.system.transform"]({ sessionID: "oc-1", model: {} }, system)
 const again = { system: [] }
 await hooks["experimental.chat.system.transform"]({ sessionID: "oc-1", model: {} }, again)
+await hooks["chat.message"]({ sessionID: "oc-1", agent: "build", messageID: "m1" },
+  { message: {}, parts: [{ type: "text", text: "build the thing" },
+                         { type: "text", text: "(injected)", synthetic: true }] })
 const fs = await import("node:fs")
 fs.writeFileSync(process.argv[3] + "/built.txt", "by a shell\n")
 await hooks["tool.execute.after"](
@@ -129,6 +133,10 @@ def test_opencode_plugin_under_node_with_the_real_gitckpt(ws, tmp_path):
     assert out["again"] == [handoff]  # every request of the session has it, from one start
     tools = [(d.note.tool["name"], d.note.tool.get("command")) for d in drifts(ws.root)]
     assert tools == [("bash", "make built.txt")]
+    [heard] = prompts.pending(service.open_timeline(ws.root).store,
+                              service.open_timeline(ws.root).resolve(None))
+    assert (heard["text"], heard["session"]) == ("build the thing", "oc-1")
+    assert drifts(ws.root)[0].note.tool["prompt"] == heard["id"]
     [kept] = out["context"]  # the compaction's summary keeps what is not saved as a step
     assert "not saved as a step" in kept
     [sent] = out["sent"]  # one reminder for one unsaved state, however often it idles

@@ -1,0 +1,122 @@
+"""The user's prompts, heard by each host's prompt hook: kept redacted and capped, named by
+the drift of the tool call that follows, taken into the next step's note with its sessions,
+and read back by `why`; nothing of a secret in a prompt is stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from test_hooks import claude, drifts, hook, quiet
+
+from gitckpt.engine import prompts
+from gitckpt.safety.redact import redact
+from gitckpt.service import api as service
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """(text, its marked secret) of tests/corpus/secret_strings.txt (every value fake)."""
+    path = Path(__file__).resolve().parents[1] / "corpus" / "secret_strings.txt"
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            line = line.replace("\\n", "\n")
+            [secret] = re.findall("⟦(.*?)⟧", line, re.S)
+            out.append((line.replace("⟦", "").replace("⟧", ""), secret))
+    return out
+
+
+def _stored(root) -> str:
+    """Everything the store holds as text: the state's files, and every note of every ref."""
+    tl = service.open_timeline(root)
+    out = [p.read_text(errors="replace") for p in tl.store.state.path.rglob("*") if p.is_file()]
+    tid = tl.resolve(None)
+    for s in tl.steps(tid):
+        out.append(tl.store.read_note(s.commit) or "")
+        out += [tl.store.read_note(d.commit) or "" for d in tl.drifts(tid, s.n)]
+    return "\n".join(out)
+
+
+def test_a_prompt_names_the_drift_that_follows_and_goes_into_the_step(ws):
+    service.init(ws.root, "prompt task")
+    p = hook("prompt", claude("UserPromptSubmit", ws.root, prompt="make the retry configurable"))
+    quiet(p)  # Claude Code adds a prompt hook's stdout to the prompt: nothing is said
+    (ws.root / "retry.py").write_text("RETRIES = 3\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
+                                   tool_input={"file_path": "retry.py"})))
+    [d] = drifts(ws.root)
+    [kept] = prompts.pending(service.open_timeline(ws.root).store, d.note.task)
+    assert d.note.tool["prompt"] == kept["id"]
+    assert (kept["text"], kept["session"], kept["host"]) == \
+        ("make the retry configurable", "sess-1", "claude")
+    [line] = service.why(ws.root, "retry.py").lines
+    assert line.prompt == "make the retry configurable"  # from the state, before a save
+    saved = service.save(ws.root, "retry", conclusion="configurable")
+    note = service.open_timeline(ws.root).record(saved.commit).note
+    assert [p["text"] for p in note.prompts] == ["make the retry configurable"]
+    assert note.sessions == ["sess-1"]
+    assert prompts.pending(service.open_timeline(ws.root).store, d.note.task) == []
+    [line] = service.why(ws.root, "retry.py").lines
+    assert (line.prompt, line.saved_in) == ("make the retry configurable", 1)
+
+
+def test_each_host_with_the_moment_keeps_its_prompt(ws):
+    service.init(ws.root, "prompt task")
+    base = {"conversation_id": "c1", "workspace_roots": [str(ws.root)]}
+    out = hook("prompt", {**base, "hook_event_name": "beforeSubmitPrompt", "prompt": "cursor",
+                          "attachments": []}, host="cursor")
+    assert json.loads(out.stdout) == {"continue": True}  # Cursor: the prompt goes on
+    gem = hook("prompt", {"session_id": "g1", "cwd": str(ws.root), "hook_event_name":
+                          "BeforeAgent", "prompt": "gemini", "timestamp": "t"}, host="gemini")
+    assert json.loads(gem.stdout) == {}  # Gemini: JSON, or it shows our log line
+    for host, event in (("codex", "UserPromptSubmit"), ("copilot", "UserPromptSubmit"),
+                        ("devin", "UserPromptSubmit")):
+        quiet(hook("prompt", {"session_id": host, "cwd": str(ws.root), "hook_event_name": event,
+                              "prompt": host}, host=host, env={"DEVIN_PROJECT_DIR": str(ws.root)}))
+    kept = prompts.pending(service.open_timeline(ws.root).store,
+                           service.open_timeline(ws.root).resolve(None))
+    assert [(p["host"], p["text"]) for p in kept] == [
+        ("cursor", "cursor"), ("gemini", "gemini"), ("codex", "codex"), ("copilot", "copilot"),
+        ("devin", "devin")]
+
+
+def test_a_long_prompt_is_capped_and_a_folder_without_a_task_keeps_nothing(ws, tmp_path):
+    service.init(ws.root, "prompt task")
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="x" * 10_000)))
+    [kept] = prompts.pending(service.open_timeline(ws.root).store,
+                             service.open_timeline(ws.root).resolve(None))
+    assert len(kept["text"]) == prompts.CHARS
+    elsewhere = tmp_path / "no-task"
+    elsewhere.mkdir()
+    p = hook("prompt", claude("UserPromptSubmit", elsewhere, prompt="hello"))
+    quiet(p)
+    assert not (elsewhere / ".gitckpt").exists()
+
+
+def test_nothing_of_a_secret_in_a_prompt_is_stored(ws):
+    service.init(ws.root, "prompt task")
+    caught = [(text, secret) for text, secret in _corpus() if secret not in redact(text)[0]]
+    assert len(caught) >= 20
+    for i, (text, _) in enumerate(caught[:prompts.KEEP - 5]):
+        quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=text,
+                                    session_id=f"s{i}")))
+    (ws.root / "after.txt").write_text("x\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
+                                   tool_input={"file_path": "after.txt"})))
+    before = _stored(ws.root)
+    service.save(ws.root, "with prompts")
+    after = _stored(ws.root)
+    for _, secret in caught[:prompts.KEEP - 5]:
+        assert secret not in before
+        assert secret not in after
+
+
+def test_a_prompt_the_store_cannot_keep_is_logged_not_raised(ws):
+    service.init(ws.root, "prompt task")
+    state = service.open_timeline(ws.root).store.state
+    (state.ensure() / prompts.MEMORY_LOCK).mkdir()
+    p = hook("prompt", claude("UserPromptSubmit", ws.root, prompt="hi"))
+    assert p.returncode == 0
+    assert p.stdout == ""
+    assert "prompt" in p.stderr or "store" in p.stderr
