@@ -1,5 +1,6 @@
-"""The CLI's `why` and `blame`: where each line of a file comes from, grouped with its story
-(tool call, prompt, step, verification) or one line each as `git blame` prints them."""
+"""The CLI's `why`, `blame` and `explain`: where each line of a file comes from, grouped with
+its story (tool call, prompt, step, verification) or one line each as `git blame` prints
+them, and what a commit of the user's holds of the tasks' work."""
 
 from __future__ import annotations
 
@@ -32,7 +33,35 @@ def blame(c: Ctx, path: str, task: str | None) -> None:
     c.emit(service.why(c.root, path, task=task, cwd="."), render_blame, "log")
 
 
-COMMANDS = (why, blame)
+@click.command()
+@click.argument("commit", default="HEAD")
+@pass_ctx
+def explain(c: Ctx, commit: str) -> None:
+    """What COMMIT (default HEAD) holds of the agents' work: for each file it changed, the
+    task checkpoint where that exact content first appeared, the step that saved it, the
+    prompt behind it and what was run on it. Found by content: no hook is needed."""
+    c.emit(service.explain(c.root, commit), render_explain, "log")
+
+
+COMMANDS = (why, blame, explain)
+
+
+def render_explain(result) -> str:
+    tasks = ", ".join(result.tasks) or "no task"
+    lines = [f"commit {result.commit[:7]} {result.subject}", f"holds the work of: {tasks}"]
+    for f in result.files:
+        lines.append("")
+        if f.task is None:
+            lines.append(f"{f.path}: in no checkpoint (written outside the tasks)")
+            continue
+        lines.append(f"{f.path}: {f.checkpoint[:7]} {f.label} of {f.task}")
+        if f.prompt:
+            lines.append(f"  prompt: {f.prompt[:200]!r}")
+        lines.append(f"  saved in step {f.saved_in}" + (f": {f.conclusion}" if f.conclusion
+                                                          else "")
+                     if f.saved_in is not None else "  not saved as a step yet")
+        lines.append(f"  verified: {f.verified}")
+    return "\n".join(lines) + "\n"
 
 
 def _groups(result) -> list[list]:

@@ -119,6 +119,8 @@ def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, widt
     out = ["", "Latest steps:"]
     for s in reversed(real[-full:]):
         out.append(f"  {s.n}. {_clip(s.note.title, 140)} ({s.note.created_at})")
+        if s is real[-1] and s.note.prompts:  # the request the newest step answered
+            out.append(f"     Prompt: {_clip(str(s.note.prompts[-1].get('text', '')), width)!r}")
         if s.note.conclusion:
             out.append(f"     Conclusion: {_clip(s.note.conclusion, width)}")
         if verified:

@@ -44,6 +44,7 @@ from gitckpt.store.discover import open_store
 
 if TYPE_CHECKING:
     from gitckpt.engine.compress import CompressResult
+    from gitckpt.engine.contains import ExplainResult
     from gitckpt.engine.doctor import DoctorResult
     from gitckpt.engine.session import WatchSession
     from gitckpt.engine.watch import Settings, Source
@@ -256,6 +257,13 @@ def why(root: str | Path, target: str, *, task: str | None = None,
         raise InvalidArgument(f"{path} is not a file inside the workspace.",
                               "Pass a path inside it, e.g. src/app.py:10.")
     return origins(tl, tid, rel, first, last)
+
+
+def explain(root: str | Path, rev: str = "HEAD") -> ExplainResult:
+    """What commit `rev` of the user's holds of the tasks' work, file by file, by content."""
+    from gitckpt.engine.contains import explain as stories
+
+    return stories(open_timeline(root), rev)
 
 
 def capture(root: str | Path, *, task: str | None = None, trigger: str = "capture",

@@ -183,6 +183,11 @@ class WorkingCopy(ABC):
         HEAD's history; False after a rebase or reset). None for stores without one."""
         return None
 
+    def user_commit(self, rev: str) -> tuple[str, str, ObjectId, ObjectId | None] | None:
+        """The user's commit `rev` names: (its id, subject, tree, first parent's tree or
+        None); None where it names none, or the store has no repository around it."""
+        return None
+
     def user_blame(self, path: str, commit: str) -> tuple[bytes, list[str]] | None:
         """The workspace file `path` in the user's commit `commit`, and for each of its
         lines the user's commit that last changed it (`git blame`); None for stores without

@@ -120,3 +120,13 @@ def test_a_prompt_the_store_cannot_keep_is_logged_not_raised(ws):
     assert p.returncode == 0
     assert p.stdout == ""
     assert "prompt" in p.stderr or "store" in p.stderr
+
+
+def test_the_handoff_names_the_prompt_the_last_step_answered(ws):
+    service.init(ws.root, "prompt task")
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="add a CSV export")))
+    (ws.root / "csv.py").write_text("x = 1\n")
+    service.save(ws.root, "CSV export", conclusion="exports rows")
+    text = service.resume(ws.root).text
+    assert "Prompt: 'add a CSV export'" in text
+    assert text.index("CSV export") < text.index("Prompt:") < text.index("Conclusion:")

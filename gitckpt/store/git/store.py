@@ -457,6 +457,14 @@ class GitStore(Store):
                 return GitSince(now.head, now.branch, head_reachable=False)  # pruned
         return GitSince(now.head, now.branch)
 
+    def user_commit(self, rev: str) -> tuple[str, str, ObjectId, ObjectId | None] | None:
+        try:
+            c = self.repo.revparse_single(rev).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        parent = ObjectId(str(c.parents[0].tree_id)) if c.parents else None
+        return str(c.id), c.message.split("\n", 1)[0], ObjectId(str(c.tree_id)), parent
+
     def user_blame(self, path: str, commit: str) -> tuple[bytes, list[str]] | None:
         repo_path = f"{self.prefix}/{path}".lstrip("/")
         try:
