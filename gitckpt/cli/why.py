@@ -30,7 +30,7 @@ def why(c: Ctx, target: str, task: str | None) -> None:
 @pass_ctx
 def blame(c: Ctx, path: str, task: str | None) -> None:
     """`git blame` over the task's checkpoints: one line each, the checkpoint that wrote it."""
-    c.emit(service.why(c.root, path, task=task, cwd="."), render_blame, "log")
+    c.emit(service.why(c.root, path, task=task, cwd=".", lines=False), render_blame, "log")
 
 
 @click.command()

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitckpt.core.errors import InvalidArgument, Unsupported
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import Mode
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.why import _Context, _entry, _Version, chronological
@@ -48,8 +50,11 @@ def explain(tl: Timeline, rev: str) -> ExplainResult:
                               "Pass a commit id, a branch or HEAD.")
     commit, subject, tree, base = found
     prefix = getattr(tl.store, "prefix", "")
-    changed = tl.store.diff_trees(base, tree) if base else None
-    paths = sorted({*changed.added, *changed.modified}) if changed else []
+    if base is not None:
+        changed = tl.store.diff_trees(base, tree)
+        paths = sorted({*changed.added, *changed.modified})
+    else:  # a root commit: every file is new
+        paths = sorted(_files(tl, tree))
     histories = {tid: chronological(tl, tid) for tid in tl.task_ids()}
     contexts: dict[str, _Context] = {}
     files, tasks = [], []
@@ -58,6 +63,8 @@ def explain(tl: Timeline, rev: str) -> ExplainResult:
             continue  # outside the workspace
         rel = path[len(prefix) + 1:] if prefix else path
         blob = _entry(tl, tree, path)
+        if blob is None:
+            continue  # a link or a nested repository: no content to trace
         story = None
         for tid, records in histories.items():
             first = next((i for i, r in enumerate(records) if _entry(tl, r.tree, rel) == blob),
@@ -74,3 +81,15 @@ def explain(tl: Timeline, rev: str) -> ExplainResult:
         files.append(story or FileStory(rel, None, None, "in no checkpoint", None, None, None,
                                         None, "no checkpoint holds it"))
     return ExplainResult(commit, subject, tasks, files)
+
+
+def _files(tl: Timeline, tree: ObjectId, prefix: str = "") -> list[str]:
+    """Every path of a regular file in `tree`."""
+    out = []
+    for e in tl.store.read_tree(tree):
+        name = prefix + e.name.decode("utf-8", "surrogateescape")
+        if e.mode == Mode.TREE:
+            out += _files(tl, e.id, name + "/")
+        elif e.mode in (Mode.FILE, Mode.EXECUTABLE):
+            out.append(name)
+    return out

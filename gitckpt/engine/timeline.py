@@ -335,8 +335,7 @@ class Timeline:
             if pending:
                 self.store.state.remove(_runs_file(tid))
             if heard:
-                with self.store.state.locked(prompting.MEMORY_LOCK, prompting.MEMORY_WAIT):
-                    prompting.taken(self.store, tid, heard)
+                prompting.taken_safely(self.store, tid, heard)
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           snap.skipped, spec.redacted, merged)
 

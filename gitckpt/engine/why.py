@@ -29,6 +29,8 @@ from gitckpt.store.lines import is_binary, kept, split_lines, unchanged
 #: Similarity (of lines, 0 to 1) above which a file added where another went is that file
 #: renamed, as `git log --follow` decides with its default of 50%.
 RENAME_SIMILARITY = 0.5
+#: The deleted files looked at as a rename's source (a change that deleted more is a rewrite).
+RENAME_CANDIDATES = 200
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class WhyResult(Shaped):
     total_lines: int
     checkpoints: int  # the checkpoints of the task read
     lines: list[LineOrigin]
-    brief = ("task", "path", "total_lines")
+    more: int = 0  # lines asked for and left out (a caller's limit)
+    brief = ("task", "path", "total_lines", "more")
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,16 @@ class _Version:
 
 
 def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
-        last: int | None = None) -> WhyResult:
+        last: int | None = None, *, on_disk: bool = True,
+        limit: int | None = None) -> WhyResult:
     """The origins of lines `first`..`last` (1-based, inclusive; all by default) of `path`
-    (workspace-relative) as the file is on disk, else as its newest checkpoint holds it."""
+    (workspace-relative) as the file is on disk (`on_disk`: the active task's view), else as
+    the task's newest checkpoint holds it; at most `limit` lines (`more` says how many
+    were left out)."""
     records = chronological(tl, task)
     store = tl.store
-    disk = _read_disk(os.path.join(store.root, path))
-    versions = _versions(tl, records, path, disk)
+    disk = _read_disk(os.path.join(store.root, path)) if on_disk else None
+    versions = _versions(tl, records, path, disk, on_disk)
     if all(v.data is None for v in versions):
         raise InvalidArgument(f"{path} is in no checkpoint of task {task} and not on disk.",
                               "Pass a workspace-relative path of a file the task holds.")
@@ -89,17 +95,19 @@ def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
     if is_binary(final):
         raise InvalidArgument(f"{path} is a binary file; it has no lines.",
                               "Ask about a text file.")
-    origins = _blame(versions, records)
+    runs = _runs(records)
+    origins, alive = _blame(versions, records, {at for at, _, _ in runs})
     lines = split_lines(final)
     lo, hi = (first or 1), (last or len(lines))
     if lines and not 1 <= lo <= hi <= len(lines):
         asked = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
         raise InvalidArgument(f"{path} has {len(lines)} lines; {asked} is not among them.",
                               f"Ask for lines 1 to {len(lines)}.")
-    ctx = _Context(tl, records, versions)
-    picked = [ctx.origin(k + 1, lines[k], *origins[k]) for k in range(lo - 1, hi)] \
+    shown = hi if limit is None else min(hi, lo - 1 + limit)
+    ctx = _Context(tl, records, versions, runs, alive)
+    picked = [ctx.origin(k + 1, lines[k], *origins[k]) for k in range(lo - 1, shown)] \
         if lines else []
-    return WhyResult(task, path, len(lines), len(records), picked)
+    return WhyResult(task, path, len(lines), len(records), picked, hi - shown)
 
 
 _LINES = re.compile(r"(.*):([0-9]+)(?:-([0-9]+))?")
@@ -139,7 +147,7 @@ def _read_disk(full: str) -> bytes | None:
 
 
 def _versions(tl: Timeline, records: list[StepRecord], path: str,
-              disk: bytes | None) -> list[_Version]:
+              disk: bytes | None, on_disk: bool = True) -> list[_Version]:
     """The file in each checkpoint, newest to oldest renames followed, and on disk last
     (where it differs from the newest checkpoint)."""
     out: list[_Version] = []
@@ -154,12 +162,12 @@ def _versions(tl: Timeline, records: list[StepRecord], path: str,
         out.append(_Version(r, at if data is not None else None, data))
         if at is not None and data is not None and i > 0 \
                 and _entry(tl, records[i - 1].tree, at) is None:
-            at = _renamed_from(tl, records[i - 1], r, at, data)  # None: it was added here
-        elif data is None and i < len(records) - 1 and out[-2].data is not None:
-            at = None  # deleted before and added again later: its older life is another file
+            # added here: renamed from another path, or (kept) deleted and made again, whose
+            # older life a restore may bring back
+            at = _renamed_from(tl, records[i - 1], r, at, data) or at
     out.reverse()
     tip = out[-1].data if out else None
-    if disk != tip:
+    if on_disk and disk != tip:
         out.append(_Version(None, path if disk is not None else None, disk))
     return out
 
@@ -200,31 +208,36 @@ def _renamed_from(tl: Timeline, before: StepRecord, now: StepRecord, path: str,
         return None
     mine = split_lines(data)
     best, score = None, RENAME_SIMILARITY
-    for gone in changes.deleted:
-        theirs = _blob(tl, before.tree, gone)
-        if theirs is None or is_binary(theirs):
+    for gone in changes.deleted[:RENAME_CANDIDATES]:
+        oid = _entry(tl, before.tree, gone)
+        if oid is None or not 0.5 <= tl.store.object_size(oid) / max(1, len(data)) <= 2:
+            continue  # a file of another size is no rename (git's similarity bounds it too)
+        theirs = tl.store.read_blob(oid)
+        if is_binary(theirs):
             continue
-        ratio = difflib.SequenceMatcher(None, split_lines(theirs), mine, autojunk=False).ratio()
-        if ratio >= score:
-            best, score = gone, ratio
+        m = difflib.SequenceMatcher(None, split_lines(theirs), mine)
+        if m.real_quick_ratio() >= score and m.quick_ratio() >= score and m.ratio() >= score:
+            best, score = gone, m.ratio()
     return best
 
 
-def _blame(versions: list[_Version], records: list[StepRecord]) -> list[tuple[int, int]]:
+def _blame(versions: list[_Version], records: list[StepRecord], watched: set[int]
+           ) -> tuple[list[tuple[int, int]], dict[int, set[tuple[int, int]]]]:
     """For each line of the last version, the version that wrote it and the line's index
-    there."""
+    there; and for each version in `watched` (a command ran on it), the origins it held."""
     index = {r.commit: i for i, r in enumerate(records)}
     back = {}  # version -> the version whose lines it brings back (restore, revert)
     for i, v in enumerate(versions):
-        target = _brought_back(v.record, index) if v.record is not None else None
+        target = _brought_back(v.record, index, records) if v.record is not None else None
         if target is not None:
             back[i] = target
     keep = set(back.values())
     memo: dict[int, list[tuple[int, int]]] = {}
+    alive: dict[int, set[tuple[int, int]]] = {}
     origins: list[tuple[int, int]] = []
     prev: bytes | None = None
     for i, v in enumerate(versions):
-        if v.data is None:
+        if v.data is None or is_binary(v.data):  # gone, or no lines: the next are new
             origins, prev = [], None
         elif prev is None or v.data != prev:
             runs, n_new = unchanged(prev or b"", v.data)
@@ -234,51 +247,59 @@ def _blame(versions: list[_Version], records: list[StepRecord]) -> list[tuple[in
                 mine += origins[o:o + length]
             mine += [(i, j) for j in range(len(mine), n_new)]
             source = memo.get(back[i]) if i in back else None
-            if source is not None:  # lines it brought back keep their first origin
+            if source:  # lines it brought back keep their first origin
                 again = kept(versions[back[i]].data or b"", v.data)
                 mine = [source[a] if m[0] == i and a is not None else m
                         for m, a in zip(mine, again, strict=True)]
             origins, prev = mine, v.data
         if i in keep:
             memo[i] = origins
-    return origins
+        if i in watched:
+            alive[i] = set(origins)
+    return origins, alive
 
 
-def _brought_back(r: StepRecord, index: dict[ObjectId, int]) -> int | None:
-    """The version a restore restored, or the one before what a revert undid."""
+def _brought_back(r: StepRecord, index: dict[ObjectId, int], records: list[StepRecord]
+                  ) -> int | None:
+    """The version a restore restored, or for a revert the parent of the first checkpoint
+    it undid (what that checkpoint changed, it changed from its parent)."""
     n = r.note
     if n.kind == "restore" and n.target is not None and ObjectId(n.target) in index:
         return index[ObjectId(n.target)]
     first = (n.reverted or {}).get("first")
-    if n.trigger == "revert" and isinstance(first, str) and index.get(ObjectId(first), 0) > 0:
-        return index[ObjectId(first)] - 1
+    if n.trigger == "revert" and isinstance(first, str) and ObjectId(first) in index:
+        parents = records[index[ObjectId(first)]].parents
+        return index.get(parents[0]) if parents else None
     return None
+
+
+def _runs(records: list[StepRecord]) -> list[tuple[int, dict, int]]:
+    """Each saved command: (the version it ran on, the command, the step that recorded it)."""
+    by_tree: dict[str, int] = {}
+    for i, r in enumerate(records):
+        by_tree[r.tree] = i  # the newest version with that tree
+    out = []
+    for i, r in enumerate(records):
+        for c in r.note.commands:
+            at = by_tree.get(str(c.get("tree")), i)
+            out.append((min(at, i), c, r.n))
+    return out
 
 
 class _Context:
     """What each origin is told of: the step that saved it, its prompt, its verification."""
 
-    def __init__(self, tl: Timeline, records: list[StepRecord],
-                 versions: list[_Version]) -> None:
+    def __init__(self, tl: Timeline, records: list[StepRecord], versions: list[_Version],
+                 runs: list[tuple[int, dict, int]] | None = None,
+                 alive: dict[int, set[tuple[int, int]]] | None = None) -> None:
         self.tl, self.records, self.versions = tl, records, versions
+        self.alive = alive  # None: a line is taken to stand from its origin on
         self.steps = {r.n: r for r in records if r.note.kind in ("init", "step")}
         heard = [p for r in self.steps.values() for p in r.note.prompts if isinstance(p, dict)]
         heard += prompting.pending(tl.store, TaskId(records[0].note.task)) if records else []
         self.prompts = {p.get("id"): p for p in heard}  # a step's, or still in the state
-        self.runs = self._runs()
+        self.runs = runs if runs is not None else _runs(records)
         self._user: dict[str, Any] = {}
-
-    def _runs(self) -> list[tuple[int, dict, int]]:
-        """(the version the command ran on, the command, the step that recorded it)."""
-        by_tree: dict[str, int] = {}
-        for i, r in enumerate(self.records):
-            by_tree[r.tree] = i  # the newest version with that tree
-        out = []
-        for i, r in enumerate(self.records):
-            for c in r.note.commands:
-                at = by_tree.get(str(c.get("tree")), i)
-                out.append((min(at, i), c, r.n))
-        return out
 
     def origin(self, line: int, text: bytes, i: int, j: int) -> LineOrigin:
         """Line `line` now (`text`), written by version `i` as its line `j`."""
@@ -304,10 +325,13 @@ class _Context:
         return LineOrigin(line, shown, kind, r.commit, label, r.n, n.trigger, n.tool,
                           v.path or "", n.created_at, prompt, saved,
                           self.steps[saved].note.conclusion or None if saved is not None
-                          else None, self._verified(i), self._user_commit(v, j, first))
+                          else None, self._verified(i, j), self._user_commit(v, j, first))
 
-    def _verified(self, i: int) -> str:
-        ran = [(at, c, n) for at, c, n in self.runs if at >= i]
+    def _verified(self, i: int, j: int) -> str:
+        """The newest command that ran on a version holding this line (written by version
+        `i` as its line `j`)."""
+        ran = [(at, c, n) for at, c, n in self.runs if at >= i
+               and (self.alive is None or (i, j) in self.alive.get(at, ()))]
         if not ran:
             return "nothing was run after it changed"
         _at, c, n = max(ran, key=lambda x: (x[0], x[2]))
@@ -327,11 +351,11 @@ class _Context:
         key = f"{head}:{v.path}"
         if key not in self._user:  # the user's blame, and which of its lines are here
             found = self.tl.store.user_blame(v.path, head)
-            self._user[key] = None if found is None else \
-                (found[1], kept(found[0], v.data or b""))
+            self._user[key] = None if found is None or is_binary(found[0]) \
+                or is_binary(v.data or b"") else (found[1], kept(found[0], v.data or b""))
         memo = self._user[key]
         if memo is None:
             return None
         commits, pairs = memo
-        p = pairs[j]
-        return commits[p] if p is not None else None
+        p = pairs[j] if j < len(pairs) else None
+        return commits[p] if p is not None and p < len(commits) else None

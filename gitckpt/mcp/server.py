@@ -173,6 +173,9 @@ def build_server(root: str | None = None) -> MCPServer:
     return server
 
 
+#: The most lines ckpt_why answers for at once (a whole large file would be megabytes).
+WHY_LINES = 200
+
 #: What each tool does to the world, as MCP's annotations say it (hosts decide from them which
 #: calls to confirm and which may run side by side). Only what differs from the spec's
 #: defaults (not read-only, destructive, not idempotent, open world) is sent; a read-only
@@ -313,8 +316,8 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
             task: TaskArg = None, root: Root = None, ctx: Context | None = None) -> CallToolResult:
         """Who wrote these lines and why: checkpoint, tool call, prompt, step, checks.
         Read-only."""
-        return await call(root, ctx, service.why, path, task=task, boundary=False,
-                          text=mcp_text.why)
+        return await call(root, ctx, service.why, path, task=task, limit=WHY_LINES,
+                          boundary=False, text=mcp_text.why)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,

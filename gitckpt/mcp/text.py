@@ -234,6 +234,9 @@ def why(r: WhyResult) -> str:
         lines.append(f"  {span}: {where}; " + "; ".join(said))
     if len(runs) > 12:
         lines.append(f"  ... {len(runs) - 12} more runs in the structured content")
+    if r.more:
+        last = r.lines[-1].line if r.lines else 0
+        lines.append(f"  ... {r.more} more lines: ask for {r.path}:{last + 1}-{last + r.more}")
     return "\n".join(lines)
 
 

@@ -242,21 +242,36 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
     return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
 
 
-def why(root: str | Path, target: str, *, task: str | None = None,
-        cwd: str | None = None) -> WhyResult:
+def why(root: str | Path, target: str, *, task: str | None = None, cwd: str | None = None,
+        lines: bool = True, limit: int | None = None) -> WhyResult:
     """Where each line of `target` comes from: PATH, PATH:LINE or PATH:FIRST-LAST (a
-    workspace path, or one relative to `cwd`), in the active task or `task`."""
+    workspace path, or one relative to `cwd`; `lines` False: a PATH only), in the active
+    task or `task` (another task's: as its newest checkpoint holds the file). A file
+    snapshots leave out (sensitive, ignored) is refused: its lines are not shown."""
+    from gitckpt.engine.explain import explain as decide
     from gitckpt.engine.why import parse_target
     from gitckpt.engine.why import why as origins
 
-    path, first, last = parse_target(target)
     tl = open_timeline(root)
+    base = os.path.realpath(cwd) if cwd is not None else str(tl.store.root)
+    path, first, last = target, None, None
+    if lines and not os.path.lexists(os.path.join(base, target)):  # a name may hold ':'
+        path, first, last = parse_target(target)
     tid = tl.resolve(task)
     [rel] = normalize_paths([path], str(tl.store.root), cwd) or [""]
     if not rel or rel.startswith("../"):
         raise InvalidArgument(f"{path} is not a file inside the workspace.",
                               "Pass a path inside it, e.g. src/app.py:10.")
-    return origins(tl, tid, rel, first, last)
+    meta = tl.meta(tid)
+    decision = decide(tl.store, tl.scope(meta), rel)
+    if not decision.in_scope and decision.reason not in ("missing",):
+        raise InvalidArgument(f"gitckpt does not checkpoint {rel} ({decision.reason}: "
+                              f"{decision.rule}); it has no checkpointed lines to explain.",
+                              "Ask about a file the task checkpoints; `gitckpt scope PATH` "
+                              "says why a path is left out.")
+    active = tl.active_id()
+    return origins(tl, tid, rel, first, last, on_disk=task is None or tid == active,
+                   limit=limit)
 
 
 def explain(root: str | Path, rev: str = "HEAD") -> ExplainResult:

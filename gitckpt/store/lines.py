@@ -4,6 +4,7 @@ pygit2) pairs them: the unchanged lines `git blame` passes from a version to the
 from __future__ import annotations
 
 import pygit2
+from pygit2.enums import DiffOption
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -22,7 +23,8 @@ def unchanged(old: bytes, new: bytes) -> tuple[list[tuple[int, int, int]], int]:
     """The runs of lines `new` keeps from `old`, unchanged, as `git diff` pairs them (Myers,
     as xdiff does it): (first line in old, first line in new, length), 0-based, in order; and
     the number of lines of `new`."""
-    patch = pygit2.Patch.create_from(old, new, context_lines=0)
+    patch = pygit2.Patch.create_from(old, new, context_lines=0,
+                                     flag=DiffOption.INDENT_HEURISTIC)  # as git's default
     n_new = len(split_lines(new))
     runs = []
     o = n = 0  # the next line of each side not yet paired or changed

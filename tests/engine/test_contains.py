@@ -45,3 +45,22 @@ def test_bad_commits_and_plain_folders_get_a_clear_error(repo, hermetic):
     service.init(plain, "plain task")
     with pytest.raises(Unsupported):
         service.explain(plain, "HEAD")
+
+
+@pytest.mark.user_git
+def test_a_root_commit_and_a_link_where_a_file_was(tmp_path):
+    import os
+
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "gone").write_text("a file at the start\n")
+    service.init(root, "root task")
+    (root / "a.txt").write_text("written by the agent\n")
+    (root / "gone").unlink()
+    service.save(root, "a", conclusion="a is there")
+    os.symlink("a.txt", root / "gone")  # the user's link where the agent deleted a file
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "root")
+    got = service.explain(root, "HEAD")
+    assert [(f.path, f.label) for f in got.files] == [("a.txt", "step 1")]

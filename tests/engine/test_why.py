@@ -17,7 +17,8 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine.why import chronological, parse_target
 from gitckpt.service import api as service
 
-WORDS = ["alpha", "beta", "gamma", "delta", "}", ""]  # repeats: ambiguous pairings on purpose
+# repeats: ambiguous pairings on purpose (git's indent heuristic decides some of them)
+WORDS = ["alpha", "beta", "gamma", "delta", "}", "", "if y:", "    pass"]
 EDIT = st.tuples(st.sampled_from(["insert", "delete", "change"]), st.integers(0, 30),
                  st.sampled_from(WORDS))
 OPS = st.lists(st.tuples(st.lists(EDIT, min_size=1, max_size=4),
@@ -58,8 +59,7 @@ def _oracle(tmp: Path, versions: list[bytes | None]) -> list[int]:
         git(scratch, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
             "--allow-empty", "-m", f"v{i}")
         commits.append(git(scratch, "rev-parse", "HEAD").strip())
-    out = git(scratch, "-c", "diff.indentHeuristic=false", "blame", "--porcelain",
-              "f.txt")
+    out = git(scratch, "blame", "--porcelain", "f.txt")  # git's defaults, indent heuristic on
     index = {c: i for i, c in enumerate(commits)}
     return [index[ln.split()[0]] for ln in out.splitlines()
             if len(ln) > 40 and ln[:40] in index and ln[40] == " "]
@@ -197,3 +197,87 @@ def test_the_cli(ws):
     assert bad.code == 1
     assert "hint:" in bad.err
     assert "Traceback" not in bad.err
+
+
+# -- what an adversarial review found -------------------------------------------------------
+
+def _lines_of(root, path="f.txt"):
+    return {o.text: o for o in service.why(root, path).lines}
+
+
+def test_reverting_a_step_with_drifts_before_it_keeps_the_lines_first_origin(ws):
+    _write(ws.root / "f.txt", ["a", "b", "c"])
+    service.init(ws.root, "why")
+    _write(ws.root / "f.txt", ["a", "S1", "c"])
+    s1 = service.save(ws.root, "s1")
+    _write(ws.root / "f.txt", ["a", "D", "c"])
+    service.capture(ws.root)
+    _write(ws.root / "f.txt", ["a", "D", "c", "E"])
+    service.save(ws.root, "s2")
+    service.revert(ws.root, "2", apply=True, confirm=True)
+    assert _lines_of(ws.root)["S1"].commit == s1.commit
+
+
+def test_a_restore_of_a_file_deleted_in_between_keeps_its_origins(ws):
+    _write(ws.root / "f.txt", ["a", "b"])
+    service.init(ws.root, "why")
+    _write(ws.root / "f.txt", ["a", "S1"])
+    s1 = service.save(ws.root, "s1")
+    (ws.root / "f.txt").unlink()
+    service.save(ws.root, "gone")
+    service.restore(ws.root, "1", apply=True, confirm=True, paths=["f.txt"])
+    got = _lines_of(ws.root)
+    assert got["a"].kind == "before_task"
+    assert got["S1"].commit == s1.commit
+
+
+def test_a_check_counts_only_where_the_line_was(ws):
+    _write(ws.root / "f.txt", ["a", "X"])
+    service.init(ws.root, "why")
+    _write(ws.root / "f.txt", ["a", "Y"])
+    service.save(ws.root, "y", commands=[{"command": "grep -q Y f.txt", "exit_code": 0}])
+    service.restore(ws.root, "0", apply=True, confirm=True)
+    assert _lines_of(ws.root)["X"].verified == "nothing was run after it changed"
+
+
+@pytest.mark.user_git
+def test_binary_versions_have_no_lines(repo):
+    (repo / "b.txt").write_bytes(b"a\0\n")
+    git(repo, "add", "b.txt")
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "binary")
+    (repo / "b.txt").write_text("x\ny\n")
+    service.init(repo, "why")
+    assert [o.kind for o in service.why(repo, "b.txt").lines] == ["before_task"] * 2
+    (repo / "b.txt").write_bytes(b"x\0y\n")
+    service.capture(repo)
+    (repo / "b.txt").write_text("x\ny\nz\n")
+    last = service.capture(repo)
+    assert {o.commit for o in service.why(repo, "b.txt").lines} == {last.commit}
+
+
+def test_another_tasks_view_is_its_newest_checkpoint_and_names_may_hold_colons(ws):
+    _write(ws.root / "f.txt", ["A1"])
+    a = service.init(ws.root, "task a").save.task
+    service.save(ws.root, "a")
+    service.init(ws.root, "task b")
+    _write(ws.root / "f.txt", ["B1"])
+    service.save(ws.root, "b")
+    assert [o.kind for o in service.why(ws.root, "f.txt", task=a).lines] == ["before_task"]
+    _write(ws.root / "b:1-2", ["x", "y", "z"])
+    service.capture(ws.root)
+    assert len(service.why(ws.root, "b:1-2").lines) == 3  # the file, not b's lines 1-2
+
+
+def test_a_file_snapshots_leave_out_is_not_shown(ws):
+    (ws.root / ".env").write_text("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYz"
+                                  "zzzzzzzzz\n")
+    service.init(ws.root, "why")
+    with pytest.raises(InvalidArgument, match="does not checkpoint"):
+        service.why(ws.root, ".env")
+
+
+def test_the_mcp_answer_is_bounded(ws):
+    _write(ws.root / "f.txt", [f"line {i}" for i in range(1000)])
+    service.init(ws.root, "why")
+    got = service.why(ws.root, "f.txt", limit=200)
+    assert (len(got.lines), got.more) == (200, 800)

@@ -130,3 +130,25 @@ def test_the_handoff_names_the_prompt_the_last_step_answered(ws):
     text = service.resume(ws.root).text
     assert "Prompt: 'add a CSV export'" in text
     assert text.index("CSV export") < text.index("Prompt:") < text.index("Conclusion:")
+
+
+def test_a_tool_call_after_a_save_in_the_same_turn_still_follows_the_prompt(ws):
+    service.init(ws.root, "prompt task")
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="two edits")))
+    (ws.root / "one.txt").write_text("1\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
+                                   tool_input={"file_path": "one.txt"})))
+    service.save(ws.root, "first half")
+    (ws.root / "two.txt").write_text("2\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
+                                   tool_input={"file_path": "two.txt"})))
+    [first] = service.why(ws.root, "one.txt").lines
+    [second] = service.why(ws.root, "two.txt").lines
+    assert first.prompt == second.prompt == "two edits"
+
+
+def test_control_characters_do_not_split_a_secret_past_the_rules(ws):
+    service.init(ws.root, "prompt task")
+    token = "ghp_A1b2C3d4E5f6G7h8" + "\x00" + "I9j0K1l2M3n4O5p6Q7r8"
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=f"use {token} please")))
+    assert "A1b2C3d4E5f6G7h8" not in _stored(ws.root)
