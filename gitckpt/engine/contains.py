@@ -12,7 +12,7 @@ from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.timeline import Timeline
-from gitckpt.engine.why import _Context, _entry, _Version, chronological
+from gitckpt.engine.why import TreeReader, _Context, _Version, chronological
 
 
 @dataclass(frozen=True)
@@ -54,21 +54,22 @@ def explain(tl: Timeline, rev: str) -> ExplainResult:
         changed = tl.store.diff_trees(base, tree)
         paths = sorted({*changed.added, *changed.modified})
     else:  # a root commit: every file is new
-        paths = sorted(_files(tl, tree))
+        paths = sorted(_files(tl, tree))  # (a walk: TreeReader looks up one path)
     histories = {tid: chronological(tl, tid) for tid in tl.task_ids()}
+    trees = TreeReader(tl.store)
     contexts: dict[str, _Context] = {}
     files, tasks = [], []
     for path in paths:
         if prefix and not path.startswith(prefix + "/"):
             continue  # outside the workspace
         rel = path[len(prefix) + 1:] if prefix else path
-        blob = _entry(tl, tree, path)
+        blob = trees.entry(tree, path)
         if blob is None:
             continue  # a link or a nested repository: no content to trace
         story = None
         for tid, records in histories.items():
-            first = next((i for i, r in enumerate(records) if _entry(tl, r.tree, rel) == blob),
-                         None)
+            first = next((i for i, r in enumerate(records)
+                          if trees.entry(r.tree, rel) == blob), None)
             if first is None or first == 0:
                 continue  # not this task's, or there before it began
             if tid not in contexts:

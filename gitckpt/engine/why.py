@@ -19,11 +19,12 @@ from typing import Any
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.objects import Mode
+from gitckpt.core.objects import Mode, TreeEntry
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import prompts as prompting
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import Timeline
+from gitckpt.store.base import Store
 from gitckpt.store.lines import is_binary, kept, split_lines, unchanged
 
 #: Similarity (of lines, 0 to 1) above which a file added where another went is that file
@@ -84,7 +85,7 @@ def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
     records = chronological(tl, task)
     store = tl.store
     disk = _read_disk(os.path.join(store.root, path)) if on_disk else None
-    versions = _versions(tl, records, path, disk, on_disk)
+    versions = _versions(TreeReader(store), records, path, disk, on_disk)
     if all(v.data is None for v in versions):
         raise InvalidArgument(f"{path} is in no checkpoint of task {task} and not on disk.",
                               "Pass a workspace-relative path of a file the task holds.")
@@ -146,7 +147,7 @@ def _read_disk(full: str) -> bytes | None:
         return None
 
 
-def _versions(tl: Timeline, records: list[StepRecord], path: str,
+def _versions(trees: TreeReader, records: list[StepRecord], path: str,
               disk: bytes | None, on_disk: bool = True) -> list[_Version]:
     """The file in each checkpoint, newest to oldest renames followed, and on disk last
     (where it differs from the newest checkpoint)."""
@@ -155,16 +156,16 @@ def _versions(tl: Timeline, records: list[StepRecord], path: str,
     blobs: dict[ObjectId, bytes] = {}
     for i in range(len(records) - 1, -1, -1):
         r = records[i]
-        oid = _entry(tl, r.tree, at) if at is not None else None
+        oid = trees.entry(r.tree, at) if at is not None else None
         if oid is not None and oid not in blobs:
-            blobs[oid] = tl.store.read_blob(oid)
+            blobs[oid] = trees.store.read_blob(oid)
         data = blobs[oid] if oid is not None else None
         out.append(_Version(r, at if data is not None else None, data))
         if at is not None and data is not None and i > 0 \
-                and _entry(tl, records[i - 1].tree, at) is None:
+                and trees.entry(records[i - 1].tree, at) is None:
             # added here: renamed from another path, or (kept) deleted and made again, whose
             # older life a restore may bring back
-            at = _renamed_from(tl, records[i - 1], r, at, data) or at
+            at = _renamed_from(trees, records[i - 1], r, at, data) or at
     out.reverse()
     tip = out[-1].data if out else None
     if on_disk and disk != tip:
@@ -172,47 +173,54 @@ def _versions(tl: Timeline, records: list[StepRecord], path: str,
     return out
 
 
-def _blob(tl: Timeline, tree: ObjectId, path: str) -> bytes | None:
-    """The bytes of the regular file `path` in `tree`, or None (absent, a folder, a link)."""
-    oid = _entry(tl, tree, path)
-    return tl.store.read_blob(oid) if oid is not None else None
+class TreeReader:
+    """Paths in a store's trees, each tree read once: a cache for one question (`why`,
+    `explain`), dropped with it."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._trees: dict[ObjectId, dict[bytes, TreeEntry]] = {}
 
-def _entry(tl: Timeline, tree: ObjectId, path: str) -> ObjectId | None:
-    """The blob id of the regular file `path` in `tree`, or None; trees read once each."""
-    store = tl.store
-    cache: dict = tl.__dict__.setdefault("_why_trees", {})
-    parts = path.split("/")
-    for k, part in enumerate(parts):
-        entries = cache.get(tree)
-        if entries is None:
-            entries = cache[tree] = {e.name: e for e in store.read_tree(tree)}
-        e = entries.get(part.encode("utf-8", "surrogateescape"))
-        if e is None:
-            return None
-        if k < len(parts) - 1:
-            if e.mode != Mode.TREE:
+    def entry(self, tree: ObjectId, path: str) -> ObjectId | None:
+        """The blob id of the regular file `path` in `tree`, or None (absent, a folder, a
+        link, a nested repository)."""
+        parts = path.split("/")
+        for k, part in enumerate(parts):
+            entries = self._trees.get(tree)
+            if entries is None:
+                entries = self._trees[tree] = {e.name: e for e in self.store.read_tree(tree)}
+            e = entries.get(part.encode("utf-8", "surrogateescape"))
+            if e is None:
                 return None
-            tree = e.id
-        elif e.mode in (Mode.FILE, Mode.EXECUTABLE):
-            return e.id
-    return None
+            if k < len(parts) - 1:
+                if e.mode != Mode.TREE:
+                    return None
+                tree = e.id
+            elif e.mode in (Mode.FILE, Mode.EXECUTABLE):
+                return e.id
+        return None
+
+    def blob(self, tree: ObjectId, path: str) -> bytes | None:
+        """The bytes of the regular file `path` in `tree`, or None."""
+        oid = self.entry(tree, path)
+        return self.store.read_blob(oid) if oid is not None else None
 
 
-def _renamed_from(tl: Timeline, before: StepRecord, now: StepRecord, path: str,
+def _renamed_from(trees: TreeReader, before: StepRecord, now: StepRecord, path: str,
                   data: bytes) -> str | None:
     """The path `path` had in `before`, where `now` added it in place of a file it deleted
     whose lines are mostly the same (a rename), else None."""
-    changes = tl.store.diff_trees(before.tree, now.tree)
+    store = trees.store
+    changes = store.diff_trees(before.tree, now.tree)
     if path not in changes.added:
         return None
     mine = split_lines(data)
     best, score = None, RENAME_SIMILARITY
     for gone in changes.deleted[:RENAME_CANDIDATES]:
-        oid = _entry(tl, before.tree, gone)
-        if oid is None or not 0.5 <= tl.store.object_size(oid) / max(1, len(data)) <= 2:
+        oid = trees.entry(before.tree, gone)
+        if oid is None or not 0.5 <= store.object_size(oid) / max(1, len(data)) <= 2:
             continue  # a file of another size is no rename (git's similarity bounds it too)
-        theirs = tl.store.read_blob(oid)
+        theirs = store.read_blob(oid)
         if is_binary(theirs):
             continue
         m = difflib.SequenceMatcher(None, split_lines(theirs), mine)

@@ -177,6 +177,20 @@ def serves(spec, folder: str | Path) -> bool:
     return False
 
 
+def _existing(root: Path, rel: str) -> tuple[Path, str]:
+    """The config file `rel` under `root` and its text ("" where there is none yet); a link
+    on the way, or a file that cannot be read, is refused."""
+    path = root / rel
+    _no_links(root, rel)
+    try:
+        return path, path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return path, ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"Cannot read {path}: {e}.",
+                              "Fix the file's permissions or encoding, then run again.") from e
+
+
 def _opencode_server(server: object) -> object:
     """An OpenCode `mcp` entry (`"command": ["gitckpt", "mcp"]`) in `mcpServers` form."""
     command = server.get("command") if isinstance(server, dict) else None
@@ -195,15 +209,7 @@ def _plan_plugin(spec, root: Path, rel: str, scope: str, remove: bool) -> Instal
     server), or taken out again; a file of that name that is not gitckpt's is refused."""
     from importlib.resources import files
 
-    path = root / rel
-    _no_links(root, rel)
-    try:
-        old = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        old = ""
-    except (OSError, UnicodeDecodeError) as e:
-        raise InvalidArgument(f"Cannot read {path}: {e}.",
-                              "Fix the file's permissions or encoding, then run again.") from e
+    path, old = _existing(root, rel)
     if old and not old.startswith(PLUGIN_MARK):
         raise InvalidArgument(f"{path} is not gitckpt's plugin; it is left as it is.",
                               "Rename it, or remove it if it is an old copy, then run again.")
@@ -218,15 +224,7 @@ def _plan_file(spec, root: Path, rel: str, scope: str, change, members: tuple[st
                ) -> InstallPlan:
     """The plan for one file: `change` applied to its JSON; where the file holds comments,
     only `members` are rewritten, the rest kept as written."""
-    path = root / rel
-    _no_links(root, rel)
-    try:
-        old = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        old = ""
-    except (OSError, UnicodeDecodeError) as e:
-        raise InvalidArgument(f"Cannot read {path}: {e}.",
-                              "Fix the file's permissions or encoding, then run again.") from e
+    path, old = _existing(root, rel)
     # a host that reads comments (Gemini CLI strips them) may have them in its file
     text = jsonc.blank_comments(old) if spec.reads_comments else old
     config = _parse(text, path) if text.strip() else {}

@@ -101,9 +101,9 @@ def test_each_line_is_where_git_blame_puts_it(kind, ops, tmp_path, hermetic):
 
 
 def _file(tl, tree) -> bytes | None:
-    from gitckpt.engine.why import _blob
+    from gitckpt.engine.why import TreeReader
 
-    return _blob(tl, tree, "f.txt")
+    return TreeReader(tl.store).blob(tree, "f.txt")
 
 
 def test_a_restored_line_keeps_its_first_origin_and_renames_are_followed(ws):
