@@ -548,7 +548,7 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     command = hook["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     started = subprocess.run(
         ["/bin/sh", "-c", command], input=json.dumps({
-            "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": str(repo),
+            "session_id": "s", "transcript_path": str(repo.parent / "t.jsonl"), "cwd": str(repo),
             "hook_event_name": "SessionStart", "source": "startup"}),
         capture_output=True, text=True, cwd=repo, timeout=120,
         env={**env, "CLAUDE_PLUGIN_ROOT": str(source), "CLAUDE_PLUGIN_DATA": str(data)})

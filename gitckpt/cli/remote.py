@@ -1,4 +1,5 @@
-"""The CLI commands that move checkpoints through git remotes: push, fetch, config remote."""
+"""The CLI commands that move checkpoints through git remotes (push, fetch) and gitckpt's own
+settings (config remote, config transcripts)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import click
 
 from gitckpt.cli.base import Ctx, pass_ctx, service
 from gitckpt.cli.complete import complete_task
-from gitckpt.cli.render_remote import render_fetch, render_push, render_remote_setting
+from gitckpt.cli.render_remote import (
+    render_fetch,
+    render_push,
+    render_remote_setting,
+    render_transcripts,
+)
 
 
 @click.command()
@@ -64,6 +70,19 @@ def config_remote(c: Ctx, name: str | None, unset: bool) -> None:
         c.emit(service.remote_setting(c.root), render_remote_setting)
         return
     c.emit(service.set_remote(c.root, name), render_remote_setting)
+
+
+@config.command("transcripts")
+@click.argument("state", required=False, type=click.Choice(["on", "off"]))
+@pass_ctx
+def config_transcripts(c: Ctx, state: str | None) -> None:
+    """Show, or turn on or off, the keeping of each step's session transcripts. Off (the
+    default), a step keeps its prompts, sessions, models and token usage, and no transcript.
+    On, it also keeps what each session's transcript gained since the step before, redacted
+    and at most 512 KiB a session, under refs/checkpoints/<task>/transcripts/<n> (not in the
+    workspace's tree); a first push lists them before they leave; compress removes them."""
+    c.emit(service.transcripts(c.root, None if state is None else state == "on"),
+           render_transcripts)
 
 
 COMMANDS = (push, fetch, config)

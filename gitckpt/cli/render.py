@@ -238,11 +238,13 @@ def render_import(r) -> str:
 def render_compress(r) -> str:
     verb = "Would drop" if r.dry_run else "Dropped"
     chains = r.eligible if r.dry_run else r.dropped
-    if not chains:
+    if not chains and not r.transcripts:
         return f"Nothing to drop: {r.why_nothing}.\n"
     lines = [f"{verb} {len(chains)} drift chain(s), {sum(c.drifts for c in chains)} drift(s):"]
     lines += [f"  {c.task} after step {c.after_step}: {c.drifts} drift(s), newest {c.newest}"
               for c in chains[:20]]
+    if r.transcripts:
+        lines.append(f"{verb} the kept transcripts of {r.transcripts} old step(s).")
     if r.bytes_freed:
         lines.append(f"Freed {r.bytes_freed / 2**20:.1f} MiB.")
     if r.bytes_freeable:

@@ -48,3 +48,14 @@ def render_remote_setting(r) -> str:
                 "more. Set it again without them (gitckpt config remote URL) and let git's "
                 "credential helper supply them.\n")
     return out
+
+
+def render_transcripts(r) -> str:
+    held = (f"; {r.steps} step{'' if r.steps == 1 else 's'} hold{'s' if r.steps == 1 else ''} "
+            f"transcripts ({r.bytes:,} bytes)" if r.steps else "")
+    if r.on:
+        return (f"Steps keep their sessions' transcripts, redacted{held}. Turn it off: "
+                f"{_cmd('config_transcripts', state='off')}\n")
+    return (f"Steps keep no transcripts (prompts, sessions, models and token usage only)"
+            f"{held}. Turn it on: {_cmd('config_transcripts', state='on')}\n")
+

@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "doctor": ("doctor", ()), "adopt": ("adopt", ()), "scope": ("scope", ("paths",)),
     "push": ("push", ("remote",)), "fetch": ("fetch", ("remote",)),
     "revert": ("revert", ("target", "paths")), "config_remote": ("config remote", ("name",)),
+    "config_transcripts": ("config transcripts", ("state",)),
 }
 # op: (tool, arguments the tool call always carries).
 _TOOLS: dict[str, tuple[str, dict[str, object]]] = {

@@ -1,9 +1,10 @@
-"""Compress: drop old drift chains (never a step), and in a plain-folder store the objects
-nothing reaches any more.
+"""Compress: drop old drift chains and old steps' kept transcripts (never a step), and in a
+plain-folder store the objects nothing reaches any more.
 
 A chain (`drifts/<n>`, the drifts after step n) is dropped when its newest drift is older
 than the limit, it does not follow one of the newest `min_steps` steps of its task, and it
-holds no restore and no safety copy (those are how a restore is undone). In a git repository
+holds no restore and no safety copy (those are how a restore is undone). A step's transcripts
+(`transcripts/<n>`) go by the same age and newest-steps rules. In a git repository
 the freed objects are left to the user's own `git gc`: gitckpt never runs gc there.
 """
 
@@ -18,7 +19,7 @@ from gitckpt.core.hints import call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.reach import commits, reachable
-from gitckpt.engine.timeline import REF_ROOT, Timeline, drift_ref
+from gitckpt.engine.timeline import REF_ROOT, Timeline, drift_ref, step_ref
 from gitckpt.store.base import Store
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -57,6 +58,7 @@ class CompressResult(Shaped):
     eligible: list[Chain] = field(default_factory=list)
     kept: list[Chain] = field(default_factory=list)
     dropped: list[Chain] = field(default_factory=list)
+    transcripts: int = 0  # the steps whose kept transcripts were dropped (dry: would be)
     bytes_freed: int = 0
     bytes_freeable: int = 0
     why_nothing: str = ""
@@ -104,7 +106,9 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
     store = tl.store
     with store.lock():
         out.eligible, out.kept = plan(tl, keep_seconds, min_steps, now)
-        if not out.eligible:
+        old_transcripts = _old_transcripts(tl, keep_seconds, min_steps, now)
+        out.transcripts = len(old_transcripts)
+        if not out.eligible and not old_transcripts:
             out.why_nothing = ("no drift chains at all" if not out.kept else
                                "every drift chain is kept: " + "; ".join(
                                    sorted({c.reason for c in out.kept})))
@@ -113,10 +117,12 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         for c in out.eligible:
             for d in tl.drifts(c.task, c.after_step):
                 doomed[d.commit] = c
-        size = _unique_size(store, tl, set(doomed))
+        size = _unique_size(store, tl, set(doomed) | set(old_transcripts.values()))
         if dry_run:
             out.bytes_freeable = size
             return out
+        for name, oid in sorted(old_transcripts.items()):
+            store.delete_ref(name, oid)
         for c in out.eligible:
             store.delete_ref(drift_ref(c.task, c.after_step), c.tip)
             out.dropped.append(c)
@@ -130,6 +136,26 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
             out.bytes_freeable = size  # left to the repository's own `git gc`
         else:
             out.bytes_freed = freed
+    return out
+
+
+def _old_transcripts(tl: Timeline, keep_seconds: float, min_steps: int, now: float
+                     ) -> dict[str, ObjectId]:
+    """The transcripts/<n> refs of steps older than the limit and not among the newest
+    `min_steps` of their task."""
+    out: dict[str, ObjectId] = {}
+    for task in tl.task_ids():
+        prefix = f"{REF_ROOT}{task}/transcripts/"
+        found = tl.store.list_refs(prefix)
+        if not found:
+            continue
+        head = tl.head(task)
+        for name, oid in found.items():
+            n = int(name[len(prefix):]) if name[len(prefix):].isdigit() else head.n
+            step = tl.store.get_ref(step_ref(task, n)) if n <= head.n - min_steps else None
+            if step is not None and _age(tl.record(step).note.created_at,
+                                         now) >= keep_seconds:
+                out[name] = oid
     return out
 
 
@@ -151,7 +177,7 @@ def _unique_size(store: Store, tl: Timeline, doomed: set[ObjectId]) -> int:
 
 
 def _is_doomed_ref(name: str, doomed: set[ObjectId], oid: ObjectId) -> bool:
-    return "/drifts/" in name and oid in doomed
+    return ("/drifts/" in name or "/transcripts/" in name) and oid in doomed
 
 
 def _reachable(store: Store) -> set[ObjectId]:

@@ -158,6 +158,10 @@ class Note:
     # host, at, text, model?}, redacted and capped: engine/prompts.py) and their sessions.
     prompts: list[dict[str, Any]] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
+    # ... and, where a host's transcript says (engine/sessions.py), the tokens its model calls
+    # used since the step before ({input, output, cache_read, cache_write}) and the models.
+    usage: dict[str, int] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
     # Task metadata, in the step-0 note only.
     name: str | None = None
     goal: str | None = None
@@ -214,7 +218,7 @@ _TYPES = {"kind": str, "task": str, "step": int, "created_at": str, "title": str
           "changes": dict, "skipped": list, "verified": list, "open_questions": list,
           "decisions": list, "partial": bool, "gotchas": list, "answered": list,
           "dropped": list, "commands": list, "files": list, "then": list, "prompts": list,
-          "sessions": list}
+          "sessions": list, "usage": dict, "models": list}
 _OPTIONAL_TEXT = ("trigger", "target", "safety", "name", "goal", "constraints", "workspace")
 TRIGGERS = ("watch", "boundary", "capture", "pre_restore", "run")
 
@@ -226,9 +230,11 @@ def _check_types(note: Note) -> None:  # noqa: C901 (baseline)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
     for name in ("verified", "open_questions", "decisions", "gotchas", "answered", "dropped",
-                 "then"):
+                 "then", "models"):
         if not all(isinstance(v, str) for v in getattr(note, name)):
             raise TypeError(f"{name} holds a non-string")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in note.usage.values()):
+        raise TypeError("usage holds a non-integer")
     if note.git is not None and not (isinstance(note.git, dict) and all(
             isinstance(note.git.get(k), str | None) for k in ("head", "branch"))):
         raise TypeError("git is not {head, branch}")

@@ -26,7 +26,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.values import Changes, Snapshot
 from gitckpt.engine import prompts as prompting
-from gitckpt.engine import reach
+from gitckpt.engine import reach, sessions
 from gitckpt.engine.memory import check_retired, recall
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
 from gitckpt.engine.records import (
@@ -326,16 +326,22 @@ class Timeline:
             now = self.clock()
             changes = self.store.diff_trees(head.tree, snap.tree)
             heard = prompting.pending(self.store, tid)  # the user's prompts since the step
+            said = sessions.since(self.store, tid)  # and what the sessions' transcripts say
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
                         **spec.texts(), **spec.lists, plan=merged, closed=close,
                         commands=commands, files=spec.files, changes=changes.to_dict(),
                         skipped=_skipped(snap), git=_git(self.store), prompts=heard,
-                        sessions=sorted({p["session"] for p in heard if p.get("session")}))
+                        sessions=sorted({p["session"] for p in heard if p.get("session")}
+                                        | {s.session for s in said.segments if s.data}),
+                        usage=said.usage, models=said.models)
             commit = self._commit(tid, snap.tree, head, step_message(tid, note), note, now)
             if pending:
                 self.store.state.remove(_runs_file(tid))
             if heard:
                 prompting.taken_safely(self.store, tid, heard)
+            if said.segments and sessions.enabled(self.store):
+                sessions.keep(self.store, tid, note.step, said, int(now))
+            sessions.advanced(self.store, tid, said)
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
                           snap.skipped, spec.redacted, merged)
 

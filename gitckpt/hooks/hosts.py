@@ -30,6 +30,7 @@ class Event:
     aborted: bool = False  # stop: the user stopped the agent (nothing to remind of)
     prompt: str | None = None  # prompt: what the user submitted
     model: str | None = None  # the model, where the host's input names it
+    transcript: str | None = None  # the session's transcript file, where the host names one
     voice: str = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
 
 
@@ -82,7 +83,8 @@ class Host:
                      command=_text(tool_input, "command") if tool in self.shells else None,
                      source=_text(data, "source"),
                      stop_active=data.get("stop_hook_active") is True,
-                     prompt=_text(data, "prompt"), model=_text(data, "model"))
+                     prompt=_text(data, "prompt"), model=_text(data, "model"),
+                     transcript=_text(data, "transcript_path"))
 
     def changes_files(self, tool: str | None) -> bool:
         return tool in self.changing
@@ -275,7 +277,8 @@ class Cursor(Host):
                      # loop_count counts the follow-ups of the whole conversation, not of this
                      # stop: a reminder is said once per unsaved state instead (service/events)
                      aborted=data.get("status") == "aborted",
-                     prompt=_text(data, "prompt"), model=_text(data, "model"))
+                     prompt=_text(data, "prompt"), model=_text(data, "model"),
+                     transcript=_text(data, "transcript_path"))
 
     def context(self, kind: str, text: str) -> str:
         return _json({"additional_context": text})

@@ -91,7 +91,8 @@ def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
     from gitckpt.service import events
 
     start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice,
-                                 session=event.session, source=event.source)
+                                 session=event.session, source=event.source,
+                                 transcript=event.transcript, host=host.name)
     if start is None:
         return Outcome(log=f"no active task at {cwd}")
     if start.twice is not None:  # the host runs two recipes (it reads another host's file)
@@ -116,6 +117,8 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
     tool = {"name": event.tool or "?", "host": host.name}
     if event.session:
         tool["session"] = event.session
+    if event.transcript:  # remembered for the step's usage; not kept in the drift
+        tool["transcript"] = event.transcript
     if event.command:  # redacted before it is cut: a cut can hide a secret from the rules
         from gitckpt.safety.redact import redact
 
@@ -137,7 +140,7 @@ def _prompt(host: Host, event: Event, cwd: str) -> Outcome:
     if not event.prompt:
         return Outcome(log="the host's input holds no prompt; nothing done")
     kept = events.prompted(cwd, event.prompt, session=event.session, host=host.name,
-                           model=event.model)
+                           model=event.model, transcript=event.transcript)
     if kept is None:
         return Outcome(log=f"no active task at {cwd}")
     return Outcome(host.prompt_output(), f"prompt {kept['id']} kept ({len(kept['text'])} chars)")

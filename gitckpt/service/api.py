@@ -30,7 +30,6 @@ from gitckpt.service.results import (
     InitResult,
     LogResult,
     Pending,
-    RemoteSetting,
     RestoreResult,
     ResumeResult,
     RevertResult,
@@ -39,6 +38,7 @@ from gitckpt.service.results import (
     TasksResult,
     Watchable,
 )
+from gitckpt.service.settings import remote_setting, set_remote, transcripts  # noqa: F401
 from gitckpt.service.workspace import one_call, open_timeline  # noqa: F401 (the API)
 from gitckpt.store.discover import open_store
 
@@ -412,22 +412,6 @@ def fetch(root: str | Path, remote: str | None = None, *, task: str | None = Non
     tl = open_timeline(root) if task is None else open_timeline(root, discover=False,
                                                                  ancestors=False)
     return remote_fetch.fetch(tl, remote, task, as_id)
-
-
-def set_remote(root: str | Path, remote: str | None) -> RemoteSetting:
-    """Set (None: forget) the remote push and fetch use when given none; kept in gitckpt's
-    state for this workspace, never in git's config."""
-    from gitckpt.transfer import remotes
-
-    store = open_timeline(root, discover=False).store
-    return RemoteSetting(remotes.set_default(store, remote))
-
-
-def remote_setting(root: str | Path) -> RemoteSetting:
-    from gitckpt.transfer import remotes
-
-    store = open_timeline(root, discover=False).store
-    return RemoteSetting(*remotes.shown_default(store))
 
 
 def export(root: str | Path, to: str | Path, *, task: str | None = None) -> ExportResult:

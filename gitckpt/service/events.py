@@ -6,6 +6,7 @@ what a compaction left unsaved) live in the store's state folder, written here."
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.shape import Shaped
-from gitckpt.engine import prompts
+from gitckpt.engine import prompts, sessions
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.engine.records import DriftResult
 from gitckpt.engine.timeline import Timeline
@@ -81,8 +82,20 @@ def _active(root: str | Path) -> Timeline | None:
         return None
 
 
+def _heard(tl: Timeline, session: str | None, transcript: str | None, host: str) -> None:
+    """Remember a session's transcript for the next step's usage (engine/sessions.py); a
+    memory that is busy or cannot be written costs the step its usage, never the hook."""
+    if not (session and transcript):
+        return
+    try:
+        sessions.heard(tl.store, tl.resolve(None), session, transcript, host)
+    except (OSError, GitckptError) as e:
+        logging.getLogger("gitckpt").info("the session's transcript is not remembered: %s", e)
+
+
 def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
                   session: str | None = None, source: str | None = None,
+                  transcript: str | None = None, host: str = "",
                   clock: Callable[[], float] = time.time) -> Start | None:
     """The handoff for a session that starts (`compacted`: after a compaction, which gets
     the unsaved files the compaction found), naming tool calls or (`voice` "cli") commands.
@@ -93,6 +106,7 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     tl = _active(root)
     if tl is None:
         return None
+    _heard(tl, session, transcript, host)
     result = api.resume(root, voice=voice)
     state = tl.store.state
     me: dict[str, Any] = {"at": clock(), "session": session, "source": source}
@@ -132,6 +146,8 @@ def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResul
     tl = _active(root)
     if tl is None:
         return None
+    transcript = tool.pop("transcript", None)  # remembered, not part of the drift's note
+    _heard(tl, tool.get("session"), transcript, str(tool.get("host", "")))
     heard = prompts.latest(tl.store, tl.resolve(None), tool.get("session"))
     if heard is not None:
         tool = {**tool, "prompt": heard}
@@ -139,7 +155,8 @@ def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResul
 
 
 def prompted(root: str | Path, text: str, *, session: str | None, host: str,
-             model: str | None = None, clock: Callable[[], float] = time.time) -> dict | None:
+             model: str | None = None, transcript: str | None = None,
+             clock: Callable[[], float] = time.time) -> dict | None:
     """The user submitted a prompt: kept (redacted, capped) for the drifts and the step that
     follow; its record, or None in a folder without an active task."""
     from gitckpt.engine.records import rfc3339
@@ -147,6 +164,7 @@ def prompted(root: str | Path, text: str, *, session: str | None, host: str,
     tl = _active(root)
     if tl is None:
         return None
+    _heard(tl, session, transcript, host)
     return prompts.add(tl.store, tl.resolve(None), text, session=session, host=host,
                        at=rfc3339(clock()), model=model)
 

@@ -269,3 +269,14 @@ class RemoteSetting(Shaped):
 
     remote: str | None
     holds_credentials: bool = False
+
+
+@dataclass(frozen=True)
+class TranscriptSetting(Shaped):
+    """Whether steps keep their sessions' transcript segments, and how many steps of the
+    store's tasks hold some (`bytes`: their size, as stored)."""
+
+    on: bool
+    steps: int
+    bytes: int
+

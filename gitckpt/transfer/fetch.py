@@ -20,7 +20,7 @@ from gitckpt.core.progress import Meter
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import reach
 from gitckpt.engine.notes import Note
-from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref, step_ref
+from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
 from gitckpt.store.base import Store
 from gitckpt.store.quarantine import Quarantine, sweep
 from gitckpt.transfer import git as remote_git
@@ -153,7 +153,8 @@ def _note(store: Store, commit: ObjectId, fetched: dict[ObjectId, str]) -> Note 
 def _merge(tl: Timeline, tid: TaskId, theirs: RemoteTask, notes: dict[ObjectId, str]
            ) -> FetchResult:
     """Under the lock: the notes this store lacks, the copies of the remote's drifts a merge
-    keeps, then every ref in one transaction (head only forward, steps/<n> created only)."""
+    keeps, then every ref in one transaction (head only forward, steps/<n> and transcripts/<n>
+    created only)."""
     store = tl.store
     remote_head = theirs.head
     assert remote_head is not None
@@ -189,9 +190,11 @@ def _merge(tl: Timeline, tid: TaskId, theirs: RemoteTask, notes: dict[ObjectId, 
         updates.append((head_ref(tid), remote_head, local_head))
     head_n = Note.parse(store.read_note(remote_head) or notes[remote_head], remote_head).step
     for rest, oid in sorted(theirs.refs.items()):
-        if (rest.startswith("steps/") and int(rest[6:]) <= head_n
+        kind, _, n = rest.partition("/")
+        # steps/<n> and transcripts/<n> are created once: one kept here stays as it is
+        if (kind in ("steps", "transcripts") and int(n) <= head_n
                 and store.get_ref(f"{REF_ROOT}{tid}/{rest}") is None):
-            updates.append((step_ref(tid, int(rest[6:])), oid, None))
+            updates.append((f"{REF_ROOT}{tid}/{rest}", oid, None))
     store.flush()
     _transaction(store, updates)
     return FetchResult("", [], tid, created=new, moved=moved, steps=head_n, drifts_kept=kept)

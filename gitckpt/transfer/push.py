@@ -288,10 +288,29 @@ def _confirmation(tl: Timeline, first: list[TaskId], names: dict[TaskId, TaskId]
                                          if len(files) > _SHOWN else "")
     also = (f" It also publishes {len(files)} files your git does not track: {named}."
             if files else "")
+    kept = _transcripts(tl, first)
+    said = ("; ".join(kept[:_SHOWN]) + (f"; and {len(kept) - _SHOWN} more"
+                                         if len(kept) > _SHOWN else ""))
+    talk = (f" And {len(kept)} session transcript{'s' if len(kept) != 1 else ''} (redacted): "
+            f"{said}." if kept else "")
     return NeedsConfirmation(
         f"Pushing to {url} publishes task {steps} to everyone who can read that remote."
-        f"{also} Sensitive files were never saved.",
+        f"{also}{talk} Sensitive files were never saved.",
         "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
+
+
+def _transcripts(tl: Timeline, tids: list[TaskId]) -> list[str]:
+    """Each transcript file the tasks' steps kept ("<task> step <n> <file> (<size> bytes)")."""
+    store, out = tl.store, []
+    for tid in tids:
+        prefix = f"{REF_ROOT}{tid}/transcripts/"
+        for name, oid in sorted(store.list_refs(prefix).items(),
+                                key=lambda r: int(r[0][len(prefix):] or 0)):
+            for e in store.read_tree(store.read_commit(oid).tree):
+                out.append(f"{tid} step {name[len(prefix):]} "
+                           f"{e.name.decode('utf-8', 'replace')} "
+                           f"({store.object_size(e.id):,} bytes)")
+    return out
 
 
 def _check_not_behind(tl: Timeline, tid: TaskId, theirs: RemoteTask | None, remote: str,
@@ -320,7 +339,7 @@ def _check_not_behind(tl: Timeline, tid: TaskId, theirs: RemoteTask | None, remo
             raise Diverged(f"The remote's task {name} has steps this store does not (remote "
                            f"head {oid[:12]}, here {(head or '?')[:12]}); nothing was pushed.",
                            _AHEAD, hint)
-        if rest.startswith("steps/"):
+        if rest.startswith(("steps/", "transcripts/")):
             raise Diverged(f"{rest} of task {name} differs here and on the remote; nothing was "
                            "pushed.", _AHEAD, hint)
         raise Diverged(f"The remote has drifts of task {name} after step {rest[7:]} that this "

@@ -5,6 +5,7 @@ and the transport is the user's own `git` (`remote_git`).
 What travels, by explicit refspecs only (nothing is added to the user's git config):
 
     refs/checkpoints/<task>/head, steps/<n>, drifts/<n>   the task's refs, as they are here
+    refs/checkpoints/<task>/transcripts/<n>               (and step n's transcripts, if kept)
     refs/checkpoints/<task>/card      a parentless commit over the empty tree whose message
                                       says the task's name, step and last activity, so a
                                       listing reads every task from a few hundred bytes each
@@ -164,7 +165,7 @@ def remote_tasks(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:
 
 def numbered(rest: str) -> bool:
     kind, _, n = rest.partition("/")
-    return kind in ("steps", "drifts") and n.isdigit() and n == str(int(n))
+    return kind in ("steps", "drifts", "transcripts") and n.isdigit() and n == str(int(n))
 
 
 def listing(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:

@@ -2,12 +2,14 @@
 fetch), made on its objects before any of them is written here: it must be a task a save here
 could have made.
 
-Checked, in this order: its refs are a task's (head, steps/<n>, drifts/<n>); every object the
+Checked, in this order: its refs are a task's (head, steps/<n>, drifts/<n>, transcripts/<n>);
+every object the
 refs reach is whole, of its kind, and under the size limit a save here keeps (FileTooLarge),
 and no tree names a path that a checkout could not write safely; the head is a chain of step
 commits numbered down to 0 without gaps; each steps/<n> is that chain's step n; each
-drifts/<n> leads back through drifts to step n; every commit has a note within the limits a
-save keeps.
+drifts/<n> leads back through drifts to step n; each transcripts/<n> is a parentless commit of
+step n's transcript files (a flat tree of `.jsonl` blobs); every other commit has a note within
+the limits a save keeps.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from gitckpt.engine.notes import Note
 from gitckpt.engine.reach import reachable
 from gitckpt.safety.scope import max_file_size
 
-TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+)")
+TASK_REF = re.compile(r"(head|steps/[0-9]+|drifts/[0-9]+|transcripts/[0-9]+)")
 
 
 class Refused(Exception):
@@ -65,13 +67,17 @@ def verify(task: Foreign, hint: str) -> dict[ObjectId, str]:
                       check_names=True, hint=hint, blob_size=task.object_size,
                       max_blob=max_file_size())
     chain = _steps(task)
+    transcripts: set[ObjectId] = set()
     for rest, oid in sorted(task.refs.items()):
         kind, _, n = rest.partition("/")
         if kind == "steps" and chain.get(int(n)) != oid:
             raise Refused(f"{rest} is not its step {n}")
         if kind == "drifts":
             _drifts(task, rest, oid, chain.get(int(n)))
-    commits = [oid for oid, kind in kinds.items() if kind == "commit"]
+        if kind == "transcripts":
+            _transcripts(task, rest, oid, int(n) in chain)
+            transcripts.add(oid)
+    commits = [oid for oid, kind in kinds.items() if kind == "commit" and oid not in transcripts]
     with Meter("Checking the task's notes", "commits", len(commits)) as meter:
         for commit in commits:
             note = task.note(commit)
@@ -111,3 +117,15 @@ def _drifts(task: Foreign, rest: str, tip: ObjectId, step: ObjectId | None) -> N
         commit = parents[0] if parents else None
     if commit is None:
         raise Refused(f"{rest} does not lead back to its step")
+
+
+def _transcripts(task: Foreign, rest: str, oid: ObjectId, has_step: bool) -> None:
+    """transcripts/<n>: step n exists; a parentless commit over a flat tree of `.jsonl` files."""
+    from gitckpt.core.objects import Mode, decode_tree
+
+    commit = task.read_commit(oid)
+    kind, body = task.read_object(commit.tree)
+    if not has_step or commit.parents or kind != "tree" or not all(
+            e.mode == Mode.FILE and e.name.endswith(b".jsonl") for e in decode_tree(body)):
+        raise Refused(f"{rest} is not a step's transcripts")
+

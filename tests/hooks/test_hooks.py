@@ -32,7 +32,8 @@ def hook(kind: str, data: dict | str, *, host: str | None = None, cwd: Path | No
 
 def claude(event: str, cwd: Path, **fields) -> dict:
     """Claude Code's common fields (code.claude.com/docs/en/hooks) and the event's own."""
-    return {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": str(cwd),
+    return {"session_id": "sess-1", "transcript_path": str(Path(cwd).parent / "t.jsonl"),
+            "cwd": str(cwd),
             "permission_mode": "default", "hook_event_name": event, **fields}
 
 

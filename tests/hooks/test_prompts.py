@@ -13,6 +13,7 @@ from test_hooks import claude, drifts, hook, quiet
 from gitckpt.engine import prompts
 from gitckpt.safety.redact import redact
 from gitckpt.service import api as service
+from gitckpt.service import events
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -99,8 +100,11 @@ def test_nothing_of_a_secret_in_a_prompt_is_stored(ws):
     caught = [(text, secret) for text, secret in _corpus() if secret not in redact(text)[0]]
     assert len(caught) >= 20
     for i, (text, _) in enumerate(caught[:prompts.KEEP - 5]):
-        quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=text,
-                                    session_id=f"s{i}")))
+        if i < 5:  # through the real hook, as a host runs it; the rest the same way in-process
+            quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=text,
+                                        session_id=f"s{i}")))
+        else:
+            events.prompted(ws.root, text, session=f"s{i}", host="claude")
     (ws.root / "after.txt").write_text("x\n")
     quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
                                    tool_input={"file_path": "after.txt"})))
@@ -152,3 +156,48 @@ def test_control_characters_do_not_split_a_secret_past_the_rules(ws):
     token = "ghp_A1b2C3d4E5f6G7h8" + "\x00" + "I9j0K1l2M3n4O5p6Q7r8"
     quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=f"use {token} please")))
     assert "A1b2C3d4E5f6G7h8" not in _stored(ws.root)
+
+
+def test_the_hooks_name_the_transcript_whose_usage_the_step_sums(ws):
+    service.init(ws.root, "usage task")
+    transcript = Path(claude("", ws.root)["transcript_path"])  # where the host keeps it
+    transcript.write_text('{"type": "user", "message": {"content": "earlier"}}\n')
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="add a flag")))
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "assistant", "message": {
+            "id": "m1", "model": "claude-sonnet-4-5",
+            "usage": {"input_tokens": 12, "output_tokens": 34}}}) + "\n")
+    (ws.root / "flag.py").write_text("FLAG = 1\n")
+    quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
+                                   tool_input={"file_path": "flag.py"})))
+    [d] = drifts(ws.root)
+    assert "transcript" not in d.note.tool  # the path is remembered, not kept in a note
+    saved = service.save(ws.root, "flag")
+    note = service.open_timeline(ws.root).record(saved.commit).note
+    assert note.usage == {"input": 12, "output": 34}
+    assert note.models == ["claude-sonnet-4-5"]
+    assert note.sessions == ["sess-1"]
+    assert str(transcript) not in note.dump()
+
+
+def test_nothing_of_a_secret_in_a_transcript_is_kept(ws):
+    service.init(ws.root, "transcript secrets")
+    service.transcripts(ws.root, True)
+    transcript = Path(claude("", ws.root)["transcript_path"])
+    transcript.write_text("")
+    quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="go")))
+    caught = [(text, secret) for text, secret in _corpus() if secret not in redact(text)[0]]
+    with transcript.open("a") as f:
+        for i, (text, _) in enumerate(caught):
+            f.write(json.dumps({"type": "assistant", "message": {
+                "id": f"m{i}", "content": [{"type": "text", "text": text}],
+                "usage": {"input_tokens": 1, "output_tokens": 1}}}) + "\n")
+    saved = service.save(ws.root, "with a transcript")
+    tl = service.open_timeline(ws.root)
+    commit = tl.store.get_ref(f"refs/checkpoints/{saved.task}/transcripts/{saved.step}")
+    [entry] = tl.store.read_tree(tl.store.read_commit(commit).tree)
+    kept = tl.store.read_blob(entry.id).decode()
+    assert kept.count("\n") == len(caught)
+    for _, secret in caught:
+        assert json.dumps(secret)[1:-1] not in kept
+        assert secret not in kept

@@ -458,7 +458,7 @@ def test_results_are_short_texts_over_full_objects(ws, monkeypatch):
     # held here so that it does not grow.
     assert total - outputs - notes <= 8_320
     assert notes <= 1_000
-    assert total <= 14_650
+    assert total <= 14_690  # 14,650, and compress's count of the transcripts it drops (33)
 
 
 def test_a_plan_typo_is_refused_unless_the_item_is_said_to_be_new(ws, monkeypatch):

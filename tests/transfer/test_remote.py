@@ -737,3 +737,37 @@ def test_a_kill_during_push_or_fetch_leaves_both_sides_consistent(machines, tmp_
     # removed what they left (none of it was checked)
     assert not [n for n in os.listdir(b / ".git" / "objects") if n.startswith("incoming-")]
     assert ends  # the kills landed at different moments (some before, some after the end)
+
+
+def test_kept_transcripts_are_listed_before_the_first_push_and_travel(machines, tmp_path):
+    from gitckpt.engine import sessions
+
+    remote, a, b = machines
+    url = remote.as_uri()
+    task = service.init(a, "with transcripts").save.task
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("")
+    tl = service.open_timeline(a)
+    sessions.heard(tl.store, task, "sess-9", str(transcript), "claude")
+    service.transcripts(a, True)
+    transcript.write_text('{"type": "user", "message": {"content": "make it so"}}\n')
+    (a / "one.txt").write_text("1\n")
+    service.save(a, "one")
+    with pytest.raises(NeedsConfirmation) as asked:
+        service.push(a, url)
+    said = asked.value.message
+    assert f"{task} step 1 sess-9.jsonl (" in said, said
+    assert "bytes)" in said
+    assert "transcript" in said
+    service.push(a, url, confirm=True)
+    ref = f"refs/checkpoints/{task}/transcripts/1"
+    assert ref in remote_refs(remote)
+    service.fetch(b, url, task=task)
+    assert "make it so" in git(b, "show", f"{ref}:sess-9.jsonl")
+    assert service.doctor(b).healthy
+    pkg = tmp_path / "pkg"
+    service.export(a, pkg)
+    there = make_plain(tmp_path / "there")
+    service.import_(there, pkg)
+    assert service.open_timeline(there).store.get_ref(ref) is not None
+    fsck(remote)

@@ -55,3 +55,16 @@ def test_a_package_whose_task_no_save_could_make_is_refused(ws, tmp_path, ref, t
     assert not (there.root / ".gitckpt").exists() or not list(
         (there.root / ".gitckpt").rglob("refs/checkpoints/*"))
     assert service.import_(there.root, pkg).steps == 2  # the untouched package goes in
+
+
+@pytest.mark.parametrize(("ref", "to"), [("transcripts/1", "steps/1"),  # a commit with parents
+                                         ("transcripts/7", "steps/0")])  # no step 7
+def test_a_package_whose_transcripts_are_not_a_steps_is_refused(ws, tmp_path, ref, to):
+    task = _task(ws)
+    pkg = tmp_path / "pkg"
+    service.export(ws.root, pkg)
+    (pkg / "checkpoints.git" / "refs" / "checkpoints" / task / "transcripts").mkdir()
+    _moved(pkg, task, ref, to)
+    there = Workspace("dir", make_plain(tmp_path / "there"))
+    with pytest.raises(StoreCorrupt, match=f"{ref} is not a step's transcripts"):
+        service.import_(there.root, pkg)
