@@ -56,7 +56,8 @@ def _hook(args: list[str]) -> bool:
     from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit, hook_folder
 
     kind, rest = args[0], args[1:]
-    if kind in ("install", "-h", "--help") or "-h" in rest or "--help" in rest:
+    if kind in ("install", "uninstall", "commit-msg", "-h", "--help") or "-h" in rest \
+            or "--help" in rest:  # click's commands of the group, and help
         return False
     voice = "cli" if "--cli" in rest else "mcp"  # texts name commands, not tools
     rest = [a for a in rest if a != "--cli"]

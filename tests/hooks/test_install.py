@@ -101,3 +101,19 @@ def test_scopes_local_and_user_and_an_uninstall_that_keeps_the_users_hooks(tmp_p
     assert not install.plan(project, "claude", remove=True).changed
     with pytest.raises(InvalidArgument, match="Cursor has no local hooks file"):
         install.plan(project, "cursor", "local")
+
+
+def test_uninstall_from_the_command_line_reaches_its_command(tmp_path):
+    """`gitckpt hook uninstall` was taken for a host's hook event by the fast entry (and
+    answered "unknown hook command"): it is click's, as install is."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    install.write(install.plan(tmp_path, "claude"))
+    p = subprocess.run([sys.executable, "-m", "gitckpt", "-C", str(tmp_path), "hook",
+                        "uninstall", "--host", "claude", "--yes"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "unknown hook command" not in p.stderr
+    assert "gitckpt" not in (tmp_path / ".claude" / "settings.json").read_text()
