@@ -57,16 +57,24 @@ _SCOPE = click.option("--scope", type=click.Choice(["project", "local", "user"])
 def _config_command(name: str, verb: str, remove: bool, doc: str) -> None:
     """`hook install` or `hook uninstall`: the same options, one direction each."""
     @hook.command(name, help=doc)
-    @click.option("--host", required=True, type=click.Choice(list(HOSTS)),
+    @click.option("--host", type=click.Choice(list(HOSTS)),
                   help=f"The agent host whose config {verb} gitckpt's hooks.")
     @_SCOPE
     @click.option("--mcp", is_flag=True,
                   help=f"The host's MCP settings {verb} gitckpt's server too (`gitckpt mcp`).")
+    @click.option("--git", "git_hook", is_flag=True,
+                  help=f"Instead, this repository {verb} gitckpt's prepare-commit-msg hook, "
+                       "which adds a `Checkpoint: <task> step <n>` trailer to each commit.")
     @click.option("--dry-run", is_flag=True, help="Print the diff; write nothing.")
     @click.option("--yes", is_flag=True, help="Write without asking (a terminal asks first).")
     @pass_ctx
-    def command(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool) -> None:
-        _apply(c, host, scope, mcp, dry_run, yes, remove=remove)
+    def command(c: Ctx, host: str | None, scope: str, mcp: bool, git_hook: bool,
+                dry_run: bool, yes: bool) -> None:
+        if git_hook == (host is not None):
+            raise click.UsageError("Name a host with --host, or --git for the commit hook.")
+        if git_hook and mcp:
+            raise click.UsageError("--mcp is a host's: --git takes none.")
+        _apply(c, host or "git", scope, mcp, dry_run, yes, remove=remove)
 
 
 _config_command("install", "gets", False,
@@ -82,7 +90,12 @@ def _apply(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool, *
            remove: bool) -> None:
     from gitckpt.hooks import install as hook_install
 
-    plans = hook_install.plans(c.root, host, scope, remove=remove, mcp=mcp)
+    if host == "git":
+        from gitckpt.hooks import git_trailer
+
+        plans = [git_trailer.plan(c.root, remove=remove)]
+    else:
+        plans = hook_install.plans(c.root, host, scope, remove=remove, mcp=mcp)
     results = []
     for plan in plans:
         if plan.changed and not dry_run:
@@ -113,6 +126,27 @@ def _apply(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool, *
             echo(f"Wrote {plan.path}.\n")
     if not remove and any(p.written for p in results):
         echo(_after(host))
+    elif remove and host == "git" and results[0].changed is False and results[0].old:
+        echo(f"{results[0].path} is a hook of your own; it was left as it is.\n")
+
+
+@hook.command("commit-msg")
+@click.argument("message_file", metavar="FILE")
+@click.argument("source", required=False, default="")
+@click.argument("commit", required=False, default="")
+def commit_msg(message_file: str, source: str, commit: str) -> None:
+    """git's prepare-commit-msg (installed by `hook install --git`): add a `Checkpoint: <task>
+    step <n>` trailer to the message in FILE. Never fails the commit."""
+    from gitckpt.hooks import git_trailer
+    from gitckpt.hooks.relay import emit
+
+    try:
+        from gitckpt.service import events
+
+        said = git_trailer.add(message_file, source, events.commit_trailer("."))
+    except Exception as e:  # a commit of the user's goes on whatever happened here
+        said = f"no trailer ({type(e).__name__}: {e})"
+    emit("", f"hook commit-msg: {said}")
 
 
 def _after(host: str) -> str:

@@ -26,6 +26,7 @@ class InstallPlan(Shaped):
     written: bool = False
     scope: str = "project"
     name: str = field(default="", metadata=HIDDEN)  # the file as the diff names it
+    mode: int = field(default=0o644, metadata=HIDDEN)  # a new file's (a git hook: 0o755)
     derived = ("changed", "diff")
 
     @property
@@ -319,7 +320,7 @@ def write(p: InstallPlan) -> InstallPlan:
         p.path.unlink(missing_ok=True)
         return replace(p, written=True)
     p.path.parent.mkdir(parents=True, exist_ok=True)
-    mode = p.path.stat().st_mode & 0o777 if p.path.exists() else 0o644
+    mode = p.path.stat().st_mode & 0o777 if p.path.exists() else p.mode
     atomic.replace_path(p.path, p.new.encode("utf-8"), mode=mode,
                         before_rename=lambda fd: os.fchmod(fd, mode))  # exactly, not umasked
-    return InstallPlan(p.host, p.path, p.old, p.new, written=True, scope=p.scope, name=p.name)
+    return replace(p, written=True)

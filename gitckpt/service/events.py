@@ -223,3 +223,14 @@ def _unsaved(data: bytes) -> Unsaved | None:
                        ObjectId(str(d["tip"])))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+
+
+def commit_trailer(root: str | Path) -> str | None:
+    """The `Checkpoint:` trailer's value for a commit of the user's made now ("<task> step
+    <n>": the active task's newest step), or None without an active task."""
+    tl = _active(root)
+    if tl is None:
+        return None
+    tid = tl.resolve(None)
+    return f"{tid} step {tl.head(tid).n}"
+
