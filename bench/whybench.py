@@ -1,6 +1,7 @@
 """Line provenance: `gitckpt why` on one file of 5,000 lines after 500 checkpoints, against
 `git blame` over the same 500 versions as a line of commits in a scratch repository; and what
-the prompt bookkeeping adds to a save (a save with prompts a hook heard, against one without).
+the prompt and usage bookkeeping adds to a save (a save with prompts a hook heard and a grown
+transcript, against one without; and with the transcript kept).
 
 Usage: python bench/whybench.py [--lines 5000] [--checkpoints 500] [--repeat 5]
 
@@ -84,11 +85,15 @@ def scratch(base: Path, versions: list[bytes]) -> Path:
     return repo
 
 
-def save_cost(base: Path, repeat: int) -> tuple[float, float]:
-    """Saves of a 1,000-file workspace with one file changed, without and with five prompts
-    a hook heard pending (alternating); medians."""
+def save_cost(base: Path, repeat: int) -> tuple[float, float, float]:
+    """Saves of a 1,000-file workspace with one file changed (medians, interleaved): without
+    bookkeeping; with five prompts a hook heard pending and a session whose transcript grew by
+    20 model calls (about 20 KB) since the step before, for the usage; and the same with
+    `config transcripts on`, which keeps that segment redacted."""
+    import json
+
     from bench import make_workspace
-    from gitckpt.engine import prompts
+    from gitckpt.engine import prompts, sessions
     from gitckpt.service import api as service
 
     root = base / "saves"
@@ -96,19 +101,29 @@ def save_cost(base: Path, repeat: int) -> tuple[float, float]:
     service.init(root, "save bench")
     tl = service.open_timeline(root)
     tid = tl.resolve(None)
-    out: dict[bool, list[float]] = {False: [], True: []}
-    for i in range(repeat * 2):
-        heard = i % 2 == 1
-        if heard:
+    transcript = base / "session.jsonl"
+    transcript.write_text("")
+    out: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    for i in range(repeat * 3):
+        mode = i % 3
+        if mode:
+            sessions.heard(tl.store, tid, "bench", str(transcript), "claude")
+            sessions.set_enabled(tl.store, mode == 2)
             for j in range(5):
                 prompts.add(tl.store, tid, f"prompt {i}.{j}: make the export faster " * 4,
                             session="bench", host="claude", at="2026-12-02T00:00:00Z")
+            with transcript.open("a") as f:
+                for j in range(20):
+                    f.write(json.dumps({"type": "assistant", "message": {
+                        "id": f"m{i}.{j}", "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": "changed the export loop " * 30}],
+                        "usage": {"input_tokens": 10, "output_tokens": 200}}}) + "\n")
         with open(files[i % len(files)], "a") as f:
             f.write(f"save {i}\n")
         start = time.perf_counter()
         service.save(root, f"step {i}", conclusion="c")
-        out[heard].append((time.perf_counter() - start) * 1000)
-    return statistics.median(out[False]), statistics.median(out[True])
+        out[mode].append((time.perf_counter() - start) * 1000)
+    return (statistics.median(out[0]), statistics.median(out[1]), statistics.median(out[2]))
 
 
 def main() -> None:
@@ -127,13 +142,15 @@ def main() -> None:
                                 for _ in range(a.repeat))
         blame = statistics.median(timed(["git", "blame", "--porcelain", "f.txt"], repo)
                                   for _ in range(a.repeat))
-        plain, heard = save_cost(base, max(a.repeat, 7))
+        plain, heard, kept = save_cost(base, max(a.repeat, 7))
     print(f"## why at {a.lines:,} lines and {a.checkpoints} checkpoints, medians of "
           f"{a.repeat} (ms)\n")
     print(f"`gitckpt why f.txt` (every line): {why:.0f} ms; `git blame` over the same "
           f"versions: {blame:.0f} ms; ratio {why / blame:.2f}")
-    print(f"\na save of 1,000 files: {plain:.1f} ms without prompts, {heard:.1f} ms with five "
-          f"a hook heard ({(heard / plain - 1) * 100:+.1f}%)")
+    print(f"\na save of 1,000 files: {plain:.1f} ms without bookkeeping, {heard:.1f} ms with "
+          f"five prompts a hook heard and a transcript's usage ({(heard / plain - 1) * 100:+.1f}%)"
+          f"; {kept:.1f} ms keeping the transcript too (config transcripts on, "
+          f"{(kept / plain - 1) * 100:+.1f}%)")
 
 
 if __name__ == "__main__":

@@ -27,10 +27,16 @@ def why(c: Ctx, target: str, task: str | None) -> None:
 @click.command()
 @click.argument("path")
 @_TASK
+@click.option("--all", "all_tasks", is_flag=True,
+              help="Every task of this workspace that holds the file: each line's earliest "
+                   "checkpoint in any of them, with its task.")
 @pass_ctx
-def blame(c: Ctx, path: str, task: str | None) -> None:
+def blame(c: Ctx, path: str, task: str | None, all_tasks: bool) -> None:
     """`git blame` over the task's checkpoints: one line each, the checkpoint that wrote it."""
-    c.emit(service.why(c.root, path, task=task, cwd=".", lines=False), render_blame, "log")
+    if all_tasks and task:
+        raise click.UsageError("--all reads every task: it takes no --task.")
+    c.emit(service.why(c.root, path, task=task, cwd=".", lines=False, all_tasks=all_tasks),
+           render_blame, "log")
 
 
 @click.command()
@@ -118,7 +124,10 @@ def render_why(result) -> str:
 def render_blame(result) -> str:
     width = len(str(result.total_lines))
     out = []
+    tasks = max((len(o.task) for o in result.lines if o.task), default=0)
     for o in result.lines:
         who = (o.commit[:7] if o.commit else "0000000") + " " + o.label.ljust(22)[:22]
+        if tasks:  # across tasks: whose checkpoint it is
+            who += " " + (o.task or "").ljust(tasks)
         out.append(f"{who} {str(o.line).rjust(width)}) {o.text}")
     return "\n".join(out) + ("\n" if out else "")

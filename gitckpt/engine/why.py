@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitckpt.core.errors import InvalidArgument
@@ -53,6 +53,7 @@ class LineOrigin(Shaped):
     conclusion: str | None  # that step's conclusion
     verified: str  # the newest command run on a tree with this line, or that none was
     user_commit: str | None  # before the task: the user's commit that last changed it
+    task: str | None = None  # across tasks (`blame --all`): the task whose checkpoint it is
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,36 @@ def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
     picked = [ctx.origin(k + 1, lines[k], *origins[k]) for k in range(lo - 1, shown)] \
         if lines else []
     return WhyResult(task, path, len(lines), len(records), picked, hi - shown)
+
+
+_WRITTEN = ("step", "drift", "restore", "revert")
+
+
+def across(tl: Timeline, tasks: list[TaskId], path: str, *, active: TaskId | None,
+           limit: int | None = None) -> WhyResult:
+    """`why` of the file on disk over every one of `tasks` that holds it: each line's origin
+    is the earliest checkpoint of any of them that has the line where it is now (a line
+    another task only found there, as its baseline or a watcher's drift, was written by the
+    first); a line no task wrote keeps the active task's answer (else the first's)."""
+    found: list[tuple[TaskId, WhyResult]] = []
+    for tid in tasks:
+        try:
+            found.append((tid, why(tl, tid, path, on_disk=True)))
+        except InvalidArgument:
+            continue  # a task that never held the file
+    if not found:
+        raise InvalidArgument(f"{path} is in no checkpoint of any task here.",
+                              "Pass a workspace-relative path of a file a task holds.")
+    found.sort(key=lambda f: f[0] != active)  # the active task's answer first
+    picked: list[LineOrigin] = []
+    for k in range(found[0][1].total_lines):
+        options = [replace(r.lines[k], task=str(tid)) for tid, r in found]
+        written = [o for o in options if o.kind in _WRITTEN]
+        picked.append(min(written, key=lambda o: o.created_at or "~") if written
+                      else options[0])
+    shown = picked if limit is None else picked[:limit]
+    return WhyResult(", ".join(str(t) for t, _ in found), path, len(picked),
+                     sum(r.checkpoints for _, r in found), shown, len(picked) - len(shown))
 
 
 _LINES = re.compile(r"(.*):([0-9]+)(?:-([0-9]+))?")
@@ -247,6 +278,10 @@ def _blame(versions: list[_Version], records: list[StepRecord], watched: set[int
     for i, v in enumerate(versions):
         if v.data is None or is_binary(v.data):  # gone, or no lines: the next are new
             origins, prev = [], None
+        elif i in back and back[i] in memo and versions[back[i]].data == v.data:
+            # the version it restored, whole: every line is that version's, as git blame
+            # passes a merge's whole blame to a parent with the same file
+            origins, prev = list(memo[back[i]]), v.data
         elif prev is None or v.data != prev:
             runs, n_new = unchanged(prev or b"", v.data)
             mine: list[tuple[int, int]] = []

@@ -243,10 +243,11 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
 
 
 def why(root: str | Path, target: str, *, task: str | None = None, cwd: str | None = None,
-        lines: bool = True, limit: int | None = None) -> WhyResult:
+        lines: bool = True, limit: int | None = None, all_tasks: bool = False) -> WhyResult:
     """Where each line of `target` comes from: PATH, PATH:LINE or PATH:FIRST-LAST (a
     workspace path, or one relative to `cwd`; `lines` False: a PATH only), in the active
-    task or `task` (another task's: as its newest checkpoint holds the file). A file
+    task or `task` (another task's: as its newest checkpoint holds the file), or with
+    `all_tasks` in every task of this workspace that holds it (the file on disk). A file
     snapshots leave out (sensitive, ignored) is refused: its lines are not shown."""
     from gitckpt.engine.explain import explain as decide
     from gitckpt.engine.why import parse_target
@@ -257,7 +258,10 @@ def why(root: str | Path, target: str, *, task: str | None = None, cwd: str | No
     path, first, last = target, None, None
     if lines and not os.path.lexists(os.path.join(base, target)):  # a name may hold ':'
         path, first, last = parse_target(target)
-    tid = tl.resolve(task)
+    active = tl.active_id()
+    mine = [t for t in tl.task_ids() if tl.meta(t).workspace in
+            (None, tl.store.workspace, *tl.store.aliases)] if all_tasks else []
+    tid = tl.resolve(task) if not mine else (active if active in mine else mine[0])
     [rel] = normalize_paths([path], str(tl.store.root), cwd) or [""]
     if not rel or rel.startswith("../"):
         raise InvalidArgument(f"{path} is not a file inside the workspace.",
@@ -269,7 +273,10 @@ def why(root: str | Path, target: str, *, task: str | None = None, cwd: str | No
                               f"{decision.rule}); it has no checkpointed lines to explain.",
                               "Ask about a file the task checkpoints; `gitckpt scope PATH` "
                               "says why a path is left out.")
-    active = tl.active_id()
+    if mine:
+        from gitckpt.engine.why import across
+
+        return across(tl, mine, rel, active=active, limit=limit)
     return origins(tl, tid, rel, first, last, on_disk=task is None or tid == active,
                    limit=limit)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ from conftest import git, make_plain, make_repo, run_cli
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gitckpt.core.errors import InvalidArgument
-from gitckpt.engine.why import chronological, parse_target
+from gitckpt.core.errors import GitckptError, InvalidArgument
+from gitckpt.engine.why import _brought_back, chronological, parse_target
 from gitckpt.service import api as service
 
 # repeats: ambiguous pairings on purpose (git's indent heuristic decides some of them)
@@ -23,6 +24,10 @@ EDIT = st.tuples(st.sampled_from(["insert", "delete", "change"]), st.integers(0,
                  st.sampled_from(WORDS))
 OPS = st.lists(st.tuples(st.lists(EDIT, min_size=1, max_size=4),
                          st.sampled_from(["capture", "save"])), min_size=1, max_size=8)
+# then restores and reverts of a step (its number, taken modulo the steps there are), with
+# the edits and the checkpoint of each op around them
+BACK = st.lists(st.tuples(st.sampled_from(["restore", "revert"]), st.integers(0, 9),
+                          st.lists(EDIT, max_size=2)), max_size=3)
 _N = itertools.count()
 
 
@@ -43,12 +48,17 @@ def _write(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{x}\n" for x in lines))
 
 
-def _oracle(tmp: Path, versions: list[bytes | None]) -> list[int]:
+def _oracle(tmp: Path, versions: list[bytes | None], back: dict[int, int] | None = None
+            ) -> list[int]:
     """`git blame` of the last version over a line of commits, one per version: for each
-    line, the index of the version that wrote it."""
-    scratch = tmp / "scratch"
+    line, the index of the version that wrote it. A version that brings another's lines back
+    (`back`: a restore, a revert) is a merge whose second parent is that version: git passes
+    it the lines the first parent does not explain."""
+    scratch = tmp / f"scratch{next(_N)}"
     git(tmp, "init", "-q", str(scratch))
-    commits = []
+    commits: list[str] = []
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
     for i, data in enumerate(versions):
         f = scratch / "f.txt"
         if data is None:
@@ -56,9 +66,12 @@ def _oracle(tmp: Path, versions: list[bytes | None]) -> list[int]:
         else:
             f.write_bytes(data)
         git(scratch, "add", "-A")
-        git(scratch, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-            "--allow-empty", "-m", f"v{i}")
-        commits.append(git(scratch, "rev-parse", "HEAD").strip())
+        tree = git(scratch, "write-tree").strip()
+        parents = [*commits[-1:], *([commits[back[i]]] if back and i in back else [])]
+        commit = git(scratch, "commit-tree", tree, *(a for p in parents for a in ("-p", p)),
+                     "-m", f"v{i}", env={**os.environ, **env}).strip()
+        git(scratch, "update-ref", "HEAD", commit)
+        commits.append(commit)
     out = git(scratch, "blame", "--porcelain", "f.txt")  # git's defaults, indent heuristic on
     index = {c: i for i, c in enumerate(commits)}
     return [index[ln.split()[0]] for ln in out.splitlines()
@@ -66,14 +79,17 @@ def _oracle(tmp: Path, versions: list[bytes | None]) -> list[int]:
 
 
 @pytest.mark.parametrize("kind", ["git", "dir"])
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(ops=OPS)
+@settings(max_examples=int(os.environ.get("GITCKPT_WHY_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(ops=OPS, back=BACK)
 @example(ops=[([("insert", 0, "}"), ("insert", 0, "}")], "capture"),
-              ([("insert", 1, "alpha"), ("insert", 1, "}")], "save")])
+              ([("insert", 1, "alpha"), ("insert", 1, "}")], "save")], back=[])
 @example(ops=[([("insert", 0, "alpha")], "save"), ([("insert", 0, "alpha")], "capture"),
               ([("insert", 0, "alpha"), ("delete", 0, "alpha"), ("delete", 0, "alpha")],
-               "save")])
-def test_each_line_is_where_git_blame_puts_it(kind, ops, tmp_path, hermetic):
+               "save")], back=[])
+@example(ops=[([("insert", 0, "alpha")], "save"), ([("change", 0, "beta")], "save")],
+         back=[("restore", 1, []), ("revert", 2, [("insert", 0, "gamma")])])
+def test_each_line_is_where_git_blame_puts_it(kind, ops, back, tmp_path, hermetic):
     base = tmp_path / f"ex{next(_N)}"
     base.mkdir()
     root = make_repo(base / "repo") if kind == "git" else make_plain(hermetic / f"p{next(_N)}")
@@ -87,17 +103,37 @@ def test_each_line_is_where_git_blame_puts_it(kind, ops, tmp_path, hermetic):
             service.save(root, "s", conclusion="c")
         else:
             service.capture(root)
+    for how, k, edits in back:
+        steps = service.open_timeline(root).head(service.open_timeline(root).resolve(None)).n
+        try:
+            if how == "restore":
+                service.restore(root, str(k % (steps + 1)), apply=True, confirm=True)
+            else:
+                service.revert(root, str(1 + k % steps) if steps else "0", apply=True,
+                               conflicts="theirs", confirm=True)
+        except GitckptError:
+            continue  # nothing to revert, a conflict refused: the next op
+        lines = (root / "f.txt").read_text().splitlines() if (root / "f.txt").exists() else []
+        if edits:
+            lines = _apply(lines, edits)
+            _write(root / "f.txt", lines)
+            service.save(root, "after", conclusion="c")
     tl = service.open_timeline(root)
     records = chronological(tl, tl.resolve(None))
+    if not (root / "f.txt").exists():
+        return  # a restore of the file's absence: no lines to ask about
+    lines = (root / "f.txt").read_text().splitlines()
     got = service.why(root, "f.txt")
     assert [o.text for o in got.lines] == lines
     index = {r.commit: i for i, r in enumerate(records)}
     versions = [_file(tl, r.tree) for r in records]
+    brought = {i: t for i, r in enumerate(records)
+               if (t := _brought_back(r, index, records)) is not None}
     disk = (root / "f.txt").read_bytes()
     if versions[-1] != disk:  # (a save that found the files as its step left them is none)
         index[None] = len(versions)
         versions.append(disk)
-    assert [index[o.commit] for o in got.lines] == _oracle(base, versions)
+    assert [index[o.commit] for o in got.lines] == _oracle(base, versions, brought)
 
 
 def _file(tl, tree) -> bytes | None:
@@ -281,3 +317,27 @@ def test_the_mcp_answer_is_bounded(ws):
     service.init(ws.root, "why")
     got = service.why(ws.root, "f.txt", limit=200)
     assert (len(got.lines), got.more) == (200, 800)
+
+
+def test_blame_across_the_tasks_that_held_the_file(ws):
+    first = service.init(ws.root, "first task").save.task
+    (ws.root / "shared.py").write_text("a = 1\n")
+    service.save(ws.root, "a by the first")
+    second = service.init(ws.root, "second task").save.task  # its baseline holds line 1
+    with (ws.root / "shared.py").open("a") as f:
+        f.write("b = 2\n")
+    service.save(ws.root, "b by the second")
+    alone = service.why(ws.root, "shared.py", lines=False)
+    assert [o.kind for o in alone.lines] == ["before_task", "step"]
+    both = service.why(ws.root, "shared.py", lines=False, all_tasks=True)
+    assert [(o.task, o.kind, o.step) for o in both.lines] == [(first, "step", 1),
+                                                             (second, "step", 1)]
+    assert set(both.task.split(", ")) == {first, second}
+    p = run_cli("blame", "shared.py", "--all", cwd=ws.root)
+    assert p.code == 0, p.err
+    rows = p.out.splitlines()
+    assert first in rows[0]
+    assert second in rows[1]
+    shown = json.loads(run_cli("--json", "blame", "shared.py", "--all", cwd=ws.root).out)
+    assert [o["task"] for o in shown["lines"]] == [first, second]
+    assert run_cli("blame", "shared.py", "--all", "--task", first, cwd=ws.root).code == 2
