@@ -44,6 +44,7 @@ from gitckpt.cli.render import (
     render_tasks,
 )
 from gitckpt.cli.revert import revert
+from gitckpt.cli.search import COMMANDS as SEARCH_COMMANDS
 from gitckpt.cli.why import COMMANDS as WHY_COMMANDS
 from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError
@@ -459,7 +460,8 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, revert, hook, completion):
+for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, *SEARCH_COMMANDS, revert, hook,
+                 completion):
     cli.add_command(_command)
 
 

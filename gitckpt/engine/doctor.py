@@ -140,8 +140,8 @@ def _remove_or_move(path: Path, aside: Path) -> None:
 def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     store = tl.store
     result = DoctorResult(str(store.location), store.kind, 0,
-                          ["links", "refs", "notes", "steps", "objects", "caches", "restore",
-                           "locks", "quarantine"],
+                          ["links", "refs", "notes", "steps", "objects", "caches", "search",
+                           "restore", "locks", "quarantine"],
                           watch="on" if watch_enabled() else "off")
     _run(result, fix, lambda add: _check_links(store, add))
     _run(result, fix, lambda add: _check_lock(store, add))
@@ -322,6 +322,13 @@ def _check_objects(store, commits: set[ObjectId], add) -> None:
 
 
 def _check_caches(store, add) -> None:
+    from gitckpt.engine import search
+
+    problem = search.check(store)
+    if problem is not None:
+        add(Finding("search", f"The search index {search.path(store)} is unusable ({problem}).",
+                    "gitckpt doctor --fix deletes it; the next search builds it from the notes.",
+                    repair=lambda: search.remove(store)))
     found = store.cache_problem()
     if found is not None:
         cache, problem = found

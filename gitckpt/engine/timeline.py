@@ -26,7 +26,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.values import Changes, Snapshot
 from gitckpt.engine import prompts as prompting
-from gitckpt.engine import reach, sessions
+from gitckpt.engine import reach, search, sessions
 from gitckpt.engine.memory import check_retired, recall
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
 from gitckpt.engine.records import (
@@ -335,6 +335,7 @@ class Timeline:
                                         | {s.session for s in said.segments if s.data}),
                         usage=said.usage, models=said.models)
             commit = self._commit(tid, snap.tree, head, step_message(tid, note), note, now)
+            search.saved(self.store, tid, head_ref(tid), commit, note)  # where one exists
             if pending:
                 self.store.state.remove(_runs_file(tid))
             if heard:

@@ -50,7 +50,8 @@ refs/checkpoints/ (never the user's branches, index or stash).
 3. After each finished step, call ckpt_save(title, conclusion, next).
 4. To go back: ckpt_restore(target) previews; apply=true with its expect applies it and \
 returns a safety id that undoes it. To undo one step but keep later work: ckpt_revert.
-5. Before changing lines you did not write this session: ckpt_why(path:line).
+5. Before changing lines you did not write this session: ckpt_why(path:line); before \
+a new approach: ckpt_search(words).
 Edits between calls (shell, user) become drifts automatically.
 Shared: root (absolute; default the server's workspace), task (default the active one), \
 paths (relative, to limit), expect (a preview's plan_id), confirm (for needs_confirm plans)."""

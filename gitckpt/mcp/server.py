@@ -174,6 +174,7 @@ def build_server(root: str | None = None) -> MCPServer:
 
 
 #: The most lines ckpt_why answers for at once (a whole large file would be megabytes).
+SEARCH_HITS = 10  # a search's answer: the best hits, one line each
 WHY_LINES = 200
 
 #: What each tool does to the world, as MCP's annotations say it (hosts decide from them which
@@ -184,6 +185,7 @@ WHY_LINES = 200
 ANNOTATIONS: dict[str, tuple[bool, bool, bool, bool]] = {
     "ckpt_resume": (True, False, True, False), "ckpt_log": (True, False, True, False),
     "ckpt_diff": (True, False, True, False), "ckpt_why": (True, False, True, False),
+    "ckpt_search": (True, False, True, False),
     "ckpt_init": (False, False, False, False), "ckpt_save": (False, False, True, False),
     "ckpt_capture": (False, False, True, False), "ckpt_switch": (False, False, True, False),
     "ckpt_restore": (False, True, True, False), "ckpt_revert": (False, True, False, False),
@@ -197,6 +199,7 @@ def _outputs() -> dict[str, tuple[type, ...]]:
     """Each tool's result types: its output schema is theirs (core/shape.py)."""
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.records import DriftResult, SaveResult, TaskSummary
+    from gitckpt.engine.search import SearchResult
     from gitckpt.engine.why import WhyResult
     from gitckpt.service import results as r
     from gitckpt.transfer.fetch import FetchResult
@@ -206,6 +209,7 @@ def _outputs() -> dict[str, tuple[type, ...]]:
     return {"ckpt_init": (r.InitResult,), "ckpt_save": (SaveResult,),
             "ckpt_resume": (r.ResumeResult,), "ckpt_log": (r.LogResult, r.TasksResult),
             "ckpt_diff": (r.DiffResult,), "ckpt_why": (WhyResult,),
+            "ckpt_search": (SearchResult,),
             "ckpt_capture": (DriftResult,),
             "ckpt_switch": (TaskSummary,), "ckpt_restore": (r.RestoreResult,),
             "ckpt_revert": (r.RevertResult,), "ckpt_compress": (CompressResult,),
@@ -318,6 +322,16 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
         Read-only."""
         return await call(root, ctx, service.why, path, task=task, limit=WHY_LINES,
                           boundary=False, text=mcp_text.why)
+
+    @server.tool()
+    async def ckpt_search(
+            query: str, task: TaskArg = None,
+            kind: Annotated[list[str] | None, Field(description="decision, command, ...")] = None,
+            since: Annotated[str | None, Field(description="7d, a date")] = None,
+            root: Root = None, ctx: Context | None = None) -> CallToolResult:
+        """Was it tried before? Every task's notes, best first. Read-only."""
+        return await call(root, ctx, service.search, query, task=task, kinds=kind or (),
+                          since=since, limit=SEARCH_HITS, boundary=False, text=mcp_text.search)
 
     @server.tool()
     async def ckpt_capture(task: TaskArg = None, root: Root = None,

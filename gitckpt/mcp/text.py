@@ -209,6 +209,15 @@ def diff(r: DiffResult) -> str:
     return "\n".join(lines)
 
 
+def search(r) -> str:
+    """The hits, one line each: task, checkpoint, kind, snippet."""
+    if not r.hits:
+        return f"Nothing in {r.indexed} checkpoints' notes matches {_clip(r.query, 60)!r}."
+    lines = [f"{h.task} {h.label} [{h.kind}] {_clip(' '.join(h.text.split()), 140)}"
+             for h in r.hits]
+    return "\n".join(lines + (["(more: narrow with task, kind or since)"] if r.more else []))
+
+
 def why(r: WhyResult) -> str:
     """The lines' origins, one line per run of lines from one checkpoint (at most 12)."""
     runs: list[list] = []

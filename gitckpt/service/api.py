@@ -38,6 +38,7 @@ from gitckpt.service.results import (
     TasksResult,
     Watchable,
 )
+from gitckpt.service.search import report, search  # noqa: F401 (the API)
 from gitckpt.service.settings import remote_setting, set_remote, transcripts  # noqa: F401
 from gitckpt.service.workspace import one_call, open_timeline  # noqa: F401 (the API)
 from gitckpt.store.discover import open_store

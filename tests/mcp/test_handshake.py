@@ -148,7 +148,7 @@ def test_a_quiet_client_gets_the_sdk_after_a_moment(tmp_path):
         for msg in first[1:3]:
             proc.stdin.write(json.dumps(msg) + "\n")
             proc.stdin.flush()
-        assert len(json.loads(proc.stdout.readline())["result"]["tools"]) == 15
+        assert len(json.loads(proc.stdout.readline())["result"]["tools"]) == 16
     finally:
         proc.stdin.close()
         assert proc.stdout.read() == ""

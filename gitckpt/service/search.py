@@ -1,0 +1,54 @@
+"""What the tasks learned, asked across all of them and shown to a reviewer: the search of
+every task's notes and the report of one task (Markdown for a pull request, one HTML page)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from gitckpt.core.errors import InvalidArgument
+from gitckpt.engine.records import parse_time, rfc3339
+from gitckpt.service.workspace import open_timeline
+
+
+def since_time(text: str | None, now: float | None = None) -> str | None:
+    """`--since`: a duration back from now (7d, 12h) or a date or time (2026-11-30, ISO 8601),
+    as the rfc3339 time the notes' `created_at` is compared with."""
+    if text is None:
+        return None
+    from gitckpt.engine.compress import parse_duration
+
+    if re.fullmatch(r"\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*", text.lower()):
+        return rfc3339((now if now is not None else time.time()) - parse_duration(text))
+    at = parse_time(text)
+    if at is None:
+        raise InvalidArgument(f"--since {text[:40]!r} is neither a duration nor a date.",
+                              "For example --since 7d or --since 2026-11-30.")
+    return rfc3339(at)
+
+
+def search(root: str | Path, query: str, *, task: str | None = None,
+           kinds: list[str] | tuple[str, ...] = (), since: str | None = None, limit: int = 20,
+           split: bool = False):
+    """Every task's note fields (titles, conclusions, next actions, decisions, gotchas,
+    questions, commands with their exit codes, file notes, prompts, tool commands) that hold
+    each word of `query`, best first; the index is brought up to date first."""
+    from gitckpt.engine import search as searching
+
+    tl = open_timeline(root)
+    return searching.search(tl, query, task=task, kinds=list(kinds) or None,
+                            since=since_time(since), limit=limit, split=split)
+
+
+def report(root: str | Path, *, task: str | None = None, html: bool = False):
+    """The active task (or `task`) as a reviewer reads it: Markdown for a pull request's
+    body, or (`html`) one self-contained page."""
+    from gitckpt.engine import report as reporting
+    from gitckpt.engine.report_html import page
+
+    tl = open_timeline(root)
+    tid = tl.resolve(task)
+    facts = reporting.gather(tl, tid)
+    return reporting.ReportResult(str(tid), "html" if html else "markdown",
+                                  page(facts) if html else reporting.markdown(facts))
