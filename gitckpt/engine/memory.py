@@ -76,10 +76,12 @@ class Memory:
         return next((c for c in reversed(self.commands) if c.passed == passed), None)
 
 
-def recall(steps: list[StepRecord], pending: list[CommandRun] = ()) -> Memory:
-    """Fold the steps' notes, oldest first, into the task's memory; `pending` are runs
-    recorded since the newest step (`gitckpt run`), not saved yet."""
-    m = Memory()
+def recall(steps: list[StepRecord], pending: list[CommandRun] = (),
+           start: Memory | None = None) -> Memory:
+    """Fold the steps' notes, oldest first, into the task's memory (or into `start`, the
+    memory before the first of them); `pending` are runs recorded since the newest step
+    (`gitckpt run`), not saved yet."""
+    m = start if start is not None else Memory()
     for s in steps:
         n = s.note
         _add(m.decisions, n.decisions, s.n)

@@ -5,8 +5,8 @@ The index is brought up to date when it is read: the task refs it was built from
 and drifts/<n>) are compared with the store's, and only the commits a moved ref reaches that
 it has not seen are read; a ref that went away (compress, a deleted task), a missing, damaged
 or other-version index is rebuilt from the notes. A save also adds its step at once, under the
-store's lock, where an index exists. Writes are SQLite transactions (WAL): a killed update
-leaves the index as it was before it, or as after it.
+store's lock, where an index exists and no search is writing it. Writes are SQLite
+transactions (WAL): a killed update leaves the index as it was before it, or as after it.
 
 Tokens: FTS5's unicode61, diacritics folded, case folded; a word is a run of letters and
 digits, so `parse_config` is the two words `parse` and `config` (and the query `parse_config`
@@ -28,6 +28,7 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
+from gitckpt.store.base import NOTES_REF
 
 if TYPE_CHECKING:
     import sqlite3
@@ -79,10 +80,11 @@ def path(store: Store) -> Path:
     return store.shared.path / FILE
 
 
-def _connect(db: Path) -> sqlite3.Connection:
+def _connect(db: Path, timeout: float = 30) -> sqlite3.Connection:
+    """`timeout`: how long a writer waits for another (a search building the index)."""
     import sqlite3
 
-    con = sqlite3.connect(str(db), timeout=10, isolation_level=None)
+    con = sqlite3.connect(str(db), timeout=timeout, isolation_level=None)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=NORMAL")  # a cache: integrity, not durability
     return con
@@ -101,7 +103,8 @@ def _create(con: sqlite3.Connection) -> None:
 
 
 @contextlib.contextmanager
-def _opened(store: Store, create: bool) -> Iterator[tuple[sqlite3.Connection | None, bool]]:
+def _opened(store: Store, create: bool, timeout: float = 30
+            ) -> Iterator[tuple[sqlite3.Connection | None, bool]]:
     """The index (None where it does not exist and `create` is False), and whether it was
     made anew: a damaged one, or one of another version, is removed and made again."""
     import sqlite3
@@ -116,7 +119,7 @@ def _opened(store: Store, create: bool) -> Iterator[tuple[sqlite3.Connection | N
     con: sqlite3.Connection | None = None
     try:
         try:
-            con = _connect(db)
+            con = _connect(db, timeout)
             if made:
                 _create(con)
             else:
@@ -205,6 +208,12 @@ def _sync(tl: Timeline, con: sqlite3.Connection) -> int:
     """Bring the index up to the store's refs (the caller's transaction); the checkpoints
     read. A ref gone, or moved to a commit that does not reach where it was, rebuilds."""
     store = tl.store
+    # Every checkpoint comes with its note, and compress takes notes away: where the notes
+    # are as the index last saw them, so are the checkpoints (no listing of every ref).
+    notes = store.get_ref(NOTES_REF) or ""
+    seen = con.execute("SELECT value FROM meta WHERE key = 'notes'").fetchone()
+    if seen is not None and seen[0] == notes:
+        return 0
     now = _tips(store)
     old = dict(con.execute("SELECT ref, oid FROM tips").fetchall())
     if any(r not in now for r in old):
@@ -214,13 +223,14 @@ def _sync(tl: Timeline, con: sqlite3.Connection) -> int:
         old = {}
     moved = [oid for r, oid in now.items() if old.get(r) != oid]
     added = 0
+    read_note = _notes(store, notes or None)
     stack = list(moved)
     while stack:
         oid = stack.pop()
         if con.execute("SELECT 1 FROM seen WHERE oid = ?", (oid,)).fetchone():
             continue
         con.execute("INSERT INTO seen VALUES (?)", (oid,))
-        text = store.read_note(oid)
+        text = read_note(oid)
         if text is not None:
             note = Note.parse(text, oid)
             con.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -229,7 +239,32 @@ def _sync(tl: Timeline, con: sqlite3.Connection) -> int:
         stack.extend(store.read_commit(oid).parents)
     con.executemany("INSERT OR REPLACE INTO tips VALUES (?, ?)",
                     [(r, o) for r, o in now.items() if old.get(r) != o])
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('notes', ?)", (notes,))
     return added
+
+
+def _notes(store: Store, head: str | None):
+    """The notes of commit `head` of the notes ref, by commit: each fan-out tree decoded once
+    (store.read_note decodes one for each note; a first build reads tens of thousands)."""
+    from gitckpt.core.objects import Mode
+
+    root = {e.name: e for e in store.read_tree(store.read_commit(ObjectId(head)).tree)} \
+        if head else {}
+    fans: dict[bytes, dict[bytes, ObjectId]] = {}
+
+    def read(oid: ObjectId) -> str | None:
+        key = oid[:2].encode()
+        if key not in fans:
+            fan = root.get(key)
+            fans[key] = {e.name: e.id for e in store.read_tree(fan.id)} \
+                if fan is not None and fan.mode == Mode.TREE else {}
+        blob = fans[key].get(oid[2:].encode())
+        if blob is None:  # a flat entry (another writer's), as read_note reads it
+            flat = root.get(oid.encode())
+            blob = flat.id if flat is not None else None
+        return None if blob is None else store.read_blob(blob).decode("utf-8", "replace")
+
+    return read
 
 
 def saved(store: Store, task: TaskId, head_ref: str, commit: ObjectId, note: Note) -> None:
@@ -238,7 +273,8 @@ def saved(store: Store, task: TaskId, head_ref: str, commit: ObjectId, note: Not
     import sqlite3
 
     try:
-        with _opened(store, create=False) as (con, _):
+        # a search building the index holds its writer: the save does not wait for it
+        with _opened(store, create=False, timeout=0.05) as (con, _):
             if con is None:
                 return
             con.execute("BEGIN IMMEDIATE")
@@ -249,6 +285,12 @@ def saved(store: Store, task: TaskId, head_ref: str, commit: ObjectId, note: Not
                 con.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                 rows(note, commit, _label(note)))
                 con.execute("INSERT OR REPLACE INTO tips VALUES (?, ?)", (head_ref, commit))
+                # the notes moved by this save's note alone: the index is as current as before
+                tip = store.get_ref(NOTES_REF)
+                was = con.execute("SELECT value FROM meta WHERE key = 'notes'").fetchone()
+                if tip is not None and was is not None \
+                        and list(store.read_commit(tip).parents[:1]) == [was[0]]:
+                    con.execute("UPDATE meta SET value = ? WHERE key = 'notes'", (tip,))
             con.execute("COMMIT")
     except (sqlite3.Error, OSError) as e:
         _log.info("the search index was not updated (the next search catches up): %s", e)
@@ -303,14 +345,16 @@ def search(tl: Timeline, query: str, *, task: str | None = None,
         args.append(since)
     with _opened(tl.store, create=True) as (con, made):
         assert con is not None
-        with tl.store.lock():  # the refs and notes read as one state, and the index's writer
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                added = _sync(tl, con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        # Not under the store's lock (a first build reads every note, and saves must not wait
+        # for it): the tips are read first and the commits they reach never change; a ref
+        # that moves meanwhile is caught up by the next search. SQLite serialises writers.
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            added = _sync(tl, con)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
         try:
             found = con.execute(
                 "SELECT task, step, label, kind, oid, at, "

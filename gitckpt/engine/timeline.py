@@ -25,9 +25,9 @@ from gitckpt.core.errors import (
 )
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.values import Changes, Snapshot
+from gitckpt.engine import open_items, reach, search, sessions
 from gitckpt.engine import prompts as prompting
-from gitckpt.engine import reach, search, sessions
-from gitckpt.engine.memory import check_retired, recall
+from gitckpt.engine.memory import check_retired
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
 from gitckpt.engine.records import (
     DriftResult,
@@ -305,7 +305,7 @@ class Timeline:
             head, meta = self.writable(tid)
             pending = self.runs(tid)
             if spec.lists["answered"] or spec.lists["dropped"]:
-                check_retired(recall(self.steps(tid)), spec.lists["answered"],
+                check_retired(open_items.current(self, tid, head), spec.lists["answered"],
                               spec.lists["dropped"])
             snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, spec.plan, spec.plan_new)

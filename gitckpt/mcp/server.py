@@ -325,7 +325,8 @@ def _step_tools(server: MCPServer, call: ToolCall) -> None:
 
     @server.tool()
     async def ckpt_search(
-            query: str, task: TaskArg = None,
+            query: Annotated[str, Field(description="Words, all of them.")],
+            task: TaskArg = None,
             kind: Annotated[list[str] | None, Field(description="decision, command, ...")] = None,
             since: Annotated[str | None, Field(description="7d, a date")] = None,
             root: Root = None, ctx: Context | None = None) -> CallToolResult:

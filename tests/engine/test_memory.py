@@ -252,3 +252,45 @@ def test_the_tightest_handoff_lists_no_older_step_titles(ws):
     assert [line for line in lines if line.startswith("  ") and ". step" in line] == \
         ["  7. step 7 (" + steps[-1].note.created_at + ")"]
     assert lines[-1] == "  ... 6 older steps: `gitckpt log --before 7`"
+
+
+def test_answering_reads_the_steps_since_the_kept_memory_only(ws, monkeypatch):
+    """An answered or dropped entry is checked against the open items kept with the step they
+    are of: the next such save folds in only the steps saved since (and gets the same lists
+    `recall` gives over every step); a damaged memory, or one of another line, is made again."""
+    from gitckpt.engine import open_items
+    from gitckpt.engine.memory import recall
+
+    service.init(ws.root, "answers")
+    service.save(ws.root, "one", open_questions=["q1", "q2"], decisions=["d1"])
+    service.save(ws.root, "two", answered=["q1"])
+    for n in range(3, 8):
+        (ws.root / f"f{n}").write_text(str(n))
+        service.save(ws.root, f"step {n}", open_questions=[f"q{n}"])
+    tl = service.open_timeline(ws.root)
+    tid = tl.resolve(None)
+    read: list[int] = []
+    real = type(tl).steps
+
+    def counted(self, task, since=0):
+        out = real(self, task, since)
+        read.append(len(out))
+        return out
+
+    monkeypatch.setattr(type(tl), "steps", counted)
+    service.save(ws.root, "eight", answered=["q3"], drop=["d1"])
+    assert read == [7]  # kept at step 1 (the save that answered q1): steps 1 to 7
+    read.clear()
+    service.save(ws.root, "nine", answered=["q4"])
+    assert read == [2]  # kept at step 7: step 7 and step 8, not the eight before
+    monkeypatch.setattr(type(tl), "steps", real)
+    m = recall(tl.steps(tid))
+    kept = open_items.current(tl, tid, tl.head(tid))
+    assert [e.text for e in kept.questions] == [e.text for e in m.questions] == \
+        ["q2", "q5", "q6", "q7"]
+    assert kept.decisions == m.decisions == []
+    tl.store.state.write(f"open-items-{tid}.json", b"{damaged")
+    with pytest.raises(InvalidArgument, match="q1"):
+        service.save(ws.root, "ten", answered=["q1"])  # answered already: refused still
+    assert [e.text for e in open_items.current(tl, tid, tl.head(tid)).questions] == \
+        ["q2", "q5", "q6", "q7"]
