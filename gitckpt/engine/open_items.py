@@ -30,7 +30,9 @@ def _read(tl: Timeline, tid: TaskId) -> tuple[str, int, Memory] | None:
         data = json_input.loads(tl.store.state.read(_file(tid)) or b"null")
         if not isinstance(data, dict):
             return None
-        m = Memory(**{g: [Entry(str(t), int(n)) for t, n in data[g]] for g in _GROUPS})
+        groups = {g: [Entry(str(t), int(n)) for t, n in data[g]] for g in _GROUPS}
+        m = Memory(decisions=groups["decisions"], gotchas=groups["gotchas"],
+                   questions=groups["questions"])
         return str(data["head"]), int(data["step"]), m
     except (ValueError, KeyError, TypeError):
         return None
