@@ -80,7 +80,8 @@ def config_transcripts(c: Ctx, state: str | None) -> None:
     default), a step keeps its prompts, sessions, models and token usage, and no transcript.
     On, it also keeps what each session's transcript gained since the step before, redacted
     and at most 512 KiB a session, under refs/checkpoints/<task>/transcripts/<n> (not in the
-    workspace's tree); a first push lists them before they leave; compress removes them."""
+    workspace's tree); a push lists new ones and asks before they leave; compress removes
+    them."""
     c.emit(service.transcripts(c.root, None if state is None else state == "on"),
            render_transcripts)
 

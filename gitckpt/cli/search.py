@@ -63,8 +63,10 @@ def render_search(r) -> str:
               help="Markdown for a pull request's body (default), on stdout.")
 @click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page.")
 @click.option("-o", "--output", default=None, metavar="FILE",
-              help="Write it to FILE (an HTML report without -o goes to <task>.html).")
-@click.option("--open", "open_it", is_flag=True, help="Open the HTML report in the browser.")
+              help="Write it to FILE (a new file, or a file it replaces); else stdout.")
+@click.option("--open", "open_it", is_flag=True,
+              help="Open the HTML report in the browser (written to the temporary folder "
+                   "without -o).")
 @pass_ctx
 def report(c: Ctx, task: str | None, fmt: str, output: str | None, open_it: bool) -> None:
     """A task (default: active) as a reviewer reads it: goal, plan, steps and their
@@ -72,15 +74,25 @@ def report(c: Ctx, task: str | None, fmt: str, output: str | None, open_it: bool
     prompts and tokens. `gitckpt report | gh pr create --body-file -`."""
     html = fmt == "html" or open_it
     r = service.report(c.root, task=task, html=html)
-    if html and output is None:
-        output = f"{r.task}.html"
+    if open_it and output is None:  # not in the workspace, where the next save would take it
+        import tempfile
+
+        output = os.path.join(tempfile.gettempdir(), f"gitckpt-report-{r.task}.html")
     if output is None:
         c.emit(r, lambda r: r.text, None)
         return
     from gitckpt.core import atomic
 
     path = os.path.abspath(output)
-    atomic.replace_path(path, r.text.encode("utf-8"), mode=0o644)
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+        raise click.UsageError(f"{output} exists and is not a plain file; -o writes a new "
+                               "file or replaces a file (without -o the report goes to stdout).")
+    if not os.path.isdir(os.path.dirname(path)):
+        raise click.UsageError(f"The folder of {output} does not exist.")
+    try:
+        atomic.replace_path(path, r.text.encode("utf-8"), mode=0o644)
+    except OSError as e:
+        raise click.UsageError(f"Cannot write {output}: {e.strerror}.") from e
     if c.json:
         from gitckpt.engine.notes import json_text
 

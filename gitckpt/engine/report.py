@@ -113,8 +113,17 @@ def gather(tl: Timeline, tid: TaskId, diffs: bool = True) -> Facts:
 
 
 def _md(text: str) -> str:
-    """One line of Markdown from free text (newlines folded; pipes and HTML inert)."""
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    """One line of Markdown from free text: newlines folded, and pipes, HTML, links, images,
+    emphasis and mentions inert (a note is not the reviewer's markup)."""
+    text = " ".join(text.split())
+    for ch in "\\`*_[]!|#":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("<", "&lt;").replace("@", "@\u200b")
+
+
+def _fenced(text: str) -> str:
+    """A path as a line inside a code fence: no newline or backtick to close it."""
+    return "".join("?" if ch in "\n\r`" else ch for ch in text)
 
 
 def markdown(f: Facts) -> str:
@@ -152,8 +161,8 @@ def markdown(f: Facts) -> str:
         plus = sum(d.additions or 0 for d in f.files)
         minus = sum(d.deletions or 0 for d in f.files)
         lines += [f"**Files changed** ({len(f.files)}, +{plus} -{minus})", "", "```"]
-        width = max(len(d.path) for d in f.files[:200])
-        lines += [f"{d.path.ljust(width)}  {_stat(d)}" for d in f.files[:200]]
+        width = max(len(_fenced(d.path)) for d in f.files[:200])
+        lines += [f"{_fenced(d.path).ljust(width)}  {_stat(d)}" for d in f.files[:200]]
         if len(f.files) > 200:
             lines.append(f"... and {len(f.files) - 200} more")
         lines += ["```", ""]

@@ -107,15 +107,31 @@ def _opened(store: Store, create: bool, timeout: float = 30
             ) -> Iterator[tuple[sqlite3.Connection | None, bool]]:
     """The index (None where it does not exist and `create` is False), and whether it was
     made anew: a damaged one, or one of another version, is removed and made again."""
-    import sqlite3
-
     db = path(store)
-    made = not db.exists()
-    if made and not create:
+    if not db.exists() and not create:
         yield None, False
         return
-    if made:
+    if create:
         store.shared.ensure()
+    con = None
+    # one opener at a time makes, checks or replaces the file (parallel first searches)
+    opening = store.shared.locked("search.lock", 30) if create else contextlib.nullcontext()
+    try:
+        with opening:
+            con, made = _checked(store, db, create, not db.exists(), timeout)
+        if con is None:
+            yield None, False
+            return
+        yield con, made
+    finally:
+        if con is not None:
+            con.close()
+
+
+def _checked(store: Store, db: Path, create: bool, made: bool, timeout: float
+             ) -> tuple[sqlite3.Connection | None, bool]:
+    import sqlite3
+
     con: sqlite3.Connection | None = None
     try:
         try:
@@ -131,24 +147,29 @@ def _opened(store: Store, create: bool, timeout: float = 30
                 con.close()
                 con = None
             if not create:
-                yield None, False
-                return
+                return None, False
             _log.info("the search index is rebuilt: %s", e)
             remove(store)
             con = _connect(db)
             _create(con)
             made = True
-        yield con, made
-    finally:
+        return con, made
+    except BaseException:
         if con is not None:
             con.close()
+        raise
 
 
 def remove(store: Store) -> None:
     """The index's files gone (it is rebuilt when next read)."""
+    import shutil
+
     for suffix in ("", "-wal", "-shm"):
+        name = str(path(store)) + suffix
+        if os.path.isdir(name) and not os.path.islink(name):
+            shutil.rmtree(name)  # in gitckpt's own folder: nobody else's
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(str(path(store)) + suffix)
+            os.unlink(name)
 
 
 # -- what a note says -------------------------------------------------------------------------
@@ -223,23 +244,30 @@ def _sync(tl: Timeline, con: sqlite3.Connection) -> int:
         old = {}
     moved = [oid for r, oid in now.items() if old.get(r) != oid]
     added = 0
+    # The notes as they are after the refs were read: a save writes its note before it
+    # moves its ref, so every tip read above has its note in these.
+    notes = store.get_ref(NOTES_REF) or ""
     read_note = _notes(store, notes or None)
     stack = list(moved)
+    whole = True
     while stack:
         oid = stack.pop()
         if con.execute("SELECT 1 FROM seen WHERE oid = ?", (oid,)).fetchone():
             continue
-        con.execute("INSERT INTO seen VALUES (?)", (oid,))
         text = read_note(oid)
-        if text is not None:
+        if text is None:  # not yet (another writer's): read again next time, tips unmoved
+            whole = False
+        else:
+            con.execute("INSERT INTO seen VALUES (?)", (oid,))
             note = Note.parse(text, oid)
             con.executemany("INSERT INTO hits VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                             rows(note, oid, _label(note)))
             added += 1
         stack.extend(store.read_commit(oid).parents)
-    con.executemany("INSERT OR REPLACE INTO tips VALUES (?, ?)",
-                    [(r, o) for r, o in now.items() if old.get(r) != o])
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('notes', ?)", (notes,))
+    if whole:
+        con.executemany("INSERT OR REPLACE INTO tips VALUES (?, ?)",
+                        [(r, o) for r, o in now.items() if old.get(r) != o])
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('notes', ?)", (notes,))
     return added
 
 
@@ -343,6 +371,24 @@ def search(tl: Timeline, query: str, *, task: str | None = None,
     if since is not None:
         where.append("at >= ?")
         args.append(since)
+    try:
+        if not tl.task_ids():
+            return SearchResult(query, [], False, 0)
+    except OSError:  # no store here at all
+        return SearchResult(query, [], False, 0)
+    try:
+        return _search(tl, query, expression, where, args, limit)
+    except sqlite3.DatabaseError as e:  # a table damaged past what opening checks
+        _log.info("the search index is rebuilt: %s", e)
+        with tl.store.shared.locked("search.lock", 30):
+            remove(tl.store)
+        return _search(tl, query, expression, where, args, limit)
+
+
+def _search(tl: Timeline, query: str, expression: str, where: list[str], args: list,
+            limit: int) -> SearchResult:
+    import sqlite3
+
     with _opened(tl.store, create=True) as (con, made):
         assert con is not None
         # Not under the store's lock (a first build reads every note, and saves must not wait
@@ -385,7 +431,11 @@ def check(store: Store) -> str | None:
             if row is None or row[0] != VERSION:
                 return f"it is of version {row and row[0]!r}, not {VERSION}"
             ok = con.execute("PRAGMA quick_check").fetchone()[0]
-            return None if ok == "ok" else str(ok)
+            if ok != "ok":
+                return str(ok)
+            for table in ("meta", "tips", "seen", "hits"):
+                con.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
+            return None
         finally:
             con.close()
     except sqlite3.DatabaseError as e:

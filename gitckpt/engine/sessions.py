@@ -246,6 +246,9 @@ def _redacted_line(line: bytes) -> bytes:
     try:
         obj = json_input.loads(text)
     except (ValueError, RecursionError):
+        if text.lstrip()[:1] in ("{", "["):  # JSON the rules cannot read value by value
+            return json.dumps({"gitckpt": "line left out", "bytes": len(line)}).encode() \
+                + b"\n"
         return redact(text)[0].encode() + b"\n"
     return json.dumps(_redact_all(obj), ensure_ascii=False).encode() + b"\n"
 

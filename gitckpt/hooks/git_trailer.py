@@ -65,15 +65,17 @@ def _name(path: Path) -> str:
 
 
 def add(message_file: str, source: str, trailer: str | None) -> str:
-    """Add (or replace) the trailer in the commit message file, as `git interpret-trailers`
-    does; what was done, for the log line."""
+    """Add the trailer to the commit message file, as `git interpret-trailers` does, unless
+    the message has a `Checkpoint:` trailer already; what was done, for the log line."""
     if trailer is None:
         return "no active task; no trailer"
     if source == "merge":
         return "a merge's message; no trailer"
     if not os.path.isfile(message_file):
         return f"{message_file} is not a file; no trailer"
-    p = subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "replace",
+    # a message that names a checkpoint keeps it: a rebase, a cherry-pick or an amend
+    # re-uses the message of a commit made at another step
+    p = subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "doNothing",
                         "--trailer", f"{TRAILER}: {trailer}", message_file],
                        capture_output=True, text=True, timeout=30)
     if p.returncode != 0:

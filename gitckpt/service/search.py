@@ -19,13 +19,18 @@ def since_time(text: str | None, now: float | None = None) -> str | None:
         return None
     from gitckpt.engine.compress import parse_duration
 
-    if re.fullmatch(r"\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*", text.lower()):
-        return rfc3339((now if now is not None else time.time()) - parse_duration(text))
-    at = parse_time(text)
-    if at is None:
-        raise InvalidArgument(f"--since {text[:40]!r} is neither a duration nor a date.",
-                              "For example --since 7d or --since 2026-11-30.")
-    return rfc3339(at)
+    hint = "For example --since 7d or --since 2026-11-30."
+    try:
+        if re.fullmatch(r"\s*[0-9]+(?:\.[0-9]+)?\s*[smhdw]?\s*", text.lower()):
+            return rfc3339(max((now if now is not None else time.time())
+                               - parse_duration(text), 0))
+        at = parse_time(text)
+        if at is None:
+            raise InvalidArgument(f"--since {text[:40]!r} is neither a duration nor a date.",
+                                  hint)
+        return rfc3339(at)
+    except (ValueError, OverflowError, OSError) as e:  # a year 0 or 10000 in UTC
+        raise InvalidArgument(f"--since {text[:40]!r} is out of range ({e}).", hint) from e
 
 
 def search(root: str | Path, query: str, *, task: str | None = None,

@@ -208,6 +208,16 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
     first = [tid for tid in tids if names[tid] not in done]
     if first and not confirm:
         raise _confirmation(tl, first, names, url)
+    if not confirm:  # transcripts kept since a task's first push are shown before they leave
+        fresh = [t for tid in tids if tid not in first
+                 for t in _transcripts(tl, [tid], theirs.get(names[tid]))]
+        if fresh:
+            raise NeedsConfirmation(
+                f"Pushing to {url} publishes {len(fresh)} session transcript"
+                f"{'s' if len(fresh) != 1 else ''} (redacted) kept since the task's first "
+                f"push: {'; '.join(fresh[:_SHOWN])}"
+                + (f"; and {len(fresh) - _SHOWN} more" if len(fresh) > _SHOWN else "") + ".",
+                "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
     entries: list[_Entry] = []
     with ExitStack() as held:
         held.enter_context(store.lock())
@@ -299,13 +309,18 @@ def _confirmation(tl: Timeline, first: list[TaskId], names: dict[TaskId, TaskId]
         "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
 
 
-def _transcripts(tl: Timeline, tids: list[TaskId]) -> list[str]:
-    """Each transcript file the tasks' steps kept ("<task> step <n> <file> (<size> bytes)")."""
+def _transcripts(tl: Timeline, tids: list[TaskId], theirs: RemoteTask | None = None
+                 ) -> list[str]:
+    """Each transcript file the tasks' steps kept ("<task> step <n> <file> (<size> bytes)"),
+    but those the remote's task (`theirs`) holds already."""
     store, out = tl.store, []
+    held = theirs.refs if theirs is not None else {}
     for tid in tids:
         prefix = f"{REF_ROOT}{tid}/transcripts/"
         for name, oid in sorted(store.list_refs(prefix).items(),
                                 key=lambda r: int(r[0][len(prefix):] or 0)):
+            if held.get(name[len(REF_ROOT) + len(tid) + 1:]) == oid:
+                continue
             for e in store.read_tree(store.read_commit(oid).tree):
                 out.append(f"{tid} step {name[len(prefix):]} "
                            f"{e.name.decode('utf-8', 'replace')} "

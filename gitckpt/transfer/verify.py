@@ -75,6 +75,8 @@ def verify(task: Foreign, hint: str) -> dict[ObjectId, str]:
         if kind == "drifts":
             _drifts(task, rest, oid, chain.get(int(n)))
         if kind == "transcripts":
+            if oid in chain.values():  # a step's commit must keep its note checked
+                raise Refused(f"{rest} is not a step's transcripts")
             _transcripts(task, rest, oid, int(n) in chain)
             transcripts.add(oid)
     commits = [oid for oid, kind in kinds.items() if kind == "commit" and oid not in transcripts]

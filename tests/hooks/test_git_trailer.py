@@ -55,6 +55,13 @@ def test_install_commit_amend_and_uninstall(tmp_path):
     message = _commit(root, "second\n")
     assert message.count("Checkpoint:") == 1
     assert f"Checkpoint: {task} step 1" in message
+    (root / "w.txt").write_text("more work\n")
+    service.save(root, "another step")
+    subprocess.run(["git", "commit", "-q", "--amend", "--no-edit"], cwd=root, check=True,
+                   env=_env(), capture_output=True, timeout=60)
+    kept = git(root, "log", "-1", "--format=%B")  # the message reused keeps its checkpoint
+    assert kept.count("Checkpoint:") == 1
+    assert f"Checkpoint: {task} step 1" in kept
     again = _cli(root, "hook", "install", "--git", "--yes")
     assert "already" in again.stdout
     gone = _cli(root, "hook", "uninstall", "--git", "--yes")

@@ -771,3 +771,27 @@ def test_kept_transcripts_are_listed_before_the_first_push_and_travel(machines, 
     service.import_(there, pkg)
     assert service.open_timeline(there).store.get_ref(ref) is not None
     fsck(remote)
+
+
+def test_transcripts_kept_after_the_first_push_are_shown_before_they_leave(machines, tmp_path):
+    from gitckpt.engine import sessions
+
+    remote, a, _ = machines
+    url = remote.as_uri()
+    task = service.init(a, "later transcripts").save.task
+    service.push(a, url, confirm=True)
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("")
+    sessions.heard(service.open_timeline(a).store, task, "late", str(transcript), "claude")
+    service.transcripts(a, True)
+    transcript.write_text('{"type": "user", "message": {"content": "later"}}\n')
+    (a / "two.txt").write_text("2\n")
+    service.save(a, "two")
+    with pytest.raises(NeedsConfirmation, match=f"{task} step 1 late.jsonl"):
+        service.push(a, url)
+    assert f"refs/checkpoints/{task}/transcripts/1" not in remote_refs(remote)
+    service.push(a, url, confirm=True)
+    assert f"refs/checkpoints/{task}/transcripts/1" in remote_refs(remote)
+    (a / "three.txt").write_text("3\n")
+    service.save(a, "three")  # nothing new in the transcript: no transcript, no question
+    assert not service.push(a, url).tasks[0].first
