@@ -371,10 +371,12 @@ def search(tl: Timeline, query: str, *, task: str | None = None,
     if since is not None:
         where.append("at >= ?")
         args.append(since)
+    # No notes, no checkpoint (and no store at all: nothing is made for a search). One ref
+    # read, not a listing of every task's refs, which the index exists to spare.
     try:
-        if not tl.task_ids():
+        if tl.store.get_ref(NOTES_REF) is None:
             return SearchResult(query, [], False, 0)
-    except OSError:  # no store here at all
+    except OSError:
         return SearchResult(query, [], False, 0)
     try:
         return _search(tl, query, expression, where, args, limit)

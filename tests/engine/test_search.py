@@ -199,3 +199,13 @@ def test_the_cli_face(ws):
     bad = run_cli("search", "x", "--kind", "nope", cwd=ws.root)
     assert bad.code == 2
     assert "Traceback" not in bad.err
+
+
+def test_a_folder_without_a_store_has_no_hits_and_gets_no_index(tmp_path, hermetic):
+    from conftest import make_plain, make_repo
+
+    for root in (make_plain(hermetic / "bare-plain"), make_repo(tmp_path / "bare-repo")):
+        got = service.search(root, "anything")
+        assert (got.hits, got.indexed) == ([], 0)
+        assert not (root / ".gitckpt").exists()
+        assert not (root / ".git" / "gitckpt" / searching.FILE).exists()
