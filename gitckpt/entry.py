@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
+    _relayed(args)  # returns when no running gitckpt takes the command
     if args == ["--write-usage"] and argv is None and __name__ == "__main__":
         _write_usage()
         return
@@ -93,6 +94,49 @@ def _hook(args: list[str]) -> bool:
 
     hook_main(host, kind, raw, voice)
     return True
+
+
+#: The commands a running gitckpt (`mcp`, `watch`) serves for the CLI (gitckpt/cli/relayed.py):
+#: there they cost what its watcher saw change, here a cold start and a scan of every file.
+RELAYED = ("save", "capture")
+
+
+def _relayed(args: list[str]) -> None:
+    """`gitckpt save` or `capture` handed to a running gitckpt over the hooks' relay; its
+    output is printed and the process exits with its code. Returns when none takes it (none
+    runs, or it refused: another git environment, a command line that does not parse)."""
+    if os.environ.get("GITCKPT_RELAY", "on") == "off" or os.environ.get("_GITCKPT_COMPLETE") \
+            or not any(a in RELAYED for a in args) \
+            or any(a in ("-h", "--help", "--version") for a in args):
+        return
+    try:
+        from gitckpt.hooks.relay import COMMAND_WAIT, answer_wait, ask, listening
+
+        reply = ask({"cli": args, "here": os.getcwd(), "tty": sys.stdout.isatty(),
+                     "env": {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ},
+                     "git": {k: v for k, v in os.environ.items() if k.startswith("GIT_")}},
+                    wait=answer_wait(COMMAND_WAIT))
+    except Exception:
+        return  # any trouble with a relay: the command runs here
+    if reply is None:
+        return
+    if not isinstance(reply.get("code"), int):  # it took the command and did not answer
+        if not listening(str(reply.get("socket", ""))):
+            return  # it died: the command runs here (it is idempotent)
+        sys.stderr.write(f"gitckpt: the running gitckpt (pid {reply.get('pid')}) took the "
+                         f"command and did not answer in {reply.get('waited')} s; it finishes "
+                         "it there, and `gitckpt log` shows its outcome (GITCKPT_RELAY=off "
+                         "runs commands here)\n")
+        sys.exit(1)
+    for stream, text in ((sys.stdout, reply.get("stdout")), (sys.stderr, reply.get("stderr"))):
+        if isinstance(text, str) and text:
+            try:
+                stream.flush()
+                stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+    sys.exit(reply["code"])
 
 
 def click_usage() -> str:

@@ -64,7 +64,7 @@ from gitckpt.store.logs import write_crash
 @click.pass_context
 def cli(ctx: click.Context, root: str, as_json: bool, color: str, no_pager: bool) -> None:
     """Checkpoints for long agent tasks: save each step, resume anywhere, restore anything."""
-    ctx.obj = Ctx(root, as_json, color, not no_pager)
+    ctx.obj = (ctx.obj or Ctx)(root, as_json, color, not no_pager)  # a relayed one: captured
 
 
 @cli.command()
@@ -233,14 +233,14 @@ def watch(c: Ctx, task: str | None) -> None:
     polls every GITCKPT_POLL seconds (default 15)."""
     import signal
 
+    from gitckpt.cli.relayed import start_relay
     from gitckpt.engine.watch import run_until_stopped, stop_signals_waited
-    from gitckpt.hooks.run import start_relay
 
     # Signals are blocked before any thread starts, so every thread inherits the mask.
     with stop_signals_waited() as waits:
         session = service.watch(c.root, task=task,
                                 on_drift=lambda r: c.emit(r, render_capture))
-        relay = start_relay()  # hosts' hooks run here, warm
+        relay = start_relay(cli)  # hosts' hooks run here, warm
         who = f"task {task}" if task else f"the active task (now {session.task})"
         echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
              "Ctrl-C stops.\n", err=True)
@@ -401,12 +401,12 @@ def mcp(root: str | None) -> None:
 
     wire = mcp_handshake.claim()
     held = mcp_handshake.answer(wire)  # before the SDK loads: hosts wait for this answer
-    from gitckpt.hooks.run import start_relay
+    from gitckpt.cli.relayed import start_relay
     from gitckpt.mcp.server import leave_on_signals, run
 
     started: list = []  # before the relay's socket exists: a SIGTERM then takes it away too
     leave_on_signals(lambda: [r.close() for r in started])
-    relay = start_relay()  # hosts' hooks run in this process, warm
+    relay = start_relay(cli)  # hosts' hooks run in this process, warm
     if relay is not None:
         started.append(relay)
     try:

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 
 COLORS = ("auto", "always", "never")
 
@@ -23,13 +24,20 @@ _PLAN_STYLE = {"create": "add", "A": "add", "delete": "del", "D": "del", "modify
                "M": "mod", "R": "mod", "T": "mod", "unrestorable": "bad"}
 
 
-def wants_color(choice: str, tty: bool) -> bool:
-    """`--color`: always, never, or auto (a terminal that is not dumb, and no NO_COLOR)."""
+def wants_color(choice: str, tty: bool, env: Mapping[str, str] | None = None) -> bool:
+    """`--color`: always, never, or auto (a terminal that is not dumb, and no NO_COLOR, in
+    `env`: this process's environment unless another's is given)."""
     if choice == "always":
         return True
     if choice == "never":
         return False
-    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    env = os.environ if env is None else env
+    return tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+
+def plain(text: str) -> str:
+    """`text` without the renderers' own styles."""
+    return _ANSI.sub("", text)
 
 
 def colorize(text: str, kind: str) -> str:

@@ -39,17 +39,18 @@ _MAX = 1 << 22
 CONNECT_WAIT = 0.2
 ACK_WAIT = 0.5  # all relays together: a hook never waits longer for one that is not there
 ANSWER_WAIT = 1.5  # after the request is sent; GITCKPT_RELAY_WAIT sets it (seconds)
+COMMAND_WAIT = 120.0  # the same for a CLI command: a person waits for its answer
 SEND_WAIT = 5.0  # the relay's side: reading a request, writing an answer
 
 
-def answer_wait() -> float:
+def answer_wait(default: float = ANSWER_WAIT) -> float:
     """How long a hook waits for a relay's answer once its request is sent (GITCKPT_RELAY_WAIT
-    seconds, default ANSWER_WAIT) before it claims the request back."""
+    seconds, else `default`) before it claims the request back."""
     try:
-        wait = float(os.environ.get("GITCKPT_RELAY_WAIT", ANSWER_WAIT))
+        wait = float(os.environ.get("GITCKPT_RELAY_WAIT", default))
     except ValueError:
-        return ANSWER_WAIT
-    return wait if 0 < wait < 3600 else ANSWER_WAIT
+        return default
+    return wait if 0 < wait < 3600 else default
 
 
 def hook_folder(host: str) -> str:
@@ -115,11 +116,12 @@ def own_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def ask(request: dict) -> dict | None:
+def ask(request: dict, wait: float | None = None) -> dict | None:
     """A relay's answer to `request`, or None when the hook is to run in its own process (no
     relay took it, or the hook claimed it back from a silent one). A relay that claimed the
-    request but did not answer in time is an answer too, `{"log": ...}`: it finishes the work,
-    and the hook must not act a second time."""
+    request but did not answer in time (`wait` seconds, default `answer_wait()`) is an answer
+    too, `{"log": ..., "pid": ...}`: it finishes the work, and the hook must not act a second
+    time (unless that process is gone: a CLI command, which is idempotent, then runs itself)."""
     folder = runtime_dir()
     if not own_dir(folder):
         return None
@@ -148,7 +150,7 @@ def ask(request: dict) -> dict | None:
             s.settimeout(max(0.01, deadline - time.monotonic()))
             if read_line(s, len(ACK)) != ACK:
                 continue  # not a relay of this version, or one that cannot answer now
-            wait = answer_wait()
+            wait = answer_wait() if wait is None else wait
             s.settimeout(wait)
             try:
                 s.sendall(payload)
@@ -178,8 +180,23 @@ def ask(request: dict) -> dict | None:
         except OSError:
             return None  # no claims folder (a relay gone or closing): it cannot act either
         return {"log": f"the relay {name} took the hook but did not answer in {wait:g} s; "
-                       "it finishes it there"}
+                       "it finishes it there", "pid": name[:-5], "socket": path,
+                "waited": wait}
     return None
+
+
+def listening(path: str) -> bool:
+    """Whether a relay still answers at `path`: it accepts and says ACK (a killed one's
+    socket refuses, or closes at once while its process exits)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(ACK_WAIT)
+        s.connect(path)
+        return read_line(s, len(ACK)) == ACK
+    except OSError:
+        return False
+    finally:
+        s.close()
 
 
 def alive(pid: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -206,14 +207,21 @@ def serve(request: dict) -> dict:
     return {"stdout": outcome.stdout, "log": outcome.log}
 
 
-def start_relay():
+def start_relay(commands: Callable[[dict], dict] | None = None):
     """The hooks' relay in a long-lived gitckpt (`mcp`, `watch`): this user's hooks run
-    there, warm. None where it cannot listen (the hooks then run in their own process)."""
+    there, warm, and so do the CLI commands `commands` serves (a request with "cli"; the
+    CLI's side, gitckpt/cli/relayed.py). None where it cannot listen (the hooks then run in
+    their own process)."""
     import logging
 
     from gitckpt.hooks.relay_server import Relay
 
-    relay = Relay(serve)
+    def either(request: dict) -> dict:
+        if "cli" in request:
+            return commands(request) if commands is not None else {"refused": "no commands"}
+        return serve(request)
+
+    relay = Relay(either)
     try:
         if relay.start():
             logging.getLogger("gitckpt").info("hook relay at %s", relay.path)

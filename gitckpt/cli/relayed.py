@@ -1,0 +1,111 @@
+"""CLI commands run for another process: `gitckpt save` and `gitckpt capture` typed while a
+`gitckpt mcp` or `gitckpt watch` runs are handed to it over the hooks' relay (gitckpt/entry.py
+is the asking side), so they cost what changed, through that process's watcher journal, and
+not a cold start and a full scan.
+
+Contract: a request is served only when the commands it names are RELAYED, its command line
+parses, and the asker's git environment (GIT_*) equals this process's (the relay has already
+checked the peer's uid and the GITCKPT_* settings). Anything else is refused before anything
+is done, and the asker runs the command itself, so a usage error, `--help` or a command this
+process does not serve always reads as it would have. The answer is the command's own output
+(`stdout`, `stderr`, `code`), rendered here as the command renders it, with the asker's
+terminal and colour settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import click
+
+from gitckpt.cli import pager
+from gitckpt.cli.base import Ctx
+from gitckpt.core.errors import GitckptError
+from gitckpt.engine.notes import json_text
+
+#: The commands served: each is idempotent (a save saved twice is "nothing new", a capture
+#: taken twice "no change"), so an asker whose relay died mid-command may run it again.
+RELAYED = ("save", "capture")
+
+log = logging.getLogger("gitckpt.relay")
+
+
+def git_environment(environ: Any = None) -> dict[str, str]:
+    """What selects and configures the user's repository for git and libgit2 (GIT_DIR,
+    GIT_CONFIG_GLOBAL, ...): a command is served only where it is the same."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items() if k.startswith("GIT_")}
+
+
+class Captured(Ctx):
+    """The command's context, writing to buffers for the asker instead of to this process's
+    stdout (the MCP channel, in `gitckpt mcp`)."""
+
+    def __init__(self, root: str, as_json: bool, color: str, paging: bool, *, here: str,
+                 tty: bool, env: dict[str, str]) -> None:
+        super().__init__(os.path.join(here, root), as_json, color, paging)
+        self.tty, self.env = tty, env
+        self.out: list[str] = []
+
+    def emit(self, result: Any, render, page: str | None = None) -> None:
+        if self.json:
+            self.out.append(json_text(result.to_dict()) + "\n")
+            return
+        text = render(result)
+        if not pager.wants_color(self.color, self.tty, self.env):
+            text = pager.plain(text)
+        self.out.append(text)
+
+
+def serve(cli: click.Group, request: dict) -> dict:
+    """One relayed command line of the CLI `cli`: `{"cli": argv, "here": cwd, "tty": bool,
+    "env": {...}, "git": {...}}` to its output, or `{"refused": why}` with nothing done."""
+    argv, here = request.get("cli"), request.get("here")
+    tty, env, git = request.get("tty"), request.get("env"), request.get("git")
+    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+            and isinstance(here, str) and os.path.isabs(here) and isinstance(tty, bool)
+            and _strings(env) and _strings(git)):
+        return {"refused": "not a command request"}
+    if git != git_environment():
+        return {"refused": "another git environment"}
+    made: list[Captured] = []
+
+    shown = {k: v for k, v in dict(env or {}).items() if k in ("NO_COLOR", "TERM")}
+
+    def context(*args: Any) -> Captured:
+        made.append(Captured(*args, here=here, tty=tty, env=shown))
+        return made[-1]
+
+    try:
+        with cli.make_context("gitckpt", list(argv), obj=context) as ctx:
+            rest = getattr(ctx, "_protected_args", None) or ctx.protected_args
+            if not rest or rest[0] not in RELAYED:
+                return {"refused": "not a command served here"}
+            cli.invoke(ctx)
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        return {"refused": "the command line does not parse"}  # its asker says why
+    except GitckptError as e:
+        out = json_text(e.to_dict()) + "\n" if made and made[0].json else ""
+        err = f"gitckpt: error: {e.message}\n" + (f"hint: {e.hint}\n" if e.hint else "")
+        return {"stdout": out, "stderr": err, "code": 1}
+    except Exception as e:  # a bug: its traceback in this process's log
+        log.exception("relayed command %r failed", argv)
+        return {"stdout": "", "code": 3,
+                "stderr": f"gitckpt: internal error in the running gitckpt (pid {os.getpid()})"
+                          f" ({type(e).__name__}: {e}); this is a bug. Details: its log.\n"}
+    log.info("served `gitckpt %s` for %s", " ".join(argv), here)
+    return {"stdout": "".join(made[0].out) if made else "", "stderr": "", "code": 0}
+
+
+def start_relay(cli: click.Group):
+    """The relay of a long-lived gitckpt, serving hooks and the RELAYED commands of `cli`."""
+    from gitckpt.hooks.run import start_relay as start
+
+    return start(lambda request: serve(cli, request))
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items())
