@@ -9,7 +9,9 @@ untracked files changed over the steps), measured by wall clock, medians of --re
   `git push` of the same refs and a notes ref (the objects git itself must send);
 - fetch: `gitckpt fetch --task` into a fresh clone, against `git fetch` of the same refs;
 - list: `gitckpt fetch` (the listing) of a remote holding T tasks of 50 steps with cards,
-  against the `git ls-remote` it needs anyway.
+  against the `git ls-remote` it needs anyway;
+- many refs: `gitckpt push` of a task holding --refs new refs (drifts made with fast-import)
+  to an empty remote, against `git push` of the same refs by one glob refspec (issue 29).
 
 The peer task-checkpoint-mcp has no remote transport (its stores are local files), so there
 is no peer column.
@@ -126,11 +128,33 @@ def bench_list(tmp: Path, a: Path, tasks: int, repeat: int) -> dict:
     return {"gitckpt": statistics.median(ours), "git": statistics.median(theirs)}
 
 
+def bench_many(tmp: Path, a: Path, task: str, refs: int, repeat: int) -> dict:
+    head = git(a, "rev-parse", f"refs/checkpoints/{task}/head")
+    stream = []
+    for n in range(refs):
+        body = f"drift {n}\n"
+        stream += [f"commit refs/checkpoints/{task}/drifts/{100_000 + n}",
+                   f"committer gitckpt <gitckpt@localhost> {1764583200 + n} +0000",
+                   f"data {len(body)}", body, f"from {head}", ""]
+    subprocess.run(["git", "-C", str(a), "fast-import", "--quiet"],
+                   input="\n".join(stream) + "\n", text=True, check=True)
+    ours, theirs = [], []
+    for r in range(repeat):
+        remote = fresh_remote(tmp, a, f"many-{r}.git")
+        ours.append(timed(gitckpt(a, "push", remote.as_uri(), "--yes")))
+        remote = fresh_remote(tmp, a, f"gitmany-{r}.git")
+        theirs.append(timed(["git", "-C", str(a), "push", "-q", "--atomic", remote.as_uri(),
+                             f"refs/checkpoints/{task}/*:refs/checkpoints/{task}/*",
+                             "refs/notes/checkpoints:refs/notes/checkpoints"]))
+    return {"gitckpt": statistics.median(ours), "git": statistics.median(theirs)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--files", type=int, default=10_000)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--tasks", type=int, default=1000)
+    p.add_argument("--refs", type=int, default=32_000)
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gitckpt-remotebench-"))
@@ -145,11 +169,12 @@ def main() -> None:
                        capture_output=True)
         rows["fetch"] = bench_fetch(tmp, pushed, task, args.repeat)
         rows["list"] = bench_list(tmp, a, args.tasks, args.repeat)
+        rows[f"{args.refs} refs"] = bench_many(tmp, a, task, args.refs, max(1, args.repeat // 2))
         print(f"{args.files} files, {args.steps} steps, {args.tasks} tasks listed; "
               f"medians of {args.repeat} (wall clock, s)")
-        print(f"{'operation':<8} {'gitckpt':>8} {'git':>8} {'ratio':>6}")
+        print(f"{'operation':<12} {'gitckpt':>8} {'git':>8} {'ratio':>6}")
         for name, r in rows.items():
-            print(f"{name:<8} {r['gitckpt']:>8.3f} {r['git']:>8.3f} "
+            print(f"{name:<12} {r['gitckpt']:>8.3f} {r['git']:>8.3f} "
                   f"{r['gitckpt'] / r['git']:>6.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

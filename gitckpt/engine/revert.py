@@ -37,8 +37,6 @@ class Conflict(Shaped):
 
     path: str
     binary: bool
-    # the file with conflict markers (None: unmerged)
-    text: str | None = field(default=None, metadata=HIDDEN)
     why: str = "content"  # content | binary | modify/delete | rename | file/folder
 
 
@@ -166,14 +164,14 @@ def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
             resolved.append((path, keep))
             continue
         kind = merge.kind(c)
-        text = merge.marked(c, "workspace", f"before {first.label}") \
+        marked = merge.marked(c, "workspace", f"before {first.label}") \
             if kind == "content" else None
-        if kind == "content" and text is None:
+        if kind == "content" and marked is None:
             kind = "binary"  # not UTF-8: never merged
-        conflicts.append(Conflict(path, kind == "binary", text, kind))
-        if choice == "markers" and text is not None and ours is not None \
+        conflicts.append(Conflict(path, kind == "binary", kind))
+        if choice == "markers" and marked is not None and ours is not None \
                 and theirs is not None:
-            blob = merge.blob(text.encode("utf-8", "surrogateescape"))
+            blob = merge.blob(marked)
             # the mode merges on its own, as git merges it: the step's change of it undone
             # unless the workspace changed it since
             mode = theirs.mode if anc is not None and ours.mode == anc.mode else ours.mode

@@ -14,6 +14,7 @@ import pygit2
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
+from gitckpt.store.trim import Trims, trimmed, view
 
 _BINARY_PROBE = 8000  # bytes git looks at for a NUL
 
@@ -42,22 +43,31 @@ class Conflict:
         return side.path
 
 
-def _side(entry: pygit2.IndexEntry | None) -> Side | None:
-    return None if entry is None else Side(entry.path, int(entry.mode), ObjectId(str(entry.id)))
+def _side(entry: pygit2.IndexEntry | None, trims: Trims) -> Side | None:
+    return None if entry is None else Side(entry.path, int(entry.mode),
+                                           trims.real(str(entry.path), ObjectId(str(entry.id))))
 
 
 class Merge:
     """A merge in progress: its conflicts, settled one by one, then its tree."""
 
-    def __init__(self, repo: pygit2.Repository, index: pygit2.Index) -> None:
+    def __init__(self, repo: pygit2.Repository, index: pygit2.Index,
+                 trims: Trims | None = None) -> None:
         self._repo = repo
         self._index = index
+        self._trims = trims = trims or Trims()
         self._raw: dict[str, tuple] = {}  # path -> libgit2's own entries, for merge_file
         self.conflicts: list[Conflict] = []
         for a, o, t in list(index.conflicts or ()):
-            c = Conflict(_side(a), _side(o), _side(t))
+            c = Conflict(_side(a, trims), _side(o, trims), _side(t, trims))
             self._raw[c.path] = (a, o, t)
             self.conflicts.append(c)
+        for path in trims.by_path.keys() - self._raw.keys():  # merged cleanly: made whole
+            entry = index[path] if path in index else None  # noqa: SIM401 (no Index.get)
+            if entry is not None:
+                whole = trims.whole(repo, path, repo[entry.id].read_raw())
+                assert whole is not None
+                index.add(pygit2.IndexEntry(path, repo.create_blob(whole), entry.mode))
 
     def kind(self, c: Conflict) -> str:
         """What kind of conflict it is: a file's content (mergeable as text), a binary file, a
@@ -70,23 +80,25 @@ class Merge:
         for s in sides:
             if s.mode not in (Mode.FILE, Mode.EXECUTABLE):
                 return "file/folder" if s.mode in (Mode.TREE, Mode.GITLINK) else "binary"
-            if b"\0" in self._repo[s.id].data[:_BINARY_PROBE]:
+            if b"\0" in view(self._repo, s.id)[:_BINARY_PROBE].tobytes():  # not it all
                 return "binary"
         return "content"
 
-    def marked(self, c: Conflict, ours_label: str, theirs_label: str) -> str | None:
+    def marked(self, c: Conflict, ours_label: str, theirs_label: str) -> bytes | None:
         """The file merged with git-style markers labelled with the two sides, or None if it
         is not UTF-8 (never merged)."""
         anc, ours, theirs = self._raw[c.path]
-        try:
+        try:  # of a large file, its middle (store/trim.py), made whole below
             text = self._repo.merge_file_from_index(anc, ours, theirs).contents
         except UnicodeDecodeError:
             return None
         # libgit2 labels both sides with the path; say which side is which, as git does
         text = re.sub(rf"^<<<<<<< {re.escape(ours.path)}(\r?)$",
                       lambda m: f"<<<<<<< {ours_label}{m.group(1)}", text, flags=re.M)
-        return re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
+        text = re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
                       lambda m: f">>>>>>> {theirs_label}{m.group(1)}", text, flags=re.M)
+        return self._trims.whole(self._repo, c.path, text.encode("utf-8", "surrogateescape"),
+                                 text=True)
 
     def blob(self, data: bytes) -> ObjectId:
         """Write a merged file's bytes where the merge's objects go (held while staging)."""
@@ -112,4 +124,5 @@ def merge_trees(repo: pygit2.Repository, base: ObjectId, ours: ObjectId, theirs:
     """libgit2's merge of `ours` and `theirs` from `base` (`renames`: found by similarity, as
     git finds them)."""
     flags = pygit2.enums.MergeFlag.FIND_RENAMES if renames else pygit2.enums.MergeFlag(0)
-    return Merge(repo, repo.merge_trees(base, ours, theirs, flags=flags))
+    base, ours, theirs, trims = trimmed(repo, base, ours, theirs)
+    return Merge(repo, repo.merge_trees(base, ours, theirs, flags=flags), trims)

@@ -218,6 +218,23 @@ def scratch_repository(config: Path | None = None, under: Path | None = None
         yield path
 
 
+@contextmanager
+def frozen_refs(refs: dict[str, ObjectId], objects: Path, config: Path | None = None,
+                under: Path | None = None) -> Iterator[Path]:
+    """A scratch repository (see `scratch_repository`) whose only refs are `refs`, as they
+    were read, and whose objects are those of the folder `objects` (an alternate: nothing is
+    copied). A push from it by one glob refspec sends exactly those refs while the store goes
+    on saving: git matches each explicit refspec against every local ref (32,000 of them by
+    id took 19 minutes), a glob once."""
+    with scratch_repository(config, under) as path:
+        (path / "objects" / "info" / "alternates").write_text(f"{objects.resolve()}\n")
+        lines = [f"{oid} {name}\n" for name, oid in sorted(refs.items(),
+                                                             key=lambda r: r[0].encode())]
+        (path / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n"
+                                          + "".join(lines))
+        yield path
+
+
 def commit_messages(git_dir: Path, prefix: str) -> dict[str, tuple[int, str]]:
     """(committer time, message) of every commit under `prefix` in `git_dir`, in one call."""
     out = run(git_dir, "for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00"

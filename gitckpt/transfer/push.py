@@ -6,9 +6,7 @@ a remote, the user confirmed what it publishes."""
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -42,8 +40,6 @@ from gitckpt.transfer.remotes import (
 
 PUSHED = "pushed.json"  # {remote URL: [remote task ids whose first push was confirmed]}
 _SHOWN = 10             # untracked files named in a confirmation; the count says the rest
-_BATCH = 4000           # refspecs per git push: far below any command line's limit
-_EXPLICIT = 400         # refs pushed by id at most; past it, globs under the lock
 _AHEAD = ("Bring the remote's line here first: {0} (drifts are merged, keeping both). If both "
           "sides saved steps, keep the remote's here as another task ({1}), or publish this "
           "one as another ({2}).")
@@ -218,69 +214,40 @@ def push(tl: Timeline, remote: str | None, task: str | None = None, *,
                 f"push: {'; '.join(fresh[:_SHOWN])}"
                 + (f"; and {len(fresh) - _SHOWN} more" if len(fresh) > _SHOWN else "") + ".",
                 "If that remote may hold them, push again with {0}.", [Arg("confirm", True)])
-    entries: list[_Entry] = []
-    with ExitStack() as held:
-        held.enter_context(store.lock())
+    frozen: dict[str, ObjectId] = {}
+    specs: list[str] = []
+    leases: list[str] = []
+    tasks: list[PushedTask] = []
+    with store.lock():  # only while the refs are read and their notes and cards written
         for tid in tids:
             name, prefix = names[tid], f"{REF_ROOT}{tid}/"
-            refs = {n[len(prefix):]: oid for n, oid in store.list_refs(prefix).items()
+            refs = {n: oid for n, oid in store.list_refs(prefix).items()
                     if n[len(prefix):] == "head" or numbered(n[len(prefix):])}
-            known = theirs[name].refs if name in theirs else {}
-            changed = [f"{oid}:{REF_ROOT}{name}/{rest}" for rest, oid in sorted(refs.items())
-                       if known.get(rest) != oid]
-            rest = [f"{notes_commit(tl, tid, name, carried[tid])}:{NOTES_ROOT}{name}",
-                    f"+{card_commit(tl, tid, name)}:{REF_ROOT}{name}/{CARD}"]
+            frozen.update(refs)
+            specs += [f"{prefix}*:{REF_ROOT}{name}/*",
+                      f"{notes_commit(tl, tid, name, carried[tid])}:{NOTES_ROOT}{name}",
+                      f"+{card_commit(tl, tid, name)}:{REF_ROOT}{name}/{CARD}"]
             old = theirs[name].notes if name in theirs else None
-            entries.append(_Entry(changed, f"{prefix}*:{REF_ROOT}{name}/*", rest,
-                                  f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}",
-                                  PushedTask(name, tl.record(refs["head"]).n, tid in first)))
+            leases.append(f"--force-with-lease={NOTES_ROOT}{name}:{old or ''}")
+            tasks.append(PushedTask(name, tl.record(refs[f"{prefix}head"]).n, tid in first))
         store.flush()
-        # The refs go by id, as read under the lock, so a save meanwhile is not pushed
-        # without its note. git matches each explicit refspec against every local ref, so
-        # past _EXPLICIT of them a glob per task is pushed instead, with the lock held.
-        explicit = sum(len(e.changed) for e in entries) <= _EXPLICIT
-        if explicit:
-            held.close()
-        batches = [_Batch()]
-        for e in entries:
-            specs = [*(e.changed if explicit else [e.glob]), *e.rest]
-            if len(batches[-1].specs) + len(specs) > _BATCH and batches[-1].specs:
-                batches.append(_Batch())
-            batches[-1].specs.extend(specs)
-            batches[-1].leases.append(e.lease)
-            batches[-1].tasks.append(e.task)
-        pushed: list[PushedTask] = []
-        for specs, leases, tasks in ((b.specs, b.leases, b.tasks) for b in batches):
-            p = remote_git.run(git_dir(store), "push", "--atomic", "--no-verify",
-                               "--porcelain", "--progress", *leases, where.spec, *specs,
-                               check=False, cwd=top(store), remote=where)
-            if p.returncode != 0:
-                _push_refused(p, [t.task for t in tasks], shown, pushed)
-            pushed += tasks
-            with store.lock():  # confirmed for later pushes only once the remote took them
-                record = _pushed(store)
-                record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
-                _state(store).write(PUSHED, json.dumps(record).encode())
-    return PushResult(url, pushed)
-
-
-class _Entry(NamedTuple):
-    """One task's part of a push."""
-
-    changed: list[str]  # refspecs of its refs that differ from the remote's
-    glob: str  # the refspec of all its refs, for a push of too many to name
-    rest: list[str]  # its notes and its card
-    lease: str  # the --force-with-lease of its notes
-    task: PushedTask
-
-
-@dataclass
-class _Batch:
-    """One atomic `git push`: at most _BATCH refspecs."""
-
-    specs: list[str] = field(default_factory=list)
-    leases: list[str] = field(default_factory=list)
-    tasks: list[PushedTask] = field(default_factory=list)
+    # The refs go as they were read under the lock, so a save meanwhile is not pushed without
+    # its note: from a scratch repository that holds those refs alone, by one glob a task, in
+    # one atomic push whatever their number (remote_git.frozen_refs).
+    where_git = git_dir(store)
+    with remote_git.frozen_refs(frozen, store.objects_folder,
+                                where_git / "config" if where_git else None,
+                                store.state.ensure() if where_git else None) as scratch:
+        p = remote_git.run(scratch, "push", "--atomic", "--no-verify", "--porcelain",
+                           "--progress", *leases, where.spec, *specs, check=False,
+                           cwd=top(store), remote=where)
+    if p.returncode != 0:
+        _push_refused(p, [t.task for t in tasks], shown)
+    with store.lock():  # confirmed for later pushes only once the remote took them
+        record = _pushed(store)
+        record[url] = sorted({*record.get(url, []), *(t.task for t in tasks)})
+        _state(store).write(PUSHED, json.dumps(record).encode())
+    return PushResult(url, tasks)
 
 
 def _own_tasks(tl: Timeline) -> list[TaskId]:
@@ -362,20 +329,18 @@ def _check_not_behind(tl: Timeline, tid: TaskId, theirs: RemoteTask | None, remo
     return carry
 
 
-def _push_refused(p, names: list[str], remote: str, pushed: list[PushedTask]) -> None:
-    done = (f" (tasks {', '.join(t.task for t in pushed)} were pushed before it)"
-            if pushed else "")
+def _push_refused(p, names: list[str], remote: str) -> None:
     why = [line.split("\t")[-1] for line in p.stdout.splitlines() if line.startswith("!")]
     real = [w for w in why if "atomic" not in w] or why
     if any("stale info" in w for w in real):
         raise Diverged(f"Another push of task {', '.join(names)} reached the remote while this "
-                       f"one ran; nothing of it was pushed{done}.",
+                       f"one ran; nothing of it was pushed.",
                        "Fetch it, then push again: {0}.",
                        [call("fetch", remote=remote, task=names[0])])
     if any("fast-forward" in w or "fetch first" in w for w in real):
         raise Diverged(f"The remote's task {', '.join(names)} moved on; nothing of it was "
-                       f"pushed{done}.", "Fetch it, then push again: {0}.",
+                       f"pushed.", "Fetch it, then push again: {0}.",
                        [call("fetch", remote=remote, task=names[0])])
-    raise RemoteFailed(f"git push failed{done}: {remote_git.failure(p)}",
+    raise RemoteFailed(f"git push failed: {remote_git.failure(p)}",
                        "Check the remote's name or URL and your access to it (hooks on the "
                        "remote may refuse refs outside refs/heads).")

@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 from conftest import RepoGuard, fsck, git, make_plain, make_repo, run_cli
 
-from gitckpt.core.errors import Diverged, InvalidArgument, NeedsConfirmation, RemoteFailed
+from gitckpt.core.errors import (
+    Diverged,
+    GitckptError,
+    InvalidArgument,
+    NeedsConfirmation,
+    RemoteFailed,
+)
 from gitckpt.service import api as service
 
 pytestmark = pytest.mark.slow
@@ -625,19 +631,72 @@ def test_a_killed_fetchs_lock_files_do_not_block_the_next(machines):
     assert service.doctor(b).healthy
 
 
-def test_many_refs_go_by_glob_under_the_lock(machines, monkeypatch):
-    from gitckpt.transfer import push as remote_push
+def _remote_hook(remote, name: str, body: str) -> None:
+    hook = remote / "hooks" / name
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(0o755)
 
-    monkeypatch.setattr(remote_push, "_EXPLICIT", 2)
+
+def test_a_push_sends_the_refs_as_read_and_saves_go_on_meanwhile(machines, tmp_path):
+    """The lock is held while the refs are read, not while git sends them: a save during a
+    slow push is not waited for, and is not pushed (it goes with the next push)."""
+    import threading
+
     remote, a, b = machines
-    task = service.init(a, "globbed").save.task
-    for n in range(5):
+    task = service.init(a, "frozen").save.task
+    for n in range(3):
         service.save(a, f"step {n}")
-    service.push(a, remote.as_uri(), confirm=True)
-    assert len([r for r in remote_refs(remote) if "/steps/" in r]) == 6
-    service.save(a, "one more")
-    service.push(a, remote.as_uri())  # two refs changed: by id again
-    assert service.fetch(b, remote.as_uri(), task=task).steps == 6
+    read = service.open_timeline(a).head(task).commit
+    started = tmp_path / "receiving"
+    _remote_hook(remote, "pre-receive", f"cat >/dev/null; touch {started}; sleep 3\n")
+    pushing = threading.Thread(target=lambda: service.push(a, remote.as_uri(), confirm=True))
+    pushing.start()
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, "the push never reached git"
+        assert pushing.is_alive(), "the push ended before git received it"
+        time.sleep(0.02)
+    begun = time.monotonic()
+    saved = service.save(a, "while it pushes")
+    assert time.monotonic() - begun < 2.5  # not behind the push
+    pushing.join(60)
+    assert remote_refs(remote)[f"refs/checkpoints/{task}/head"] == read != saved.commit
+    (remote / "hooks" / "pre-receive").unlink()
+    service.push(a, remote.as_uri())
+    got = service.fetch(b, remote.as_uri(), task=task)
+    assert got.steps == 4
+    assert service.doctor(b).healthy
+
+
+def test_every_task_goes_in_one_atomic_push(machines, tmp_path):
+    from gitckpt.transfer import fetch as remote_fetch
+
+    remote, a, b = machines
+    tasks = []
+    for i in range(3):
+        tasks.append(service.init(a, f"batch {i}").save.task)
+        for n in range(4):
+            service.save(a, f"step {n}", conclusion=str(i))
+    count = tmp_path / "pushes"
+    _remote_hook(remote, "pre-receive", f"cat >/dev/null; echo push >> {count}\n")
+    # one task refused by the remote: with --atomic, nothing of any task lands
+    _remote_hook(remote, "update", f'case "$1" in refs/checkpoints/{tasks[1]}/*) exit 1;; '
+                                   'esac\nexit 0\n')
+    with pytest.raises(GitckptError):
+        service.push(a, remote.as_uri(), all_tasks=True, confirm=True)
+    assert not [r for r in remote_refs(remote) if r.startswith("refs/checkpoints/")]
+    (remote / "hooks" / "update").unlink()
+    count.unlink()
+    pushed = service.push(a, remote.as_uri(), all_tasks=True, confirm=True)
+    assert sorted(t.task for t in pushed.tasks) == sorted(tasks)
+    assert count.read_text() == "push\n"  # one push, every task in it
+    remote_fetch._BATCH, batch = 3, remote_fetch._BATCH
+    try:
+        got = service.fetch(b, remote.as_uri(), task=tasks[1])
+    finally:
+        remote_fetch._BATCH = batch
+    assert got.created
+    assert got.steps == 4
     assert service.doctor(b).healthy
 
 
@@ -670,26 +729,6 @@ def test_import_checkout_asks_before_a_large_restore(tmp_path, hermetic, monkeyp
     r = run_cli("-C", str(b), "restore", "head", "--apply", "--yes")
     assert r.code == 0, r.err
     assert not (b / "extra3.txt").exists(), r.err
-
-
-def test_many_refs_go_in_batches(machines, monkeypatch):
-    from gitckpt.transfer import fetch as remote_fetch
-    from gitckpt.transfer import push as remote_push
-
-    monkeypatch.setattr(remote_push, "_BATCH", 5)
-    monkeypatch.setattr(remote_fetch, "_BATCH", 3)
-    remote, a, b = machines
-    tasks = []
-    for i in range(3):
-        tasks.append(service.init(a, f"batch {i}").save.task)
-        for n in range(4):
-            service.save(a, f"step {n}", conclusion=str(i))
-    pushed = service.push(a, remote.as_uri(), all_tasks=True, confirm=True)
-    assert sorted(t.task for t in pushed.tasks) == sorted(tasks)
-    got = service.fetch(b, remote.as_uri(), task=tasks[1])
-    assert got.created
-    assert got.steps == 4
-    assert service.doctor(b).healthy
 
 
 def _kill_while(cmd: list[str], delay: float) -> int:
