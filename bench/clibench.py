@@ -1,4 +1,4 @@
-"""`gitckpt save` typed in a terminal while a `gitckpt watch` runs on the workspace (issue 29):
+"""`gitckpt save` typed in a terminal while a `gitckpt watch` runs on the workspace:
 the command is served by the watcher's process over the relay and costs what changed.
 
     python bench/clibench.py [--files 100000] [--repeat 7]

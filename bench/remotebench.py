@@ -11,7 +11,7 @@ untracked files changed over the steps), measured by wall clock, medians of --re
 - list: `gitckpt fetch` (the listing) of a remote holding T tasks of 50 steps with cards,
   against the `git ls-remote` it needs anyway;
 - many refs: `gitckpt push` of a task holding --refs new refs (drifts made with fast-import)
-  to an empty remote, against `git push` of the same refs by one glob refspec (issue 29).
+  to an empty remote, against `git push` of the same refs by one glob refspec.
 
 The peer task-checkpoint-mcp has no remote transport (its stores are local files), so there
 is no peer column.

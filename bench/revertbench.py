@@ -1,5 +1,5 @@
-"""A revert with one conflict in one large text file, next to `git revert` of the same change
-(issue 29): wall clock and peak memory (the process's maximum RSS), medians of --repeat runs.
+"""A revert with one conflict in one large text file, next to `git revert` of the same change:
+wall clock and peak memory (the process's maximum RSS), medians of --repeat runs.
 
     python bench/revertbench.py [--mb 38] [--repeat 3]
 
