@@ -17,6 +17,7 @@ ITEMS = 50  # entries of one list
 PLAN = 100  # plan items
 PATTERNS = 100  # exclude patterns
 NOTE = 64 * 1024  # bytes of everything written by hand into one note, as JSON
+COMMAND = 2_000  # characters of the shell command a drift's note keeps (redacted, then cut)
 
 _LONG = {"title": TITLE, "name": TITLE}
 

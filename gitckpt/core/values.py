@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.shape import HIDDEN, Shaped
@@ -19,6 +19,7 @@ Reason = Literal["sensitive", "too_large", "excluded", "unreadable", "nested_rep
 Progress = Callable[[str], None]
 
 POINTER = ".gitckpt"  # a workspace's store folder, or the file naming it
+DESCRIPTION = "gitckpt checkpoints\n"  # marks a plain-folder store (a .git has its own)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ class RestoreMarker(Shaped):
     label: str
     safety: str
     revert: str | None = None  # a revert's target spec: rerunning it finishes the revert
+    #: its file in the store's state folder
+    FILE: ClassVar[str] = "restore.json"
 
     @classmethod
     def from_dict(cls, data: object) -> RestoreMarker | None:

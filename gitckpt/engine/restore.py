@@ -34,7 +34,7 @@ from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.workfs import Blocked, Workdir
 from gitckpt.store.base import Store
 
-MARKER = "restore.json"
+MARKER = RestoreMarker.FILE
 # An apply that deletes or rewrites more files than this, or (from CONFIRM_FLOOR on) more than
 # half of the in-scope files, runs only when confirmed: a store found for the wrong folder once
 # restored all of /tmp.

@@ -24,8 +24,8 @@ from gitckpt.core.errors import (
     TaskNotFound,
 )
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
+from gitckpt.core.lazy import lazy
 from gitckpt.core.values import Changes, Snapshot
-from gitckpt.engine import open_items, reach, search, sessions
 from gitckpt.engine import prompts as prompting
 from gitckpt.engine.memory import check_retired
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
@@ -47,6 +47,10 @@ from gitckpt.engine.step_input import StepInput
 from gitckpt.safety.redact import clean, redact
 from gitckpt.safety.scope import Scope, compile_patterns
 from gitckpt.store.base import Store
+
+# What only a save or a history walk needs: a hook's drift and a resume do without.
+open_items, reach = lazy("gitckpt.engine.open_items"), lazy("gitckpt.engine.reach")
+search, sessions = lazy("gitckpt.engine.search"), lazy("gitckpt.engine.sessions")
 
 REF_ROOT = "refs/checkpoints/"
 Clock = Callable[[], float]
@@ -410,6 +414,8 @@ class Timeline:
         if not changes and not always:
             return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
                                changes, snap.skipped)
+        if tool and isinstance(tool.get("command"), str):  # redacted before it is cut
+            tool = {**tool, "command": redact(tool["command"])[0][:limits.COMMAND]}
         now = self.clock()
         note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
                     trigger=trigger, partial=partial, changes=changes.to_dict(),

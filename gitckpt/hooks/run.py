@@ -28,8 +28,6 @@ __all__ = ["EVENTS", "main", "run", "serve"]
 
 #: A hook gives up on a busy store after this long: the change is then the next boundary's.
 LOCK_WAIT = 1.0
-#: The longest shell command a drift's note keeps (redacted first, then cut).
-COMMAND_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -120,10 +118,8 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
         tool["session"] = event.session
     if event.transcript:  # remembered for the step's usage; not kept in the drift
         tool["transcript"] = event.transcript
-    if event.command:  # redacted before it is cut: a cut can hide a secret from the rules
-        from gitckpt.safety.redact import redact
-
-        tool["command"] = redact(event.command)[0][:COMMAND_CHARS]
+    if event.command:  # redacted and cut where a drift is written (Timeline.record_drift)
+        tool["command"] = event.command
     start = time.monotonic()
     d = events.tool_ran(cwd, tool, lock_timeout=LOCK_WAIT)
     if d is None:

@@ -19,39 +19,27 @@ from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.lazy import lazy
 from gitckpt.core.paths import normalize_paths
 from gitckpt.engine import step_input
-from gitckpt.engine.handoff import full_text, handoff_text
 from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.records import DriftResult, Run, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
 from gitckpt.engine.timeline import Clock
-from gitckpt.service.results import (
-    AdoptResult,
-    DiffResult,
-    InitResult,
-    LogResult,
-    Pending,
-    RestoreResult,
-    ResumeResult,
-    RevertResult,
-    RunResult,
-    ScopeResult,
-    TasksResult,
-    Watchable,
-)
-from gitckpt.service.search import report, search  # noqa: F401 (the API)
-from gitckpt.service.settings import remote_setting, set_remote, transcripts  # noqa: F401
 from gitckpt.service.workspace import one_call, open_timeline  # noqa: F401 (the API)
 from gitckpt.store.discover import open_store
 
 if TYPE_CHECKING:
+    from gitckpt.engine import handoff
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.contains import ExplainResult
     from gitckpt.engine.doctor import DoctorResult
     from gitckpt.engine.session import WatchSession
     from gitckpt.engine.watch import Settings, Source
     from gitckpt.engine.why import WhyResult
+    from gitckpt.service import results
     from gitckpt.transfer.migrate import MigrateResult
     from gitckpt.transfer.package import ExportResult, ImportResult
+else:  # a hook's drift (capture) builds no result of results.py and no handoff text
+    handoff = lazy("gitckpt.engine.handoff")
+    results = lazy("gitckpt.service.results")
 
 # Each command pays only for what it runs (a CLI should start like a git command).
 compressing = lazy("gitckpt.engine.compress")
@@ -63,10 +51,26 @@ restoring = lazy("gitckpt.engine.restore")
 resuming = lazy("gitckpt.engine.resume")
 sessions = lazy("gitckpt.engine.session")
 
+#: Parts of the API that live in their own modules, imported when first named (PEP 562).
+_ELSEWHERE = {"search": "gitckpt.service.search", "report": "gitckpt.service.search",
+              "remote_setting": "gitckpt.service.settings",
+              "set_remote": "gitckpt.service.settings",
+              "transcripts": "gitckpt.service.settings"}
+
+
+def __getattr__(name: str):
+    if name in _ELSEWHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_ELSEWHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
          exclude: list[str] | None = None, plan: list[PlanItem] | None = None,
-         store: str | None = None, clock: Clock = time.time) -> InitResult:
+         store: str | None = None, clock: Clock = time.time) -> results.InitResult:
     """Start a task: snapshot 0, make it active (the previous active task is suspended).
 
     `store` puts a plain folder's checkpoints in that folder (with a pointer file here)."""
@@ -76,7 +80,7 @@ def init(root: str | Path, name: str, *, goal: str = "", constraints: str = "",
     meta = tl.meta(task)
     suspended = before if before and before != task and tl.store.get_ref(
         f"refs/checkpoints/{before}/head") is not None else None
-    return InitResult(result, meta.name or name, meta.goal or "", tl.store.kind, suspended)
+    return results.InitResult(result, meta.name or name, meta.goal or "", tl.store.kind, suspended)
 
 
 def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list[str] = "",
@@ -103,20 +107,20 @@ def save(root: str | Path, title: str, *, conclusion: str = "", next: str | list
 
 
 def resume(root: str | Path, *, task: str | None = None, voice: str = "cli",
-           full: bool = False, exact: bool = False) -> ResumeResult:
+           full: bool = False, exact: bool = False) -> results.ResumeResult:
     """The handoff for a new session. Read-only: no lock, no commit, no cache write. `voice`
     says whether the text names next actions as commands (`cli`) or tool calls (`mcp`);
     `full` gives every step and the whole memory instead of one screen."""
     facts = resuming.gather(open_timeline(root), task, voice, exact)
-    text = full_text(facts, voice) if full else handoff_text(facts, voice)
-    return ResumeResult(facts.info, facts.steps, facts.drifts, facts.unsaved, facts.since_step,
-                        facts.git, facts.watch, facts.problems, text, facts.memory,
-                        facts.checks, facts.files)
+    text = handoff.full_text(facts, voice) if full else handoff.handoff_text(facts, voice)
+    return results.ResumeResult(facts.info, facts.steps, facts.drifts, facts.unsaved,
+                                facts.since_step, facts.git, facts.watch, facts.problems, text,
+                                facts.memory, facts.checks, facts.files)
 
 
 def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
         limit: int | None = None, before: int | None = None,
-        step: int | None = None) -> LogResult:
+        step: int | None = None) -> results.LogResult:
     """The timeline of the active task (or `task`), oldest first: the newest `limit` steps
     older than step `before` (all by default), or only `step`; with the drifts after each
     unless `steps_only`."""
@@ -143,20 +147,20 @@ def log(root: str | Path, *, task: str | None = None, steps_only: bool = False,
     shown = {s.n for s in steps}
     drifts = {} if steps_only else {n: tl.drifts(tid, n) for n in tl.drift_steps(tid)
                                     if n in shown}
-    return LogResult(info, steps, drifts, more=max(0, low), full=step is not None)
+    return results.LogResult(info, steps, drifts, more=max(0, low), full=step is not None)
 
 
-def tasks(root: str | Path) -> TasksResult:
+def tasks(root: str | Path) -> results.TasksResult:
     """Every task in the workspace's store."""
     tl = open_timeline(root)
-    return TasksResult(tl.tasks(), tl.active_id())
+    return results.TasksResult(tl.tasks(), tl.active_id())
 
 
 
 def restore(root: str | Path, target: str, *, apply: bool = False,
             paths: list[str] | tuple[str, ...] = (), task: str | None = None,
             patch: bool = False, expect: str | None = None, cwd: str | None = None,
-            confirm: bool = False) -> RestoreResult:
+            confirm: bool = False) -> results.RestoreResult:
     """Preview (default) or apply a restore of `target` (step number, commit prefix or ref).
 
     `paths` limits it to these paths (relative to `cwd` if given, else to the root).
@@ -181,17 +185,17 @@ def restore(root: str | Path, target: str, *, apply: bool = False,
         text = "".join(patching.unified(d, a, b) for d, a, b in pairs) if changed else ""
     where = str(store.root)
     if not apply:
-        return RestoreResult(plan, False, where, patch=text,
-                             needs_confirm=restoring.needs_confirmation(
-                                 *restoring.reach(store, plan)))
+        return results.RestoreResult(plan, False, where, patch=text,
+                                     needs_confirm=restoring.needs_confirmation(
+                                         *restoring.reach(store, plan)))
     safety = out.safety.commit if out.safety is not None else None
-    return RestoreResult(plan, True, where, safety, out.commit, out.blocked, text)
+    return results.RestoreResult(plan, True, where, safety, out.commit, out.blocked, text)
 
 
 def revert(root: str | Path, target: str, *, apply: bool = False,
            paths: list[str] | tuple[str, ...] = (), task: str | None = None,
            patch: bool = False, expect: str | None = None, conflicts: str | None = None,
-           cwd: str | None = None, confirm: bool = False) -> RevertResult:
+           cwd: str | None = None, confirm: bool = False) -> results.RevertResult:
     """Preview (default) or apply the undo of what `target` changed (a step, a drift, or
     `A..B`), keeping every change made since (a three-way merge per file). `conflicts`
     settles conflicting files: markers, ours or theirs; an apply refuses them without it.
@@ -208,17 +212,17 @@ def revert(root: str | Path, target: str, *, apply: bool = False,
         out = reverting.apply(tl, first, last, only, expect, conflicts, confirm)
         text = reverting.patch_text(tl, out.plan, first, last, only) if patch else None
         safety = out.safety.commit if out.safety is not None else None
-        return RevertResult(out.plan, True, where, safety, out.commit, out.blocked, text)
+        return results.RevertResult(out.plan, True, where, safety, out.commit, out.blocked, text)
     rp = reverting.preview(tl, first, last, only, conflicts)
     text = reverting.patch_text(tl, rp, first, last, only) if patch else None
-    return RevertResult(rp, False, where, patch=text,
-                        needs_confirm=restoring.needs_confirmation(
-                            *restoring.reach(tl.store, rp.plan)))
+    return results.RevertResult(rp, False, where, patch=text,
+                                needs_confirm=restoring.needs_confirmation(
+                                    *restoring.reach(tl.store, rp.plan)))
 
 
 def diff(root: str | Path, base: str, target: str = LIVE, *,
          paths: list[str] | tuple[str, ...] = (), patch: bool = False,
-         task: str | None = None, cwd: str | None = None) -> DiffResult:
+         task: str | None = None, cwd: str | None = None) -> results.DiffResult:
     """What changed from `base` to `target` (each a step, commit prefix, ref, or `live`)."""
     tl = open_timeline(root)
     only = normalize_paths(paths, str(tl.store.root), cwd)
@@ -240,7 +244,7 @@ def diff(root: str | Path, base: str, target: str = LIVE, *,
         files.append(d)
         if patch:
             chunks.append(patching.unified(d, a, b))
-    return DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
+    return results.DiffResult(old_info, new_info, files, "".join(chunks) if patch else None)
 
 
 def why(root: str | Path, target: str, *, task: str | None = None, cwd: str | None = None,
@@ -307,7 +311,8 @@ def active(root: str | Path) -> TaskId | None:
         return None
 
 
-def pending(root: str | Path, *, trigger: str, lock_timeout: float | None = None) -> Pending:
+def pending(root: str | Path, *, trigger: str,
+            lock_timeout: float | None = None) -> results.Pending:
     """What is not saved as a step: the workspace is captured first (a `trigger` drift if it
     changed), then the files that differ from the newest step are counted."""
     tl = open_timeline(root)
@@ -315,10 +320,10 @@ def pending(root: str | Path, *, trigger: str, lock_timeout: float | None = None
     drift = tl.capture(trigger, tid, lock_timeout=lock_timeout)
     head = tl.head(tid)
     changed = tl.store.diff_trees(head.tree, drift.tree).paths()
-    return Pending(tid, head.n, head.note.title, len(changed), drift.commit, drift.recorded)
+    return results.Pending(tid, head.n, head.note.title, len(changed), drift.commit, drift.recorded)
 
 
-def watchable(root: str | Path) -> Watchable | None:
+def watchable(root: str | Path) -> results.Watchable | None:
     """The workspace a watcher for `root` would serve, or None without an active task."""
     try:
         tl = open_timeline(root)
@@ -326,11 +331,11 @@ def watchable(root: str | Path) -> Watchable | None:
     except GitckptError:
         return None
     state = tl.store.state
-    return Watchable(tl.store.root, state.path, state.open_log)
+    return results.Watchable(tl.store.root, state.path, state.open_log)
 
 
 def run(root: str | Path, argv: list[str], *, task: str | None = None,
-        cwd: str | None = None) -> RunResult:
+        cwd: str | None = None) -> results.RunResult:
     """Run `argv` (its output goes where ours goes) on the workspace as it is now: the files
     are captured first (a `run` drift if they changed), so the outcome is bound to that tree;
     the next save records it. A command that cannot start exits 127, as in a shell."""
@@ -356,8 +361,8 @@ def run(root: str | Path, argv: list[str], *, task: str | None = None,
     ran = Run(c["command"], code, before.tree, c["note"], c.get("duration_s"))
     with tl.store.lock():
         tl.add_run(tid, ran)
-    return RunResult(tid, ran.command, code, duration, before.tree,
-                     before.commit if before.recorded else None, failure)
+    return results.RunResult(tid, ran.command, code, duration, before.tree,
+                             before.commit if before.recorded else None, failure)
 
 
 def watch(root: str | Path, *, task: str | None = None,
@@ -370,7 +375,7 @@ def watch(root: str | Path, *, task: str | None = None,
 
 
 def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | None = None,
-          cwd: str | None = None) -> ScopeResult:
+          cwd: str | None = None) -> results.ScopeResult:
     """For each path, in or out of snapshots and the rule that decided (the task's excludes
     apply when a task is active or named)."""
     from gitckpt.safety.scope import Scope
@@ -382,17 +387,17 @@ def scope(root: str | Path, paths: list[str] | tuple[str, ...], *, task: str | N
         sc = tl.scope(tl.meta(tl.resolve(task)))
     except NoActiveTask:
         sc = Scope.load(str(tl.store.root))
-    return ScopeResult(str(tl.store.root),
-                       [explaining.explain(tl.store, sc, p) for p in only])
+    return results.ScopeResult(str(tl.store.root),
+                               [explaining.explain(tl.store, sc, p) for p in only])
 
 
-def adopt(root: str | Path) -> AdoptResult:
+def adopt(root: str | Path) -> results.AdoptResult:
     """Record this folder as the workspace of its own plain-folder store after the folder was
     moved or copied: the store's tasks of the old path become this folder's."""
     store = open_store(root, ancestors_too=False, adopt=True)
     with store.lock():
         earlier = store.adopt()
-    return AdoptResult(str(store.root), str(store.location), earlier)
+    return results.AdoptResult(str(store.root), str(store.location), earlier)
 
 
 def switch(root: str | Path, task: str) -> TaskInfo:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
@@ -22,8 +22,10 @@ from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.engine.records import DriftResult
 from gitckpt.engine.timeline import Timeline
 from gitckpt.service import api
-from gitckpt.service.results import Pending
 from gitckpt.service.workspace import open_timeline
+
+if TYPE_CHECKING:
+    from gitckpt.service.results import Pending
 
 #: State-file names: the last tip a stop reminder named, the last one a pre-compact reminder
 #: named, and what a compaction left unsaved, kept for the session that follows it (PreCompact
@@ -107,7 +109,12 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     if tl is None:
         return None
     _heard(tl, session, transcript, host)
-    result = api.resume(root, voice=voice)
+    from gitckpt.engine import resume as resuming  # a drift's hook does without them
+    from gitckpt.engine.handoff import handoff_text
+
+    # the handoff as api.resume words it, without its result object (a hook starts cold)
+    facts = resuming.gather(tl, None, voice)
+    task, text = facts.info.id, handoff_text(facts, voice)
     state = tl.store.state
     me: dict[str, Any] = {"at": clock(), "session": session, "source": source}
     try:
@@ -116,7 +123,7 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
             if last is not None and 0 <= me["at"] - last["at"] < TWICE_WINDOW \
                     and all(last[k] is None or me[k] is None or last[k] == me[k]
                             for k in ("session", "source")):
-                return Start(result.task, result.text, twice=me["at"] - last["at"])
+                return Start(task, text, twice=me["at"] - last["at"])
             state.write(HANDED, json.dumps(me).encode())
             kept = state.read(AFTER_COMPACT)
             if kept is not None:
@@ -124,7 +131,7 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     except (OSError, GitckptError):  # read-only or busy: the handoff all the same
         kept = None
     before = _unsaved(kept) if kept is not None and compacted else None
-    return Start(result.task, result.text, before)
+    return Start(task, text, before)
 
 
 def _handed(data: bytes | None) -> dict[str, Any] | None:

@@ -14,9 +14,8 @@ from gitckpt.core.errors import (
     WorkspaceError,
 )
 from gitckpt.core.hints import call
-from gitckpt.core.values import POINTER
+from gitckpt.core.values import DESCRIPTION, POINTER
 from gitckpt.store.base import Store
-from gitckpt.store.plain.store import DESCRIPTION
 
 
 def resolve_root(path: str | Path) -> Path:
@@ -67,13 +66,13 @@ def _marked(folder: Path, *, ancestor: bool = False, adopt: bool = False) -> Sto
     else is an error that says why; in a parent folder it is passed over in silence.
     A marker is never followed through a symlink (a downloaded folder could point it anywhere).
     """
-    from gitckpt.store.plain.store import DirStore, read_pointer
-
     marker = folder / POINTER
     try:
         st = marker.lstat()
     except OSError:
         return None
+    from gitckpt.store.plain.store import DirStore, read_pointer  # a marker: a plain store
+
     if stat.S_ISLNK(st.st_mode):
         if ancestor:
             return None

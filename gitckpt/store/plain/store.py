@@ -30,7 +30,7 @@ from gitckpt.core.objects import (
     encode_tree,
     hash_object,
 )
-from gitckpt.core.values import POINTER, Progress, Skipped, Snapshot
+from gitckpt.core.values import DESCRIPTION, POINTER, Progress, Skipped, Snapshot
 from gitckpt.safety.rules import IgnoreRules, disk_loader
 from gitckpt.safety.scope import Scope
 from gitckpt.store.base import Store
@@ -46,7 +46,6 @@ FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
 CONFIG_TEXT = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
                "[gc]\n\tauto = 0\n")  # git reads it: nothing else belongs there
-DESCRIPTION = "gitckpt checkpoints\n"  # marks a plain-folder store (a .git has its own)
 WORKSPACES = "workspaces"  # in STORE/gitckpt/: the workspaces the store was made for
 
 
