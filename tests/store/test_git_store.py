@@ -297,6 +297,50 @@ def test_too_new_files_are_rechecked_then_trusted(repo, monkeypatch):
     assert seen == []  # trusted now: nothing is looked at again
 
 
+@pytest.mark.parametrize("pending", [False, True])
+def test_a_scan_outside_a_watcher_writes_what_it_took(repo, monkeypatch, pending):
+    """A hook's or the CLI's own process keeps nothing in memory: what its scan took is in the
+    written cache, so the next process reads nothing again (pending: only in a large index)."""
+    from gitckpt.store.git import scan as git_scan
+
+    monkeypatch.setattr(git_scan, "RACY_NS", 0)  # no file counts as just modified
+    if pending:
+        monkeypatch.setattr(git_scan, "PENDING_INDEX_MIN", 0)
+    snap(repo)
+    (repo / "new.txt").write_text("new\n")
+    store = open_store(repo)
+    for _ in range(2):
+        seen: list[str] = []
+        with store.lock():
+            assert store.snapshot(Scope(), progress=seen.append).tree == git_tree(repo)
+    assert seen == (["new.txt"] if pending else [])
+
+
+def test_the_folders_kept_with_the_cache_are_those_of_its_entries(repo, monkeypatch):
+    """The side state's folder list (where a new nested repository is looked for) grows with
+    the entries a scan adds, and is made again from the index when one leaves."""
+    from gitckpt.store.git import scan as git_scan
+
+    monkeypatch.setattr(git_scan, "RACY_NS", 0)
+    store = open_store(repo)
+    for change in ("add", "add more", "remove"):
+        if change == "add":
+            (repo / "a" / "b").mkdir(parents=True)
+            (repo / "a" / "b" / "c.txt").write_text("c\n")
+        elif change == "add more":
+            (repo / "x" / "y").mkdir(parents=True)
+            (repo / "x" / "y" / "z.txt").write_text("z\n")
+        else:
+            (repo / "a" / "b" / "c.txt").unlink()
+        with store.lock():
+            tree = store.snapshot(Scope()).tree
+        files = git(repo, "ls-tree", "-r", "--name-only", tree).split()
+        folders = sorted({f.rsplit("/", i)[0] for f in files
+                          for i in range(1, f.count("/") + 1)})
+        state = json.loads(next((repo / ".git" / "gitckpt").glob("ws-*/scan.json")).read_text())
+        assert state["dirs"] == folders, change
+
+
 def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
     """The rotating re-check of the watcher's fast path stats one slice per save: together
     the slices hold every cached file and every name on disk, each about a tenth."""

@@ -70,8 +70,10 @@ def apply(root: Path, op: str, rel: str, data: bytes) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(ops, min_size=1, max_size=4), st.sampled_from([0, 2, 100]), st.booleans())
 def test_incremental_snapshots_equal_git(batches, pending_max, two_threads):
-    old, old_min = git_scan.PENDING_MAX, git_split.PARALLEL_MIN
+    old, old_min, old_index = git_scan.PENDING_MAX, git_split.PARALLEL_MIN, \
+        git_scan.PENDING_INDEX_MIN
     git_scan.PENDING_MAX = pending_max
+    git_scan.PENDING_INDEX_MIN = 0 if pending_max else old_index  # pending in any index
     git_split.PARALLEL_MIN = 1 if two_threads else 10**9  # cut even tiny workspaces in two
     base = Path(tempfile.mkdtemp())
     try:
@@ -93,4 +95,5 @@ def test_incremental_snapshots_equal_git(batches, pending_max, two_threads):
             previous = snap.tree
     finally:
         git_scan.PENDING_MAX, git_split.PARALLEL_MIN = old, old_min
+        git_scan.PENDING_INDEX_MIN = old_index
         shutil.rmtree(base)

@@ -32,7 +32,7 @@ from gitckpt.store.git.cache import StatCache
 from gitckpt.store.git.config import filter_key, filters_possible, ignore_key, stamp, trust_exec
 from gitckpt.store.git.diff import Differ
 from gitckpt.store.git.libgit2 import bind, nested_head
-from gitckpt.store.git.scanpass import ScanPass, dirs_of, lstat
+from gitckpt.store.git.scanpass import ScanPass, dirs_of, dirs_with, lstat
 from gitckpt.store.git.split import objects_dir, scan_deltas
 from gitckpt.store.git.trees import index_trees, workspace_tree
 from gitckpt.store.packs.write import PackWriter
@@ -46,6 +46,11 @@ from gitckpt.store.state import StateDir
 RACY_NS = 2_000_000_000
 # Index changes kept pending (re-found by the next scan) rather than written at once.
 PENDING_MAX = 100
+# Outside a watcher's journal (a hook's or the CLI's own process, which keeps nothing in
+# memory) changes stay pending only in an index of at least this many entries: below it, a
+# write (about 3 ms per 10,000 entries) costs less than every later process re-reading them
+# (each a read, a hash and a scope check, and the rule tables loaded once per process).
+PENDING_INDEX_MIN = 50_000
 _FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
           | DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
           | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_UNREADABLE
@@ -224,11 +229,18 @@ class Scanner:
         # written at once: the side state above must describe the index file.
         written = update_cache and p.changes and (
             base is None or len(p.changes) > PENDING_MAX or p.refilter or p.renormalize
-            or p.gitlinks != old_links or p.attributes != old_attributes)
+            or p.gitlinks != old_links or p.attributes != old_attributes
+            or (not watched and len(index) < PENDING_INDEX_MIN))
         if written:
             self.cache.write(index)
+            # the folders of the index read from disk, if the state describes it and no entry
+            # left it (a watched scan's index in memory may hold more than its file)
+            grown = not watched and base is not None and "dirs" in state \
+                and None not in p.changes.values()
             new_state.update(index=list(stamp(self.index_path) or ()), tree=tree,
-                             racy=sorted(p.racy), dirs=dirs_of(index))
+                             racy=sorted(p.racy),
+                             dirs=dirs_with(state["dirs"], p.changes) if grown
+                             else dirs_of(index))
         if update_cache and new_state != state:
             self.cache.write_state(new_state)
         self._state_after = new_state if update_cache else state

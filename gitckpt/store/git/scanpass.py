@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pygit2
@@ -52,9 +53,15 @@ class ScanPass:
 
 def dirs_of(index: pygit2.Index) -> list[str]:
     """Every folder that holds a cached entry."""
-    out = set()
-    for entry in index:
-        d = entry.path.rpartition("/")[0]
+    return dirs_with([], (entry.path for entry in index))
+
+
+def dirs_with(dirs: list[str], paths: Iterable[str]) -> list[str]:
+    """`dirs` and every folder above one of `paths` (an index gained entries, lost none:
+    its folders without a walk over every entry, which costs 2 ms per 1,000 in Python)."""
+    out = set(dirs)
+    for path in paths:
+        d = path.rpartition("/")[0]
         while d and d not in out:
             out.add(d)
             d = d.rpartition("/")[0]
