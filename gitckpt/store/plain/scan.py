@@ -31,6 +31,9 @@ from gitckpt.safety.rules import decide
 from gitckpt.safety.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.safety.sensitive import content_sensitive
 from gitckpt.store.files import FileChanging, read_regular
+from gitckpt.store.plain import hinted
+from gitckpt.store.plain.hinted import Plan
+from gitckpt.store.plain.nested import read_nested_head
 from gitckpt.store.state import StateDir
 
 RACY_NS = 2_000_000_000
@@ -92,6 +95,11 @@ class _Walk:
     new_dirs: dict[str, tuple] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     now: int = field(default_factory=time.time_ns)
+    plan: Plan | None = None  # a narrowed walk (hinted.py): which folders are listed
+    reused: set[str] = field(default_factory=set)  # folders taken from the cache unlisted
+    walked: set[str] = field(default_factory=set)  # folders listed (narrowed walks)
+    below: dict[str, list[str]] = field(default_factory=dict)  # cached folder -> subfolders
+    racy: set[str] = field(default_factory=set)  # the files it cached as too recent
 
 
 class _GitIgnore:
@@ -109,54 +117,6 @@ class _GitIgnore:
         return self._spec  # type: ignore[return-value]
 
 
-def read_nested_head(path: str) -> str | None:
-    """The HEAD commit of the git repository whose `.git` is at `path` (standard library)."""
-    try:
-        if os.path.isfile(path):
-            with open(path) as f:
-                line = f.read().strip()
-            if not line.startswith("gitdir:"):
-                return None
-            path = os.path.join(os.path.dirname(path), line[len("gitdir:"):].strip())
-        common = path
-        if os.path.isfile(os.path.join(path, "commondir")):
-            with open(os.path.join(path, "commondir")) as f:
-                common = os.path.join(path, f.read().strip())
-        with open(os.path.join(path, "HEAD")) as f:
-            head = f.read().strip()
-        for _ in range(5):
-            if not head.startswith("ref: "):
-                return head if len(head) == 40 and all(c in "0123456789abcdef" for c in head) \
-                    else None
-            ref = head[5:]
-            for base in (path, common):
-                try:
-                    with open(os.path.join(base, ref)) as f:
-                        head = f.read().strip()
-                    break
-                except OSError:
-                    continue
-            else:
-                head = _packed_ref(common, ref)
-                if head is None:
-                    return None
-    except OSError:
-        return None
-    return None
-
-
-def _packed_ref(git_dir: str, ref: str) -> str | None:
-    try:
-        with open(os.path.join(git_dir, "packed-refs")) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) == 2 and parts[1] == ref:
-                    return parts[0]
-    except OSError:
-        pass
-    return None
-
-
 class DirScanner:
     """Snapshots a plain folder into a store's object database."""
 
@@ -172,27 +132,66 @@ class DirScanner:
         self.write_object = write_object
         self.flush = flush  # makes written objects durable and visible
 
-    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None
-                 ) -> tuple[ObjectId, list[Skipped]]:
+    def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
+                 changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = (),
+                 watched: bool = False) -> tuple[ObjectId, list[Skipped]]:
+        """The tree of the workspace and what it left out. `watched`: a watcher's journal
+        runs this walk, so its cache is kept in memory for the next (hinted.py); `changed`,
+        the paths the trusted watcher saw since, limits the walk to the folders above them
+        while that cache holds; `skipped_before` is what the walk before left out."""
         rules_key = self._rules_key(scope)
-        cache = self._read_cache()
-        files = cache.get("files", {})
-        # Ignore decisions hold only under the same rules; content hashes hold regardless.
-        dirs = cache.get("dirs", {}) if cache.get("rules") == rules_key else {}
+        where = str(self.cache_path)
+        memo = hinted.recall(where, rules_key) if watched else None
+        if watched:
+            hinted.forget(where)  # until this walk ends well: its cache is the files' again
+        if memo is not None:
+            cache = {"rules": rules_key}
+            files, dirs = memo.files, memo.dirs
+        else:
+            cache = self._read_cache()
+            files = cache.get("files", {})
+            # Ignore decisions hold only under the same rules; content hashes hold regardless.
+            dirs = cache.get("dirs", {}) if cache.get("rules") == rules_key else {}
         rules = IgnoreFile([*builtin_ignore(), *scope.ckptignore, *scope.excludes])
         w = _Walk(scope, rules, files, dirs)
+        w.plan = hinted.plan(memo, changed) if memo is not None and changed is not None \
+            else None
+        if w.plan is not None:  # what is not listed keeps its cache entries
+            w.new_files, w.new_dirs = dict(files), dict(dirs)
+            for key in dirs:
+                if key:
+                    w.below.setdefault(hinted.folder_of(key[:-1]), []).append(key)
         raw = self._walk(w, str(self.root), "", [], (), progress)
         tree = ObjectId(raw.hex()) if raw else EMPTY_TREE
         if tree == EMPTY_TREE and not self.has_object(EMPTY_TREE):
             self.write_object("tree", b"")
         # The objects first: a cache naming objects a crash lost would be trusted forever.
         self.flush()
-        if update_cache and (w.new_files != files or w.new_dirs != dirs
-                             or cache.get("rules") != rules_key):
+        if w.plan is None and update_cache and (w.new_files != files or w.new_dirs != dirs
+                                                 or cache.get("rules") != rules_key):
             self._write_cache({"version": CACHE_VERSION, "rules": rules_key,
                                "paths": "\0".join(w.new_files),
                                "values": b"".join(w.new_files.values()), "dirs": w.new_dirs})
-        return tree, sorted(w.skipped, key=lambda s: s.path)
+        skipped = w.skipped
+        if w.plan is not None:
+            skipped = [*(s for s in skipped_before if hinted.under(s.path, w.reused)),
+                       *skipped]
+        if watched:
+            racy = w.racy if memo is None or w.plan is None else \
+                {r for r in memo.racy if hinted.under(r, w.reused)} | w.racy
+            hinted.remember(where, hinted.Memo(
+                hinted.stamp(where), rules_key, w.new_files, w.new_dirs, racy,
+                *((w.plan.slices, w.plan.cursor) if w.plan is not None else ())))
+        return tree, sorted(skipped, key=lambda s: s.path)
+
+    def forget_hints(self, elsewhere: bool) -> None:
+        """The files were read outside the journal: the cache in memory here, and with
+        `elsewhere` in other processes (the cache file is written again: its stamp is new),
+        no longer holds. The caller holds the lock."""
+        hinted.forget(str(self.cache_path))
+        data = self.state.read(CACHE) if elsewhere else None
+        if data is not None:
+            self._write_cache_bytes(data)
 
     # -- the cache ---------------------------------------------------------------------------
 
@@ -227,8 +226,11 @@ class DirScanner:
         return "unreadable, damaged or from another version"
 
     def _write_cache(self, data: dict) -> None:
+        self._write_cache_bytes(marshal.dumps(data))
+
+    def _write_cache_bytes(self, data: bytes) -> None:
         try:
-            self.state.write(CACHE, marshal.dumps(data))
+            self.state.write(CACHE, data)
         except OSError:
             pass  # the cache is an optimisation; the snapshot stands (a symlink is refused)
 
@@ -310,7 +312,23 @@ class DirScanner:
                           raw))
         tree = known[2] if same and self._still(known, items) else self._tree(items)
         w.new_dirs[rel] = (chain, tuple(now_out), tree, len(items))
+        if w.plan is not None:
+            w.walked.add(rel)
+            self._drop_gone(w, rel)
         return tree or None
+
+    @staticmethod
+    def _drop_gone(w: _Walk, rel: str) -> None:
+        """A narrowed walk listed `rel`: the cache entries of its subfolders that this walk
+        neither walked nor took from the cache (gone, a file now, left out, a nested
+        repository) go, with everything below them, as a full walk would not carry them.
+        A subfolder's cached entry must mean "this folder held it at its last listing": the
+        walk takes a name it holds for one it has seen before."""
+        gone = [k for k in w.below.get(rel, ()) if k not in w.walked and k not in w.reused]
+        while gone:
+            key = gone.pop()
+            w.new_dirs.pop(key, None)
+            gone.extend(w.below.get(key, ()))
 
     def _list(self, w: _Walk, path: str, rel: str) -> list | None:
         """The entries of folder `path` with their stat, or None (gone, or left out and said
@@ -347,6 +365,11 @@ class DirScanner:
         if child.count("/") >= MAX_DEPTH:
             w.skipped.append(Skipped(child, "too_deep"))
             return None, False
+        plan, key = w.plan, child + "/"
+        known = w.old_dirs.get(key) if plan is not None and plan.cold(key) else None
+        if known is not None and (not known[2] or self.has_object(ObjectId(known[2].hex()))):
+            w.reused.add(key)
+            return ((_TREE, known[2]) if known[2] else None), True  # its cached tree, unlisted
         if progress:
             progress(child)
         item = self._directory(w, os.path.join(path, name), child, stack, chain, progress)
@@ -367,6 +390,8 @@ class DirScanner:
         if raw is not None:
             racy = b"\1" if st.st_mtime_ns > w.now - RACY_NS else b"\0"
             w.new_files[child] = key + raw + racy
+            if racy == b"\1":
+                w.racy.add(child)
         return raw
 
     def _tree(self, items: list[tuple[bytes, bytes, bytes]]) -> bytes:

@@ -458,10 +458,16 @@ class DirStore(Store):
     def ignore_check(self) -> Callable[[str], bool]:
         return IgnoreRules(disk_loader(str(self.root)), list(self.builtin)).left_out
 
+    takes_hints = True
+
     def scan(self, scope: Scope, *, update_cache: bool = True,
              progress: Progress | None = None, changed: set[str] | None = None,
              skipped_before: tuple[Skipped, ...] = (), watched: bool = False) -> Snapshot:
         tree, skipped = self._scanner.snapshot(scope, update_cache=update_cache,
-                                               progress=progress)
+                                               progress=progress, changed=changed,
+                                               skipped_before=skipped_before, watched=watched)
         return Snapshot(tree, tuple(skipped))
+
+    def forget_hints(self, elsewhere: bool = False) -> None:
+        self._scanner.forget_hints(elsewhere)
 
