@@ -34,9 +34,10 @@ def read_nested_head(path: str) -> str | None:
                 except OSError:
                     continue
             else:
-                head = _packed_ref(common, ref)
-                if head is None:
+                packed = _packed_ref(common, ref)
+                if packed is None:
                     return None
+                head = packed
     except OSError:
         return None
     return None

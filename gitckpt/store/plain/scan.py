@@ -144,8 +144,8 @@ class DirScanner:
         memo = hinted.recall(where, rules_key) if watched else None
         if watched:
             hinted.forget(where)  # until this walk ends well: its cache is the files' again
+        cache: dict = {"rules": rules_key}
         if memo is not None:
-            cache = {"rules": rules_key}
             files, dirs = memo.files, memo.dirs
         else:
             cache = self._read_cache()
