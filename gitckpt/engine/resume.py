@@ -43,7 +43,7 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     memory = recall(steps, runs)
     bound = checks(memory, live_tree, tl.store.diff_trees)
     files = touched(steps, memory)
-    stuck = restore.interrupted(tl) if tl.store.state.exists(RestoreMarker.FILE) else None
+    stuck = restore.interrupted(tl) if _marked(tl) else None
     if stuck is not None:
         spelled = [c.spell(voice) for c in restore.undo_calls(stuck, tl.active_id())]
         undo, finish = spelled if voice == "mcp" else [f"`{c}`" for c in spelled]
@@ -62,3 +62,11 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     watch = "on" if watch_enabled() else "off"
     return Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                    bound, files)
+
+
+def _marked(tl: Timeline) -> bool:
+    """A restore left its marker (or the state folder cannot say: `interrupted` decides)."""
+    try:
+        return tl.store.state.exists(RestoreMarker.FILE)
+    except (OSError, GitckptError):
+        return True
