@@ -6,8 +6,9 @@ here. The next such walk starts from them if nobody rewrote the cache file meanw
 rules are the same: it lists the folders on the way to each path the watcher named, walks in
 full below a path that is (or was) a folder, and takes every other folder's tree from the
 cache unlisted. What events cannot show (writes through mmap or a hard link from outside) is
-found by listing a rotating slice of the cached folders, RECHECK_SAVES slices to a round,
-and by the journal's full scans. A changed `.gitignore` or `.ckptignore` needs the whole walk.
+found by listing a rotating slice of the folders cached at the round's start, RECHECK_SAVES
+slices to a round (a folder made since waits for the journal's full scans, every 60 s). A
+changed `.gitignore` or `.ckptignore` needs the whole walk.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Memo:
     """The cache a walk ended with, in memory (it may be ahead of the cache file): valid
     while the file keeps `stamp` and the walk runs under the rules `rules`."""
 
-    stamp: tuple | None
+    stamp: tuple | None  # None: never trusted
     rules: str
     files: dict[str, bytes]  # rel -> stat key + blob id + racy flag, as the cache file
     dirs: dict[str, tuple]  # "a/b/" -> (.gitignore chain, names left out, tree id, size)
@@ -74,7 +75,9 @@ def recall(path: str, rules: str) -> Memo | None:
     """The memo of the last watched walk of the cache at `path`, if it still describes it."""
     with _lock:
         memo = _memos.get(path)
-    if memo is None or memo.rules != rules or memo.stamp != stamp(path):
+    # No cache file (a prune removed it, with objects the memo may name), or one replaced
+    # during the walk that made the memo: the memo is not trusted.
+    if memo is None or memo.stamp is None or memo.rules != rules or memo.stamp != stamp(path):
         return None
     return memo
 

@@ -141,6 +141,7 @@ class DirScanner:
         while that cache holds; `skipped_before` is what the walk before left out."""
         rules_key = self._rules_key(scope)
         where = str(self.cache_path)
+        began = hinted.stamp(where)  # a memo stands for the cache file the walk began with
         memo = hinted.recall(where, rules_key) if watched else None
         if watched:
             hinted.forget(where)  # until this walk ends well: its cache is the files' again
@@ -172,6 +173,7 @@ class DirScanner:
             self._write_cache({"version": CACHE_VERSION, "rules": rules_key,
                                "paths": "\0".join(w.new_files),
                                "values": b"".join(w.new_files.values()), "dirs": w.new_dirs})
+            began = hinted.stamp(where)  # the file this walk wrote
         skipped = w.skipped
         if w.plan is not None:
             skipped = [*(s for s in skipped_before if hinted.under(s.path, w.reused)),
@@ -180,7 +182,8 @@ class DirScanner:
             racy = w.racy if memo is None or w.plan is None else \
                 {r for r in memo.racy if hinted.under(r, w.reused)} | w.racy
             hinted.remember(where, hinted.Memo(
-                hinted.stamp(where), rules_key, w.new_files, w.new_dirs, racy,
+                began if hinted.stamp(where) == began else None, rules_key, w.new_files,
+                w.new_dirs, racy,
                 *((w.plan.slices, w.plan.cursor) if w.plan is not None else ())))
         return tree, sorted(skipped, key=lambda s: s.path)
 
@@ -283,8 +286,15 @@ class DirScanner:
                     items.append((name, *item))
                 continue
             cached = old_files.get(child)
-            if left_out is not None and (cached is not None or name in left_out):
-                ignored = cached is None  # the cache holds in-scope files only
+            key = pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode)
+            # Decisions from the cache: a name left out under these rules, or the very file
+            # (its stat) the cache holds in scope. Any other file is matched: an entry of an
+            # earlier file at this path (a narrowed walk keeps entries it did not list) says
+            # nothing of the rules now.
+            if left_out is not None and name in left_out:
+                ignored = True
+            elif left_out is not None and cached is not None and cached[:size] == key:
+                ignored = False
             else:
                 ignored = self._ignored(w, child, False, stack)
                 same = same and ignored
@@ -295,7 +305,6 @@ class DirScanner:
                 progress(child)
             if not (S_ISREG(mode) or S_ISLNK(mode)):
                 continue  # fifos, sockets, devices: not content
-            key = pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, mode)
             if st.st_size > max_size and S_ISREG(mode):
                 same = False
                 w.skipped.append(Skipped(child, "too_large", st.st_size, round(st.st_mtime, 3)))

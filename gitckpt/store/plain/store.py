@@ -38,6 +38,7 @@ from gitckpt.store.files import fsync_dir, make_dir, read_loose, syncfs, write_f
 from gitckpt.store.git.loose import loose_size
 from gitckpt.store.packs.read import Packs
 from gitckpt.store.packs.write import PackWriter
+from gitckpt.store.plain import hinted
 from gitckpt.store.plain.refs import RefFiles
 from gitckpt.store.plain.scan import DirScanner, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
@@ -98,6 +99,8 @@ class DirStore(Store):
         if freed:
             for cache in self.path.glob("gitckpt/ws-*/cache"):
                 cache.unlink(missing_ok=True)
+                hinted.forget(str(cache))  # a watcher's cache in memory may name them too
+            self._scanner.forget_hints(False)
         return freed
 
     def __init__(self, root: Path, path: Path, *, bare: bool = False) -> None:
