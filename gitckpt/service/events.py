@@ -119,6 +119,9 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     me: dict[str, Any] = {"at": clock(), "session": session, "source": source}
     try:
         with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # two hooks of one start: one hands off
+            # the time is read under the lock: a hook that read it first but takes the lock
+            # second would be "before" the other's handoff, and hand off again
+            me["at"] = clock()
             last = _handed(state.read(HANDED))
             if last is not None and 0 <= me["at"] - last["at"] < TWICE_WINDOW \
                     and all(last[k] is None or me[k] is None or last[k] == me[k]
