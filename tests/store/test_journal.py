@@ -41,14 +41,19 @@ def watched(tmp_path, monkeypatch):
     monkeypatch.setattr(journals, "COOKIE_WAIT", 10.0)
     root = make_repo(tmp_path / "repo")
     guard = RepoGuard(root)
+    session, journal = watched_task(root)
+    yield root, journal
+    session.watcher.source.stop()
+    guard.check(status_changes=True)
+
+
+def watched_task(root: Path):
+    """Six modules in `pkg/`, a task, and a watcher on `root` whose journal is trusted."""
     (root / "pkg").mkdir()
     for i in range(6):
         (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
     service.init(root, "watched")
-    session, journal = start_watch(root)
-    yield root, journal
-    session.watcher.source.stop()
-    guard.check(status_changes=True)
+    return start_watch(root)
 
 
 def live_tree(root) -> str:

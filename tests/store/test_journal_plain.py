@@ -11,7 +11,7 @@ import pytest
 from conftest import make_plain
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_journal import EDITS, _unseen_edit, apply_edit, start_watch
+from test_journal import EDITS, _unseen_edit, apply_edit, watched_task
 
 from gitckpt.service import api as service
 from gitckpt.store import journal as journals
@@ -24,11 +24,7 @@ pytestmark = pytest.mark.slow
 def watched(hermetic, monkeypatch):
     monkeypatch.setattr(journals, "COOKIE_WAIT", 10.0)  # see test_journal.py
     root = make_plain(hermetic / "plain")
-    (root / "pkg").mkdir()
-    for i in range(6):
-        (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
-    service.init(root, "watched")
-    session, journal = start_watch(root)
+    session, journal = watched_task(root)
     yield root, journal
     session.watcher.source.stop()
 
