@@ -54,7 +54,8 @@ def _hook(args: list[str]) -> bool:
     """`gitckpt hook EVENT [--host NAME] [--cli]` runs without click, and is handed to a running
     gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
     Anything else (help, a typo) goes to click, which says what is wrong."""
-    from gitckpt.hooks.relay import EVENTS, HOST_NAMES, ask, emit, hook_folder
+    from gitckpt.hooks import EVENTS, HOST_NAMES
+    from gitckpt.hooks.relay import ask, emit, hook_folder
 
     kind, rest = args[0], args[1:]
     if kind in ("install", "uninstall", "commit-msg", "-h", "--help") or "-h" in rest \

@@ -9,11 +9,11 @@ import sys
 import click
 
 from gitckpt.cli.base import Ctx, echo, pass_ctx
-from gitckpt.hooks.hosts import HOSTS
+from gitckpt.hooks import HOST_NAMES
 
 # Not a click.Choice: a wrong host must not be click's exit 2 (it blocks a host's Stop); the
 # hook says so in its log line and exits 0.
-_HOST = click.option("--host", default="claude", show_default=True, metavar="|".join(HOSTS),
+_HOST = click.option("--host", default="claude", show_default=True, metavar="|".join(HOST_NAMES),
                      help="The agent host whose JSON is on stdin.")
 
 
@@ -31,8 +31,8 @@ def _event(kind: str, doc: str) -> click.Command:
         from gitckpt.hooks import run as hooks
         from gitckpt.hooks.relay import emit
 
-        if host not in HOSTS:
-            emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOSTS)}")
+        if host not in HOST_NAMES:
+            emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOST_NAMES)}")
             sys.exit(0)
         hooks.main(host, kind, hooks.read_stdin(), "cli" if cli else "mcp")
 
@@ -57,7 +57,7 @@ _SCOPE = click.option("--scope", type=click.Choice(["project", "local", "user"])
 def _config_command(name: str, verb: str, remove: bool, doc: str) -> None:
     """`hook install` or `hook uninstall`: the same options, one direction each."""
     @hook.command(name, help=doc)
-    @click.option("--host", type=click.Choice(list(HOSTS)),
+    @click.option("--host", type=click.Choice(list(HOST_NAMES)),
                   help=f"The agent host whose config {verb} gitckpt's hooks.")
     @_SCOPE
     @click.option("--mcp", is_flag=True,

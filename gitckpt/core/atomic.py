@@ -4,7 +4,6 @@ durable, renamed over the name. A reader sees the old file or the new one, never
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 
 # Exclusive and never through a planted symlink: a name that exists (a file, a link) is
@@ -75,7 +74,7 @@ def _create(name: str | bytes, dir_fd: int, mode: int,
     if prefix is None:
         prefix = b"." + name + b"." if isinstance(name, bytes) else f".{name}."
     for _ in range(100):
-        token = secrets.token_hex(8)
+        token = os.urandom(8).hex()
         if as_bytes:
             tmp: str | bytes = os.fsencode(prefix) + token.encode() + b".tmp"
         else:

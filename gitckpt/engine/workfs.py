@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 
 from gitckpt.core import atomic
@@ -126,7 +125,7 @@ class Workdir:
     def _link(self, fd: int, link_target: bytes) -> bytes:
         """A symlink to `link_target` at a fresh name in folder `fd`."""
         for _ in range(100):
-            tmp = b".gitckpt-" + secrets.token_hex(8).encode() + b".tmp"
+            tmp = b".gitckpt-" + os.urandom(8).hex().encode() + b".tmp"
             try:
                 os.symlink(link_target, tmp, dir_fd=fd)
                 return tmp

@@ -17,11 +17,6 @@ import socket
 import sys
 import time
 
-#: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
-#: hook is parsed before anything else loads.
-EVENTS = ("session-start", "prompt", "post-tool", "pre-compact", "stop")
-HOST_NAMES = ("claude", "codex", "copilot", "cursor", "devin", "gemini", "opencode", "windsurf")
-
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the
 #: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook
 #: gives up on it before it has sent anything. Only then does the hook send its request (a JSON

@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gitckpt.core import hints, json_input
+from gitckpt.hooks import EVENTS
 from gitckpt.hooks.hosts import HOSTS, Event, Host
-from gitckpt.hooks.relay import EVENTS, emit, hook_folder
+from gitckpt.hooks.relay import emit, hook_folder
 
 if TYPE_CHECKING:
     from gitckpt.service.events import Unsaved

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.lazy import lazy
 from gitckpt.core.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.core.values import Changes
 from gitckpt.store.working_copy import WorkingCopy
@@ -26,9 +25,8 @@ if TYPE_CHECKING:
     from gitckpt.store.merge import Merge
     from gitckpt.store.staging import Held
 
+from gitckpt.store import flock
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
-
-filelock = lazy("filelock")  # only writers load it: a resume takes no lock
 
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -90,12 +88,11 @@ class Backend(ABC):
                     f"Cannot create {self.lock_path.parent}: {e.strerror}.",
                     "gitckpt needs write access to the store; check its permissions.",
                 ) from e
-            lock = self.__dict__["_lock"] = filelock.FileLock(str(self.lock_path), mode=0o600,
-                                                              is_singleton=True)
+            lock = self.__dict__["_lock"] = flock.FileLock.shared(str(self.lock_path))
         timeout = lock_timeout() if timeout is None else timeout
         try:
             lock.acquire(timeout=timeout)
-        except filelock.Timeout as e:
+        except flock.Timeout as e:
             raise StoreBusy(str(self.lock_path), timeout) from e
         except OSError as e:
             what = not_a_file(self.lock_path)
@@ -218,13 +215,12 @@ class Backend(ABC):
 
     def lock_held_elsewhere(self) -> bool:
         """True if another writer holds the lock right now (a probe that never waits)."""
-        mine = filelock.FileLock(str(self.lock_path), mode=0o600, is_singleton=True)
-        if mine.is_locked:
+        if flock.FileLock.shared(str(self.lock_path)).is_locked:
             return False  # this thread holds it
-        probe = filelock.FileLock(str(self.lock_path), mode=0o600)
+        probe = flock.FileLock(str(self.lock_path))
         try:
             probe.acquire(timeout=0)
-        except filelock.Timeout:
+        except flock.Timeout:
             return True
         except OSError:
             return False  # no lock file can be taken here: nobody else holds one either

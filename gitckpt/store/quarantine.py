@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import time
 from collections.abc import Iterator
@@ -52,7 +51,7 @@ class Quarantine:
     def __enter__(self) -> Quarantine:
         try:
             while self.path is None:
-                name = PREFIX + secrets.token_hex(8)
+                name = PREFIX + os.urandom(8).hex()
                 fd = os.open(self.objects / (name + _LOCK), os.O_RDWR | os.O_CREAT | os.O_EXCL
                              | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
                 if fcntl is not None:

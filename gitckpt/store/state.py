@@ -141,13 +141,13 @@ class StateDir:
         """Hold the lock file `name` in this folder (StoreBusy after `timeout` seconds): a
         small memory read and written by processes at once, apart from the store's lock,
         which a long scan may hold."""
-        import filelock
+        from gitckpt.store import flock
 
         self.ensure()
-        lock = filelock.FileLock(str(self.path / name), mode=0o600)
+        lock = flock.FileLock(str(self.path / name))
         try:
             lock.acquire(timeout=timeout)
-        except filelock.Timeout as e:
+        except flock.Timeout as e:
             raise StoreBusy(str(self.path / name), timeout) from e
         try:
             yield

@@ -54,8 +54,8 @@ def test_names_in_bytes_and_a_prefix_and_the_mode_given(tmp_path):
 
 
 def test_a_temporary_name_taken_by_someone_else_is_passed_over(tmp_path, monkeypatch):
-    tokens = iter(["a" * 16, "b" * 16])
-    monkeypatch.setattr(atomic.secrets, "token_hex", lambda n: next(tokens))
+    tokens = iter([b"\xaa" * 8, b"\xbb" * 8])  # the temporary names' random parts, in turn
+    monkeypatch.setattr(atomic.os, "urandom", lambda n: next(tokens))
     planted = tmp_path / f".f.{'a' * 16}.tmp"
     planted.symlink_to(tmp_path / "target")  # a link where the first temporary name falls
     atomic.replace_path(tmp_path / "f", b"x")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import unicodedata
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import TaskId, new_task_id, slugify
 from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree, hash_object
 from gitckpt.engine.notes import PlanItem, merge_plan
+from gitckpt.engine.records import parse_time, rfc3339
 from gitckpt.safety.redact import MARK, redact
 from gitckpt.safety.scope import Scope, is_sensitive, parse_size
 
@@ -68,6 +71,26 @@ def test_slugs_and_ids():
     assert len(tid) == 9
     long = new_task_id("word " * 40)
     assert len(long) <= 45
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=40))
+def test_slugs_are_the_decomposed_names_ascii_words(name):
+    # ASCII names skip unicodedata (a start-up cost): every name still slugs as its NFKD form
+    words = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    assert slugify(name) == slugify(words)
+    assert slugify(name + " é") == slugify(name + " e")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.floats(min_value=-1e10, max_value=2.5e11, allow_nan=False),
+                 st.integers(min_value=0, max_value=4 * 10**15).map(lambda us: us / 1e6),
+                 st.integers(min_value=0, max_value=4 * 10**9).map(lambda s: s + 0.9999995)))
+def test_rfc3339_is_datetimes_isoformat(t):
+    # written with time.gmtime (datetime costs a hook 2 ms): the same text, rounding included
+    want = datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    assert rfc3339(t) == want
+    assert parse_time(rfc3339(t)) == float(int(datetime.fromisoformat(want).timestamp()))
 
 
 @settings(max_examples=200, deadline=None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 
 import pygit2
 
@@ -95,7 +94,7 @@ class StatCache:
         hinted.forget(self.path)
         state = self.read_state() if elsewhere else None
         if state:
-            self.write_state({**state, "by": secrets.token_hex(8)})
+            self.write_state({**state, "by": os.urandom(8).hex()})
 
     def write_state(self, state: dict) -> None:
         self.state.write(SCAN_STATE, json.dumps(state).encode())

@@ -9,7 +9,6 @@ as single entries); only the paths it reports are looked at again.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -223,7 +222,7 @@ class Scanner:
                      # the tree the newest scan of any process found: a watcher's cache in
                      # memory (git_hinted) yields to a scan elsewhere that saw otherwise
                      "scanned": tree,
-                     "by": state.get("by") if watched else secrets.token_hex(8)}
+                     "by": state.get("by") if watched else os.urandom(8).hex()}
         # Writing a large index costs more than re-reading a few changed files next time, so
         # small changes stay pending. Rule changes, nested repositories and unknown bases are
         # written at once: the side state above must describe the index file.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -289,7 +288,7 @@ class DirStore(Store):
         folder = self._object_path(oid).parent
         try:
             make_dir(folder, self.path, self._checked)
-            tmp = folder / f"tmp_obj_{secrets.token_hex(8)}"
+            tmp = folder / f"tmp_obj_{os.urandom(8).hex()}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 os.write(fd, zlib.compress(b"%s %d\0" % (kind.encode(), len(body)) + body, 1))
