@@ -27,7 +27,6 @@ from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.lazy import lazy
 from gitckpt.core.values import Changes, Snapshot
 from gitckpt.engine import prompts as prompting
-from gitckpt.engine.memory import check_retired
 from gitckpt.engine.notes import Note, PlanItem, merge_plan
 from gitckpt.engine.records import (
     DriftResult,
@@ -51,6 +50,7 @@ from gitckpt.store.base import Store
 # What only a save or a history walk needs: a hook's drift and a resume do without.
 open_items, reach = lazy("gitckpt.engine.open_items"), lazy("gitckpt.engine.reach")
 search, sessions = lazy("gitckpt.engine.search"), lazy("gitckpt.engine.sessions")
+memory = lazy("gitckpt.engine.memory")
 
 REF_ROOT = "refs/checkpoints/"
 Clock = Callable[[], float]
@@ -309,8 +309,8 @@ class Timeline:
             head, meta = self.writable(tid)
             pending = self.runs(tid)
             if spec.lists["answered"] or spec.lists["dropped"]:
-                check_retired(open_items.current(self, tid, head), spec.lists["answered"],
-                              spec.lists["dropped"])
+                memory.check_retired(open_items.current(self, tid, head),
+                                     spec.lists["answered"], spec.lists["dropped"])
             snap = self.store.snapshot(self.scope(meta))
             merged = merge_plan(head.note.plan, spec.plan, spec.plan_new)
             # a command ran on this snapshot unless it says otherwise (a migrated one: "")
