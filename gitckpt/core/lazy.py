@@ -6,7 +6,10 @@ import importlib
 import importlib.util
 import sys
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from logging import Logger
 
 
 class _Deferred(ModuleType):
@@ -16,6 +19,24 @@ class _Deferred(ModuleType):
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(importlib.import_module(self.__name__), attr)
+
+
+class _Logger:
+    """Stands for `logging.getLogger(name)` until it is first used: `logging` costs a hook
+    5 ms to import, and most runs log nothing."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import logging
+
+        return getattr(logging.getLogger(self._name), attr)
+
+
+def logger(name: str) -> Logger:
+    """The logger `name`, with `logging` imported when it first logs."""
+    return cast("Logger", _Logger(name))
 
 
 def lazy(name: str) -> ModuleType:

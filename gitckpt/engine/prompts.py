@@ -4,15 +4,17 @@ taken into the next step's note (`prompts`, `sessions`), which `why` reads back.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import TaskId
+from gitckpt.core.lazy import lazy
 from gitckpt.safety.redact import clean, redact
 from gitckpt.store.base import Store
+
+hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 #: The longest prompt kept (redacted first, then cut: a cut can hide a secret from the rules).
 CHARS = 4000

@@ -12,7 +12,6 @@ JSONL (`token_count` events' `last_token_usage`, `turn_context`'s model)."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId, TaskId
+from gitckpt.core.lazy import logger
 from gitckpt.core.objects import Mode, TreeEntry
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.safety.redact import MARK, clean, redact
@@ -37,7 +37,7 @@ SETTING = "transcripts"
 #: The token counts a step's `usage` holds, summed over its sessions.
 COUNTS = ("input", "output", "cache_read", "cache_write")
 
-_log = logging.getLogger("gitckpt")
+_log = logger("gitckpt")
 
 
 def _file(tid: TaskId) -> str:

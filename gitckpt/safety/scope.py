@@ -8,16 +8,18 @@ files they read anyway, with `sensitive.content_sensitive`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass
 
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.lazy import lazy
 from gitckpt.core.values import Reason
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.sensitive import RULES_VERSION, classify, is_sensitive
+
+hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 __all__ = ["CKPTIGNORE", "MAX_DEPTH", "Reason", "Scope", "classify", "is_sensitive"]
 

@@ -23,13 +23,13 @@ prefix (`file_secrets.credential_in`).
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
 from gitckpt.safety.file_secrets import HEAD_BYTES, credential_in
+from gitckpt.safety.globs import Globs
 from gitckpt.safety.redact import has_secret
 
 
@@ -58,6 +58,8 @@ _DIR_PATHS = _later(lambda: re.compile(
     r"(?:jupyter/runtime|keyrings|com\.vercel\.cli)|jenkins_home/secrets|\.cache/huggingface"
     r"|\.aws|wireguard)(?:/|$)"))
 
+_DIR_WORDS = (".config/", ".wrangler/", ".local/", "jenkins_home/", ".cache/", ".aws",
+              "wireguard")
 # 2. Names that look like credentials but are made to be shared.
 _SHARED = [
     "*.example", "*.example.*", "*.sample", "*.sample.*", "*.template", "*.template.*",
@@ -126,6 +128,7 @@ _DOCS = frozenset("md markdown rst adoc asciidoc html htm tex ipynb".split())
 _SECRET_DIRS = _later(lambda: re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|creds|keys|private|"
                           r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"))
 
+_SECRET_DIR_WORDS = ("secret", "credential", "creds", "keys", "private", "token")
 # 6. Names that say they hold a secret (lowercase): any format, a text or backup file, a table.
 _QUALIFIERS = (r"(?:[-_. ]?(?:prod|production|stage|staging|dev|test|local|old|new|backup|bak"
                r"|copy|\d+))*")
@@ -139,10 +142,15 @@ _SAYS_SECRET = _later(lambda: re.compile(
     r"|.*(?:credential|password|passwd|secret|access[-_]?key|api[-_]?key).*\.(?:csv|tsv)"
     # no suffix: vault_pass, db_pwd, app_secret, deploy_creds, stripe_api_key
     r"|.+[-_](?:pass|pwd|secret|creds|credentials|api[-_]?key|apikey)"))
+# Each regex's *_WORDS: one of them is in every text it matches (tests/safety/test_globs.py
+# holds it), so most names are decided without compiling it.
+_SAYS_WORDS = ("pass", "key", "token", "secret", "cred", "pwd")
 # Test and fixture folders (any depth): their files are stored whatever they hold.
 _TEST_DIRS = _later(lambda: re.compile(
     r"(?:^|/)(?:tests?|testing|testdata|test[-_]data|test[-_]?fixtures|fixtures?|__fixtures__"
     r"|__tests__|__mocks__|mocks?|specs?|e2e)(?:/|$)"))
+
+_TEST_WORDS = ("test", "fixture", "mock", "spec", "e2e")
 
 # 7. Generic config names, decided by content.
 _CONFIG = frozenset("""
@@ -173,13 +181,9 @@ CONTENT_BYTES = 8192  # how much of a generic config file the marker check reads
 TRUSTED = ("source", "fixture")
 
 
-def _compile(patterns: list[str]) -> _later:
-    return _later(lambda: re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)))
-
-
-_SHARED_RE = _compile(_SHARED)
-_NAMES_RE = _compile(_NAMES)
-_WORDS_RE = _compile(_WORDS)
+_SHARED_RE = Globs(_SHARED)
+_NAMES_RE = Globs(_NAMES)
+_WORDS_RE = Globs(_WORDS)
 
 
 def _suffix(name: str) -> str:
@@ -192,8 +196,9 @@ def _folder(path: str) -> str | None:
     name = path.rpartition("/")[2].lower()
     if name in _DIRS:
         return f"folder {name}/"
-    if _DIR_PATHS.search(path.lower()):
-        return f"folder {path.lower()}/"
+    low = path.lower()
+    if any(w in low for w in _DIR_WORDS) and _DIR_PATHS.search(low):
+        return f"folder {low}/"
     return None
 
 
@@ -212,14 +217,16 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
     suffix = _suffix(low)
     if suffix in _CODE:
         return "source", f"source code (.{suffix})"
-    secret_dir = bool(folders) and _SECRET_DIRS.search(folders.lower()) is not None
+    lowered = folders.lower()
+    secret_dir = any(w in lowered for w in _SECRET_DIR_WORDS) \
+        and _SECRET_DIRS.search(lowered) is not None
     if suffix in _DOCS and not secret_dir:
         return "fixture" if test_dir else "in", f"a document (.{suffix})"
     if _WORDS_RE.match(low):
         return "out", f"credential name {name}"
     if secret_dir:
         return "out", "a file in a folder named for secrets"
-    if _SAYS_SECRET.fullmatch(low):
+    if any(w in low for w in _SAYS_WORDS) and _SAYS_SECRET.fullmatch(low):
         if test_dir:
             return "fixture", f"named for a secret, in a test or fixture folder ({test_dir}/)"
         return "out", f"named for a secret: {name}"
@@ -234,7 +241,8 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
 
 def _test_folder(folders: str) -> str | None:
     """The test or fixture folder (`tests`, `fixtures`, ...) that `folders` is in, or None."""
-    m = _TEST_DIRS.search(folders.lower()) if folders else None
+    low = folders.lower()
+    m = _TEST_DIRS.search(low) if any(w in low for w in _TEST_WORDS) else None
     return m[0].strip("/") if m else None
 
 

@@ -6,7 +6,6 @@ what a compaction left unsaved) live in the store's state folder, written here."
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
+from gitckpt.core.lazy import logger
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import prompts, sessions
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
@@ -92,7 +92,7 @@ def _heard(tl: Timeline, session: str | None, transcript: str | None, host: str)
     try:
         sessions.heard(tl.store, tl.resolve(None), session, transcript, host)
     except (OSError, GitckptError) as e:
-        logging.getLogger("gitckpt").info("the session's transcript is not remembered: %s", e)
+        logger("gitckpt").info("the session's transcript is not remembered: %s", e)
 
 
 def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",

@@ -20,14 +20,15 @@ one journal are serialised, and each starts from the cache the one before left.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-log = logging.getLogger("gitckpt.store.journal")
+from gitckpt.core.lazy import logger
+
+log = logger("gitckpt.store.journal")
 
 COOKIE_WAIT = 0.5  # seconds a snapshot waits for its cookie's event before a full scan
 VERIFY_EVERY = 60.0  # seconds between full verification scans (what events cannot show)

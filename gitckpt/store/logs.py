@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
-
-log = logging.getLogger("gitckpt")
 
 
 def log_dir() -> Path:

@@ -3,9 +3,12 @@ zlib stream that ends early (libgit2#7342), and allocates whatever size a header
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
+
+from gitckpt.core.lazy import lazy
+
+hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 _KINDS = (b"blob", b"tree", b"commit", b"tag")
 _CHUNK = 1 << 16

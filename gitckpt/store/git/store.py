@@ -7,7 +7,6 @@ written, and no git command line is run.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from gitckpt.core.errors import (
     WorkspaceError,
 )
 from gitckpt.core.ids import ObjectId
+from gitckpt.core.lazy import lazy
 from gitckpt.core.objects import (
     EMPTY_TREE,
     Commit,
@@ -44,6 +44,8 @@ from gitckpt.store.git.scan import Scanner
 from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
+
+hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}

@@ -13,11 +13,14 @@ writer left behind (removed by the next writer once its process is gone), is har
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import zlib
 from collections.abc import Callable
+
+from gitckpt.core.lazy import lazy
+
+hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 THRESHOLD = 256  # below this many new objects, loose files are cheaper than a pack
 SPILL = 16 << 20  # bytes held in memory before streaming to the pack file
