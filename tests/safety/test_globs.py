@@ -65,10 +65,13 @@ def test_any_patterns_agree_with_their_regex(patterns, name):
 
 def test_importing_the_rules_compiles_nothing_and_a_plain_name_needs_no_regex():
     g = Globs(sensitive._NAMES)
-    assert g.match(".env.local") and g.match("x.pem") and g.match("id_rsa")
+    assert g.match(".env.local")
+    assert g.match("x.pem")
+    assert g.match("id_rsa")
     assert not g.match("readme.txt")
     assert g._re is None  # every plain pattern said no without the regex of the others
-    assert g.match("wg0.conf") and g._re is not None
+    assert g.match("wg0.conf")
+    assert g._re is not None
 
 
 #: (the regex, the words checked before it, whether it must match the whole text)
