@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 
 import click
 
@@ -49,7 +48,6 @@ from gitckpt.cli.why import COMMANDS as WHY_COMMANDS
 from gitckpt.core import progress as progressing
 from gitckpt.core.errors import GitckptError
 from gitckpt.engine.notes import json_text
-from gitckpt.store.logs import write_crash
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -460,8 +458,7 @@ def demo(c: Ctx, where: str | None) -> None:
 
 # -- the one error handler -----------------------------------------------------------------
 
-for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, *SEARCH_COMMANDS, revert, hook,
-                 completion):
+for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, *SEARCH_COMMANDS, revert, hook, completion):
     cli.add_command(_command)
 
 
@@ -493,7 +490,9 @@ def main(argv: list[str] | None = None) -> None:
             echo(f"hint: {e.hint}\n", err=True)
         sys.exit(1)
     except Exception as e:  # a bug: keep the traceback, show one line
-        where = write_crash(f"--- gitckpt {__version__} {sys.argv!r}\n{traceback.format_exc()}")
+        from gitckpt.store.logs import write_traceback
+
+        where = write_traceback(f"--- gitckpt {__version__} {sys.argv!r}")
         click.echo(f"gitckpt: internal error ({type(e).__name__}: {e}); this is a bug. "
                    f"Details: {where or 'could not write the log file'}", err=True)
         sys.exit(3)

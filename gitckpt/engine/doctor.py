@@ -19,11 +19,11 @@ from gitckpt.core.errors import GitckptError
 from gitckpt.core.hints import CLI
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.shape import HIDDEN, Shaped
+from gitckpt.core.switches import watch_enabled
 from gitckpt.engine.notes import Note
 from gitckpt.engine.reach import reachable
 from gitckpt.engine.restore import interrupted, undo_calls
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref, step_ref
-from gitckpt.engine.watch import watch_enabled
 from gitckpt.store import quarantine
 from gitckpt.store.base import STALE_LOCK_SECONDS
 from gitckpt.store.state import not_a_file

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.lazy import lazy
+from gitckpt.core.switches import watch_enabled
 from gitckpt.core.values import RestoreMarker
 from gitckpt.engine.handoff import Handoff
 from gitckpt.engine.memory import CommandRun, checks, recall, touched
 from gitckpt.engine.timeline import Timeline, step_ref
-from gitckpt.engine.watch import watch_enabled
 
 restore = lazy("gitckpt.engine.restore")  # loaded when a restore was interrupted
 

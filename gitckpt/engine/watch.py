@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
+from gitckpt.core.switches import watch_enabled
 from gitckpt.store import journal as journals
 from gitckpt.store.journal import Journal
 
@@ -62,12 +63,6 @@ class Settings:
 
         return cls(seconds("GITCKPT_QUIET", 2.0), seconds("GITCKPT_MAX_WAIT", 30.0),
                    seconds("GITCKPT_POLL", 15.0), watch_enabled())
-
-
-def watch_enabled() -> bool:
-    """GITCKPT_WATCH: anything but off/0/false/no keeps the background watcher on."""
-    return os.environ.get("GITCKPT_WATCH", "on").strip().lower() not in (
-        "off", "0", "false", "no")
 
 
 class Debouncer:

@@ -79,11 +79,9 @@ def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
             return Outcome(log=f"{e.message}{f' ({e.hint})' if e.hint else ''}")
         if isinstance(e, OSError):  # a read-only or vanished store or workspace
             return Outcome(log=f"cannot use the store or the workspace: {e}")
-        import traceback
+        from gitckpt.store.logs import write_traceback
 
-        from gitckpt.store.logs import write_crash
-
-        where = write_crash(f"--- gitckpt hook {host_name} {kind}\n{traceback.format_exc()}")
+        where = write_traceback(f"--- gitckpt hook {host_name} {kind}")
         return Outcome(log=f"internal error ({type(e).__name__}: {e}); details: {where}")
 
 

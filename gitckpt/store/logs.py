@@ -18,6 +18,13 @@ def log_file() -> Path:
     return log_dir() / "gitckpt.log"
 
 
+def write_traceback(header: str) -> Path | None:
+    """Append `header` and the traceback of the exception being handled to the log file."""
+    import traceback  # a crash's cost, not every command's
+
+    return write_crash(f"{header}\n{traceback.format_exc()}")
+
+
 def write_crash(text: str) -> Path | None:
     """Append a traceback to the log file; returns where, or None if it cannot be written."""
     from gitckpt.core.errors import GitckptError
