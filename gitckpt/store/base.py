@@ -124,6 +124,7 @@ class Backend(ABC):
             nonlocal done
             self._held = None
             self._release(held, publish=True)
+            held.objects.clear()  # written: a large file's bytes go now, not with `publish`
             done = True
             if self.__dict__.pop("_held_scan", False):
                 self.forget_hints(elsewhere=True)  # its snapshot now stands for the files
@@ -161,7 +162,7 @@ class Backend(ABC):
         staging."""
         from gitckpt.store.merge import merge_trees
 
-        return merge_trees(self.repository(), base, ours, theirs, renames)
+        return merge_trees(self.repository(), base, ours, theirs, renames, self._held)
 
     def repository(self) -> pygit2.Repository:
         """A libgit2 repository over the store's objects (for merges): its writes go where

@@ -14,6 +14,7 @@ import pygit2
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
+from gitckpt.store.staging import Held
 from gitckpt.store.trim import Trims, trimmed, view
 
 _BINARY_PROBE = 8000  # bytes git looks at for a NUL
@@ -52,8 +53,9 @@ class Merge:
     """A merge in progress: its conflicts, settled one by one, then its tree."""
 
     def __init__(self, repo: pygit2.Repository, index: pygit2.Index,
-                 trims: Trims | None = None) -> None:
+                 trims: Trims | None = None, held: Held | None = None) -> None:
         self._repo = repo
+        self._held = held
         self._index = index
         self._trims = trims = trims or Trims()
         self._raw: dict[str, tuple] = {}  # path -> libgit2's own entries, for merge_file
@@ -67,7 +69,7 @@ class Merge:
             if entry is not None:
                 whole = trims.whole(repo, path, repo[entry.id].read_raw())
                 assert whole is not None
-                index.add(pygit2.IndexEntry(path, repo.create_blob(whole), entry.mode))
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=self.blob(whole)), entry.mode))
 
     def kind(self, c: Conflict) -> str:
         """What kind of conflict it is: a file's content (mergeable as text), a binary file, a
@@ -80,7 +82,7 @@ class Merge:
         for s in sides:
             if s.mode not in (Mode.FILE, Mode.EXECUTABLE):
                 return "file/folder" if s.mode in (Mode.TREE, Mode.GITLINK) else "binary"
-            if b"\0" in view(self._repo, s.id)[:_BINARY_PROBE].tobytes():  # not it all
+            if b"\0" in view(self._repo, s.id, self._held)[:_BINARY_PROBE].tobytes():  # not it all
                 return "binary"
         return "content"
 
@@ -101,8 +103,14 @@ class Merge:
                                  text=True)
 
     def blob(self, data: bytes) -> ObjectId:
-        """Write a merged file's bytes where the merge's objects go (held while staging)."""
-        return ObjectId(str(self._repo.create_blob(data)))
+        """Write a merged file's bytes where the merge's objects go (held while staging).
+        Held, these very bytes are kept: libgit2's write would copy them twice on the way to
+        the staging backend (a 38 MB merge held three times)."""
+        if self._held is None:
+            return ObjectId(str(self._repo.create_blob(data)))
+        oid = str(pygit2.hash(data))
+        self._held.add(oid, "blob", data)
+        return ObjectId(oid)
 
     def settle(self, resolved: list[tuple[str, tuple[int, ObjectId] | None]]) -> ObjectId:
         """The merged tree once each conflicting path is settled: (mode, id), or None for
@@ -120,9 +128,9 @@ class Merge:
 
 
 def merge_trees(repo: pygit2.Repository, base: ObjectId, ours: ObjectId, theirs: ObjectId,
-                renames: bool) -> Merge:
+                renames: bool, held: Held | None = None) -> Merge:
     """libgit2's merge of `ours` and `theirs` from `base` (`renames`: found by similarity, as
-    git finds them)."""
+    git finds them); `held`: the objects held while staging, which `repo` writes into."""
     flags = pygit2.enums.MergeFlag.FIND_RENAMES if renames else pygit2.enums.MergeFlag(0)
-    base, ours, theirs, trims = trimmed(repo, base, ours, theirs)
-    return Merge(repo, repo.merge_trees(base, ours, theirs, flags=flags), trims)
+    base, ours, theirs, trims = trimmed(repo, base, ours, theirs, held)
+    return Merge(repo, repo.merge_trees(base, ours, theirs, flags=flags), trims, held)

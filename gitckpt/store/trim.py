@@ -22,6 +22,7 @@ import pygit2
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
+from gitckpt.store.staging import Held
 
 TRIM_OVER = 1 << 20  # bytes: a smaller file is merged whole
 _CHUNK = 1 << 20
@@ -37,15 +38,19 @@ class Trim:
     tail: int
 
 
-def view(repo: pygit2.Repository, oid: ObjectId | pygit2.Oid) -> memoryview:
-    """Blob `oid`'s bytes, in libgit2's own buffer (no copy)."""
-    return memoryview(cast(Any, repo[oid]))
+def view(repo: pygit2.Repository, oid: ObjectId | pygit2.Oid, held: Held | None = None
+         ) -> memoryview:
+    """Blob `oid`'s bytes, in libgit2's own buffer, or in `held`'s when staging holds it (no
+    copy: libgit2 would copy a held blob out of its backend to read it)."""
+    found = held.get(str(oid)) if held is not None else None
+    return memoryview(found[1]) if found is not None else memoryview(cast(Any, repo[oid]))
 
 
 class Trims:
     """The files merged as their middles: path -> Trim, and each stand-in blob's original."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: Held | None = None) -> None:
+        self.held = held  # the objects held while staging (Store.staging), read in place
         self.by_path: dict[str, Trim] = {}
         self.original: dict[tuple[str, ObjectId], ObjectId] = {}  # (path, stand-in) -> blob
 
@@ -60,7 +65,7 @@ class Trims:
         t = self.by_path.get(path)
         if t is None:
             return middle
-        data = view(repo, t.source)
+        data = view(repo, t.source, self.held)
         end = len(data) - t.tail
         if text and not (_utf8(data[:t.head]) and _utf8(data[end:])):
             return None
@@ -79,20 +84,20 @@ def _utf8(view: memoryview) -> bool:
     return True
 
 
-def trimmed(repo: pygit2.Repository, base: ObjectId, ours: ObjectId, theirs: ObjectId
-            ) -> tuple[ObjectId, ObjectId, ObjectId, Trims]:
+def trimmed(repo: pygit2.Repository, base: ObjectId, ours: ObjectId, theirs: ObjectId,
+            held: Held | None = None) -> tuple[ObjectId, ObjectId, ObjectId, Trims]:
     """The three trees with each large file changed on both sides replaced by its middle,
-    and what was replaced."""
-    trims = Trims()
+    and what was replaced (`held`: the objects held while staging)."""
+    trims = Trims(held)
     trees = [base, ours, theirs]
     for path, ids, mode in _both_changed(repo, base, ours, theirs):
-        found = _ends(repo, ids)
+        found = _ends(repo, ids, held)
         if found is None:
             continue
-        head, tail = found
-        trims.by_path[path] = Trim(ids[0], head, tail)
+        source, head, tail = found
+        trims.by_path[path] = Trim(source, head, tail)
         for i, oid in enumerate(ids):
-            data = view(repo, oid)
+            data = view(repo, oid, held)
             stand_in = ObjectId(str(repo.create_blob(data[head:len(data) - tail].tobytes())))
             del data
             trims.original[(path, stand_in)] = oid
@@ -131,14 +136,17 @@ def _both_changed(repo: pygit2.Repository, base: ObjectId, ours: ObjectId, their
     return out
 
 
-def _ends(repo: pygit2.Repository, ids: tuple[ObjectId, ...]) -> tuple[int, int] | None:
-    """The bytes at the start and the end, whole lines, that the blobs share (None: nothing
-    worth trimming). Two blobs are in memory at a time."""
-    first = view(repo, ids[0])
+def _ends(repo: pygit2.Repository, ids: tuple[ObjectId, ...], held: Held | None
+          ) -> tuple[ObjectId, int, int] | None:
+    """(the blob measured, the bytes at its start and its end, whole lines, that the blobs
+    share), or None: nothing worth trimming. Two blobs are in memory at a time besides what
+    `held` holds, whose blob is the one measured against the others."""
+    ids = tuple(sorted(ids, key=lambda i: held is None or str(i) not in held))
+    first = view(repo, ids[0], held)
     size = len(first)
     head, tail = size, size
     for oid in ids[1:]:
-        other = view(repo, oid)
+        other = view(repo, oid, held)
         head = min(head, _prefix(first, other))
         tail = min(tail, _suffix(first, other), len(other) - head)
         del other
@@ -157,7 +165,7 @@ def _ends(repo: pygit2.Repository, ids: tuple[ObjectId, ...]) -> tuple[int, int]
     tail = size - at - 1 if at >= 0 else 0
     if head + tail < TRIM_OVER // 2:
         return None
-    return head, tail
+    return ids[0], head, tail
 
 
 def _crlf(view: memoryview, newline: int) -> bool:

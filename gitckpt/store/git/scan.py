@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
@@ -36,6 +37,9 @@ from gitckpt.store.git.split import objects_dir, scan_deltas
 from gitckpt.store.git.trees import index_trees, workspace_tree
 from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.state import StateDir
+
+if TYPE_CHECKING:
+    from gitckpt.store.staging import Held
 
 # A file modified this recently may change again within the file system's timestamp
 # granularity without its stat changing; its cache entry is smudged (size 0) so that libgit2
@@ -72,7 +76,7 @@ class Scanner:
         self.user_index = user_index
         self.differ = Differ(repo, workdir, prefix, _FLAGS, self._rel)
         self.parallel = True  # two diff threads on large workspaces (twice the index memory)
-        self.hold = False  # staging (Store.staging): new objects only through the odb, held
+        self.hold: Held | None = None  # staging (Store.staging): new objects go there
 
     def snapshot(self, scope: Scope, *, update_cache: bool, progress: Progress | None = None,
                  changed: set[str] | None = None, skipped_before: tuple[Skipped, ...] = (),
@@ -100,7 +104,8 @@ class Scanner:
         # Staging, nothing goes to disk: every new object is held, then written through the
         # repository's (staging) object database when the scan closes its pack.
         self._pack = PackWriter(objects_dir(self.repo.path), self._loose,
-                                **({"threshold": 1 << 62, "spill": 1 << 62} if self.hold else {}))
+                                **({"threshold": 1 << 62, "spill": 1 << 62} if self.hold is not None
+                                   else {}))
         try:
             return self._scan(scope, update_cache, progress, fresh, changed, skipped_before,
                               watched)
@@ -417,6 +422,9 @@ class Scanner:
                     self._pack.add("tree", body)
             except ValueError:  # an entry mode git does not write: libgit2 writes them loose
                 pass
+        if self.hold is not None:  # staging: these very bytes held (libgit2's write through
+            for kind, data, oid in self._pack.drain():  # the staging odb copies them twice)
+                self.hold.add(oid, kind, data)
         self._pack.close()
 
 def _under(rel: str, changed: set[str]) -> bool:

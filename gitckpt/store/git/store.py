@@ -156,11 +156,11 @@ class GitStore(Store):
 
         self._odb = self.repo.odb
         self.repo.set_odb(staging_odb(held, self.objects_dir))
-        self._scanner.hold = True
+        self._scanner.hold = held
 
     def _release(self, held, publish: bool) -> None:
         self.repo.set_odb(self._odb)
-        self._scanner.hold = False
+        self._scanner.hold = None
         if publish:  # many objects as one pack, as a scan writes them
             pack = PackWriter(self.objects_dir, lambda kind, body: str(self._write(
                 {"blob": ObjectType.BLOB, "tree": ObjectType.TREE,

@@ -109,6 +109,12 @@ class PackWriter:
         self.streamed[oid] = (kind, at + len(header), len(chunk) - len(header))
         self.file.write(chunk)
 
+    def drain(self) -> list[tuple[str, bytes, str]]:
+        """The objects held and not yet written, as (kind, data, id), handed to the caller
+        to write and forgotten here. Empty once streaming: those are in the pack."""
+        held, self.held, self.held_by_id, self.held_bytes = self.held, [], {}, 0
+        return held
+
     def get(self, oid: str) -> tuple[str, bytes] | None:
         """(kind, body) of an object added but not yet published, or None."""
         if oid in self.held_by_id:
