@@ -14,12 +14,9 @@ import re
 from dataclasses import dataclass
 
 from gitckpt.core.errors import InvalidArgument
-from gitckpt.core.lazy import lazy
 from gitckpt.core.values import Reason
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.sensitive import RULES_VERSION, classify, is_sensitive
-
-hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
 
 __all__ = ["CKPTIGNORE", "MAX_DEPTH", "Reason", "Scope", "classify", "is_sensitive"]
 
@@ -111,5 +108,7 @@ class Scope:
 
     def fingerprint(self) -> str:
         """Changes whenever a rule changes, so cached scan results can be re-filtered."""
+        import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and few scans ask this
+
         data = json.dumps([self.excludes, self.ckptignore, self.max_file_size, RULES_VERSION])
         return hashlib.sha1(data.encode()).hexdigest()
