@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gitckpt.core import json_input, limits
 from gitckpt.core.errors import (
@@ -42,10 +43,12 @@ from gitckpt.engine.records import (
     rfc3339,
     step_message,
 )
-from gitckpt.engine.step_input import StepInput
 from gitckpt.safety.redact import clean, redact
 from gitckpt.safety.scope import Scope, compile_patterns
 from gitckpt.store.base import Store
+
+if TYPE_CHECKING:
+    from gitckpt.engine.step_input import StepInput
 
 # What only a save or a history walk needs: a hook's drift and a resume do without.
 open_items, reach = lazy("gitckpt.engine.open_items"), lazy("gitckpt.engine.reach")
@@ -81,8 +84,7 @@ class Timeline:
         c = self.store.read_commit(commit)  # first: a missing commit says so
         text = self.store.read_note(commit)
         if text is None:
-            raise StoreCorrupt(f"Timeline commit {commit} has no note",
-                               CHECK_STORE)
+            raise StoreCorrupt(f"Timeline commit {commit} has no note", CHECK_STORE)
         return StepRecord(commit, c.tree, Note.parse(text, commit), c.parents)
 
     def head(self, task: TaskId) -> StepRecord:
@@ -105,8 +107,7 @@ class Timeline:
         while out[-1].n > since:
             parents = out[-1].parents
             if not parents:
-                raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent",
-                                   CHECK_STORE)
+                raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent", CHECK_STORE)
             out.append(self.record(parents[0]))
         return out[::-1]
 
@@ -298,8 +299,7 @@ class Timeline:
                 self.set_active(task)
         return task
 
-    def save(self, spec: StepInput, *, close: bool = False,
-             task: str | None = None) -> SaveResult:
+    def save(self, spec: StepInput, *, close: bool = False, task: str | None = None) -> SaveResult:
         """Record a finished step; identical to the previous step means no new commit.
         `spec` is the checked save (step_input.prepare); its commands ran on this save's
         snapshot. The runs recorded since the last step (`gitckpt run`), each with the tree

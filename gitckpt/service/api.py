@@ -18,7 +18,6 @@ from gitckpt.core.hints import call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.lazy import lazy
 from gitckpt.core.paths import normalize_paths
-from gitckpt.engine import step_input
 from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.records import DriftResult, Run, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
@@ -42,6 +41,7 @@ else:  # a hook's drift (capture) builds no result of results.py and no handoff 
     results = lazy("gitckpt.service.results")
 
 # Each command pays only for what it runs (a CLI should start like a git command).
+step_input = lazy("gitckpt.engine.step_input")  # a save's; a hook's drift does without
 compressing = lazy("gitckpt.engine.compress")
 checking = lazy("gitckpt.engine.doctor")
 explaining = lazy("gitckpt.engine.explain")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -16,10 +17,12 @@ from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
 from gitckpt.core.values import GitSince, GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
-from gitckpt.store import journal as journals
 
 if TYPE_CHECKING:
+    from gitckpt.store import journal as journals
     from gitckpt.store.staging import Held
+
+_JOURNALS = "gitckpt.store.journal"  # where a watcher of this process registers its journal
 
 #: What `Store.one_scan` remembers of a scope: (its snapshot, whether it updated the stat
 #: cache, whether it was exact).
@@ -83,8 +86,12 @@ class WorkingCopy(ABC):
             # can no longer stand for the files (in other processes too, once published)
             self.forget_hints()
             self.__dict__["_held_scan"] = True
-        journal = journals.for_root(str(self.root)) \
-            if self.takes_hints and self._held is None else None  # a held scan takes no hints
+        # A watcher in this process registers its journal in that module: where it was never
+        # imported (a hook, a CLI command), none runs, and the module is not loaded for it.
+        running = sys.modules.get(_JOURNALS)
+        journal: journals.Journal | None = running.for_root(str(self.root)) \
+            if running is not None and self.takes_hints and self._held is None \
+            else None  # a held scan takes no hints
         if journal is None:
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
             exact = True
