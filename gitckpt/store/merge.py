@@ -108,9 +108,10 @@ class Merge:
         the staging backend (a 38 MB merge held three times)."""
         if self._held is None:
             return ObjectId(str(self._repo.create_blob(data)))
-        oid = str(pygit2.hash(data))
-        self._held.add(oid, "blob", data)
-        return ObjectId(oid)
+        oid = pygit2.hash(data)
+        if oid not in self._repo.odb:  # as libgit2's write: an object the store has stays
+            self._held.add(str(oid), "blob", data)
+        return ObjectId(str(oid))
 
     def settle(self, resolved: list[tuple[str, tuple[int, ObjectId] | None]]) -> ObjectId:
         """The merged tree once each conflicting path is settled: (mode, id), or None for
