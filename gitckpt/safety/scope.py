@@ -107,8 +107,7 @@ class Scope:
         return size > self.max_file_size
 
     def fingerprint(self) -> str:
-        """Changes whenever a rule changes, so cached scan results can be re-filtered."""
-        import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and few scans ask this
-
-        data = json.dumps([self.excludes, self.ckptignore, self.max_file_size, RULES_VERSION])
-        return hashlib.sha1(data.encode()).hexdigest()
+        """Changes whenever a rule changes, so cached scan results can be re-filtered: the
+        rules themselves, as JSON (a digest would load OpenSSL's hashes into every scan, 3 ms
+        of a hook; they are a few hundred bytes)."""
+        return json.dumps([self.excludes, self.ckptignore, self.max_file_size, RULES_VERSION])

@@ -60,6 +60,7 @@ _DIR_PATHS = _later(lambda: re.compile(
 
 _DIR_WORDS = (".config/", ".wrangler/", ".local/", "jenkins_home/", ".cache/", ".aws",
               "wireguard")
+
 # 2. Names that look like credentials but are made to be shared.
 _SHARED = [
     "*.example", "*.example.*", "*.sample", "*.sample.*", "*.template", "*.template.*",
@@ -129,6 +130,7 @@ _SECRET_DIRS = _later(lambda: re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|
                           r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"))
 
 _SECRET_DIR_WORDS = ("secret", "credential", "creds", "keys", "private", "token")
+
 # 6. Names that say they hold a secret (lowercase): any format, a text or backup file, a table.
 _QUALIFIERS = (r"(?:[-_. ]?(?:prod|production|stage|staging|dev|test|local|old|new|backup|bak"
                r"|copy|\d+))*")

@@ -24,7 +24,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
         return None
     except OSError as e:
         return f"unreadable ({e.strerror})"
-    z, sha = zlib.decompressobj(), hashlib.sha1()
+    z, sha = zlib.decompressobj(), hashlib.sha1() if verify else None
     head, size, seen, buf = b"", -1, 0, b""
     with f:
         try:
@@ -34,7 +34,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
                     return "truncated"
                 out = z.decompress(buf, _CHUNK)  # bounded output: no zlib bomb
                 buf = z.unconsumed_tail
-                if verify:
+                if sha is not None:
                     sha.update(out)
                 if size < 0:
                     head += out
@@ -56,7 +56,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
         return "bad header"
     if seen != size:
         return "shorter than its header says"
-    if verify and sha.hexdigest() != oid:
+    if sha is not None and sha.hexdigest() != oid:
         return "hash mismatch"
     return None
 
