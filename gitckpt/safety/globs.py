@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-_MAGIC = frozenset("*?[")
+_CLASS_OR_ONE = frozenset("?[")  # what the plain tests cannot match: left to the regex
 
 
 class Globs:
@@ -28,8 +28,7 @@ class Globs:
         rest: list[str] = []
         for p in patterns:
             stars = p.count("*")
-            plain = p.replace("*", "")
-            if _MAGIC.intersection(plain):  # `?` or a class: left to the regex
+            if _CLASS_OR_ONE.intersection(p):
                 rest.append(p)
             elif stars == 0:
                 exact.add(p)

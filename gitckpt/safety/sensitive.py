@@ -35,16 +35,32 @@ from gitckpt.safety.redact import has_secret
 
 class _later:
     """A regular expression compiled on first use: most commands never classify a file, and
-    compiling these rules costs more than starting the interpreter."""
+    compiling these rules costs more than starting the interpreter. With `words`, one of
+    which is in every text it matches (tests/safety/test_globs.py holds it), `search` and
+    `fullmatch` answer None for a text without one, so most names never compile it."""
 
-    def __init__(self, make: Callable[[], re.Pattern[Any]]) -> None:
+    def __init__(self, make: Callable[[], re.Pattern[Any]], words: tuple[str, ...] = ()
+                 ) -> None:
         self._make = make
+        self.words = words
         self._re: re.Pattern[Any] | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def _compiled(self) -> re.Pattern[Any]:
         if self._re is None:
             self._re = self._make()
-        return getattr(self._re, name)
+        return self._re
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._compiled(), name)
+
+    def search(self, text: Any) -> re.Match[Any] | None:
+        return self._compiled().search(text) if self._may(text) else None
+
+    def fullmatch(self, text: Any) -> re.Match[Any] | None:
+        return self._compiled().fullmatch(text) if self._may(text) else None
+
+    def _may(self, text: Any) -> bool:
+        return not self.words or any(w in text for w in self.words)
 
 # 1. Folders (any depth) whose files are all credentials.
 _DIRS = frozenset("""
@@ -56,10 +72,8 @@ _DIR_PATHS = _later(lambda: re.compile(
     r"(?:^|/)(?:\.config/(?:gcloud|gh|op|rclone|doctl|hcloud|flyctl|stripe|glab-cli|ngrok|sops|"
     r"keepassxc|filezilla|kaggle|configstore|hub)|\.wrangler/config|\.local/share/"
     r"(?:jupyter/runtime|keyrings|com\.vercel\.cli)|jenkins_home/secrets|\.cache/huggingface"
-    r"|\.aws|wireguard)(?:/|$)"))
-
-_DIR_WORDS = (".config/", ".wrangler/", ".local/", "jenkins_home/", ".cache/", ".aws",
-              "wireguard")
+    r"|\.aws|wireguard)(?:/|$)"),
+    words=(".config/", ".wrangler/", ".local/", "jenkins_home/", ".cache/", ".aws", "wireguard"))
 
 # 2. Names that look like credentials but are made to be shared.
 _SHARED = [
@@ -127,9 +141,8 @@ _DOCS = frozenset("md markdown rst adoc asciidoc html htm tex ipynb".split())
 
 # 5. Folders named for secrets: their non-code files are out.
 _SECRET_DIRS = _later(lambda: re.compile(r"(?:^|[^a-z])(?:secrets?|credentials?|creds|keys|private|"
-                          r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"))
-
-_SECRET_DIR_WORDS = ("secret", "credential", "creds", "keys", "private", "token")
+                          r"(?:api|access|auth|bot|deploy|oauth)[-_]?tokens?)(?:$|[^a-z])"),
+    words=("secret", "credential", "creds", "keys", "private", "token"))
 
 # 6. Names that say they hold a secret (lowercase): any format, a text or backup file, a table.
 _QUALIFIERS = (r"(?:[-_. ]?(?:prod|production|stage|staging|dev|test|local|old|new|backup|bak"
@@ -143,16 +156,13 @@ _SAYS_SECRET = _later(lambda: re.compile(
     # a table: AWS's rootkey.csv and <user>_credentials.csv, a browser's passwords.csv
     r"|.*(?:credential|password|passwd|secret|access[-_]?key|api[-_]?key).*\.(?:csv|tsv)"
     # no suffix: vault_pass, db_pwd, app_secret, deploy_creds, stripe_api_key
-    r"|.+[-_](?:pass|pwd|secret|creds|credentials|api[-_]?key|apikey)"))
-# Each regex's *_WORDS: one of them is in every text it matches (tests/safety/test_globs.py
-# holds it), so most names are decided without compiling it.
-_SAYS_WORDS = ("pass", "key", "token", "secret", "cred", "pwd")
+    r"|.+[-_](?:pass|pwd|secret|creds|credentials|api[-_]?key|apikey)"),
+    words=("pass", "key", "token", "secret", "cred", "pwd"))
 # Test and fixture folders (any depth): their files are stored whatever they hold.
 _TEST_DIRS = _later(lambda: re.compile(
     r"(?:^|/)(?:tests?|testing|testdata|test[-_]data|test[-_]?fixtures|fixtures?|__fixtures__"
-    r"|__tests__|__mocks__|mocks?|specs?|e2e)(?:/|$)"))
-
-_TEST_WORDS = ("test", "fixture", "mock", "spec", "e2e")
+    r"|__tests__|__mocks__|mocks?|specs?|e2e)(?:/|$)"),
+    words=("test", "fixture", "mock", "spec", "e2e"))
 
 # 7. Generic config names, decided by content.
 _CONFIG = frozenset("""
@@ -199,7 +209,7 @@ def _folder(path: str) -> str | None:
     if name in _DIRS:
         return f"folder {name}/"
     low = path.lower()
-    if any(w in low for w in _DIR_WORDS) and _DIR_PATHS.search(low):
+    if _DIR_PATHS.search(low):
         return f"folder {low}/"
     return None
 
@@ -219,16 +229,14 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
     suffix = _suffix(low)
     if suffix in _CODE:
         return "source", f"source code (.{suffix})"
-    lowered = folders.lower()
-    secret_dir = any(w in lowered for w in _SECRET_DIR_WORDS) \
-        and _SECRET_DIRS.search(lowered) is not None
+    secret_dir = bool(folders) and _SECRET_DIRS.search(folders.lower()) is not None
     if suffix in _DOCS and not secret_dir:
         return "fixture" if test_dir else "in", f"a document (.{suffix})"
     if _WORDS_RE.match(low):
         return "out", f"credential name {name}"
     if secret_dir:
         return "out", "a file in a folder named for secrets"
-    if any(w in low for w in _SAYS_WORDS) and _SAYS_SECRET.fullmatch(low):
+    if _SAYS_SECRET.fullmatch(low):
         if test_dir:
             return "fixture", f"named for a secret, in a test or fixture folder ({test_dir}/)"
         return "out", f"named for a secret: {name}"
@@ -243,8 +251,7 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
 
 def _test_folder(folders: str) -> str | None:
     """The test or fixture folder (`tests`, `fixtures`, ...) that `folders` is in, or None."""
-    low = folders.lower()
-    m = _TEST_DIRS.search(low) if any(w in low for w in _TEST_WORDS) else None
+    m = _TEST_DIRS.search(folders.lower()) if folders else None
     return m[0].strip("/") if m else None
 
 

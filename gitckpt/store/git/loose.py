@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 import zlib
-
-from gitckpt.core.lazy import lazy
-
-hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
+from typing import Any
 
 _KINDS = (b"blob", b"tree", b"commit", b"tag")
 _CHUNK = 1 << 16
+
+
+def _sha1() -> Any:
+    import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and only a check needs them
+
+    return hashlib.sha1()
 
 
 def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | None:
@@ -24,7 +27,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
         return None
     except OSError as e:
         return f"unreadable ({e.strerror})"
-    z, sha = zlib.decompressobj(), hashlib.sha1() if verify else None
+    z, sha = zlib.decompressobj(), _sha1() if verify else None
     head, size, seen, buf = b"", -1, 0, b""
     with f:
         try:

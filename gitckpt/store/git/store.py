@@ -24,7 +24,6 @@ from gitckpt.core.errors import (
     WorkspaceError,
 )
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.lazy import lazy
 from gitckpt.core.objects import (
     EMPTY_TREE,
     Commit,
@@ -45,10 +44,14 @@ from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
 
-hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
-
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
+
+
+def _digest(data: bytes) -> str:
+    import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and few git stores ask them
+
+    return hashlib.sha1(data).hexdigest()
 
 
 def open_git_store(root: Path) -> GitStore | None:
@@ -97,7 +100,7 @@ class GitStore(Store):
         self.common_dir = ((self.git_dir / common.read_text().strip()).resolve()
                            if common.exists() else self.git_dir)
         # One state folder per workspace (a monorepo may hold several) of this worktree.
-        key = "root" if not self.prefix else hashlib.sha1(self.prefix.encode()).hexdigest()[:12]
+        key = "root" if not self.prefix else _digest(self.prefix.encode())[:12]
         self.state = StateDir(self.git_dir, "gitckpt", f"ws-{key}")
         self.state_dir = self.state.path
         self.shared = StateDir(self.common_dir, "gitckpt")
@@ -428,7 +431,7 @@ class GitStore(Store):
         if (len(data) < 32 or data[:4] != b"DIRC"
                 or int.from_bytes(data[4:8], "big") not in (2, 3, 4)):
             return path, "not an index file"
-        if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        if bytes.fromhex(_digest(data[:-20])) != data[-20:]:
             return path, "checksum mismatch"
         return None
 

@@ -18,9 +18,7 @@ import struct
 import zlib
 from collections.abc import Callable
 
-from gitckpt.core.lazy import lazy
-
-hashlib = lazy("hashlib")  # OpenSSL's hashes, loaded by the first call that needs them
+from gitckpt.core.objects import hash_object
 
 THRESHOLD = 256  # below this many new objects, loose files are cheaper than a pack
 SPILL = 16 << 20  # bytes held in memory before streaming to the pack file
@@ -29,8 +27,7 @@ _TMP = "tmp_gitckpt_"
 _TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
 
-def object_id(kind: str, data: bytes) -> str:
-    return hashlib.sha1(b"%s %d\0" % (kind.encode(), len(data)) + data).hexdigest()
+object_id = hash_object  # the git id of an object
 
 
 def _entry_header(code: int, size: int) -> bytes:
@@ -141,6 +138,8 @@ class PackWriter:
             f.write(struct.pack(">I", len(self.entries)))
             f.flush()
             f.seek(0)
+            import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and only a pack needs them
+
             digest = hashlib.sha1()
             while block := f.read(1 << 20):
                 digest.update(block)
@@ -228,4 +227,6 @@ def _index(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> bytes
         struct.pack(f">{len(small)}I", *small),
         struct.pack(f">{len(large)}Q", *large),
         pack_checksum])
+    import hashlib
+
     return body + hashlib.sha1(body).digest()
