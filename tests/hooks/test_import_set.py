@@ -19,7 +19,12 @@ pytestmark = pytest.mark.slow
 #: Loaded by no post-tool hook that finds nothing changed in a git repository.
 NOT_FOR_A_DRIFT = ("gitckpt.service.results", "gitckpt.engine.handoff", "gitckpt.engine.search",
                    "gitckpt.service.search", "gitckpt.store.plain.store",
-                   "gitckpt.safety.secret_rules", "gitckpt.engine.restore", "click", "mcp")
+                   "gitckpt.safety.secret_rules", "gitckpt.engine.restore", "click", "mcp",
+                   # the watcher's, a save's, and what only a log line, a digest or a crash
+                   # needs (each cost a hook's start 3-11 ms)
+                   "gitckpt.store.journal", "gitckpt.engine.watch", "gitckpt.engine.step_input",
+                   "logging", "concurrent.futures", "hashlib", "traceback", "filelock",
+                   "secrets", "datetime", "unicodedata")
 
 
 def hook_modules(root, kind: str, payload: dict) -> tuple[str, set[str]]:
@@ -76,3 +81,4 @@ def test_a_session_start_builds_its_handoff_without_the_result_objects(repo):
     assert "a goal" in out  # the handoff, as resume words it
     assert "gitckpt.service.results" not in mods
     assert "gitckpt.engine.handoff" in mods
+    assert not mods & {"gitckpt.engine.watch", "hashlib", "logging"}, mods
