@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitckpt.cli.base import plan_items
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.service import api as service
 

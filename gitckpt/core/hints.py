@@ -14,8 +14,10 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from gitckpt.core.record import dataclass
 
 CLI, MCP = "cli", "mcp"
 BLANK = ...

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from enum import IntEnum
 
 from gitckpt.core.gitnames import refused_name
 from gitckpt.core.ids import ObjectId
+from gitckpt.core.record import dataclass
 
 
 class Mode(IntEnum):

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+
+from gitckpt.core.record import dataclass
 
 
 @dataclass(frozen=True)

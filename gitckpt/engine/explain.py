@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 
 from gitckpt.core.gitnames import refused_path
+from gitckpt.core.record import dataclass
 from gitckpt.safety.scope import Scope, classify
 from gitckpt.safety.sensitive import TRUSTED, content_sensitive, credential_pattern
 from gitckpt.store.base import Store

@@ -9,9 +9,10 @@ way: a question repeated at every step is one question.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import close_item
 from gitckpt.engine.records import StepRecord

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -26,6 +26,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, CLI, Arg, Call, call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, apply_changes
+from gitckpt.core.record import dataclass
 from gitckpt.core.values import Left, RestoreMarker
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.restore_plan import Action, Plan, check_obstacles, folders_above, plan_for

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitckpt.core.errors import GitckptError
+from gitckpt.core.record import dataclass
 from gitckpt.engine.records import DriftResult
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.watch import PollingSource, Settings, Source, WatchdogSource, Watcher

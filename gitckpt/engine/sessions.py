@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from gitckpt.core import json_input
@@ -22,6 +22,7 @@ from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.lazy import logger
 from gitckpt.core.objects import Mode, TreeEntry
+from gitckpt.core.record import dataclass
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.safety.redact import MARK, clean, redact
 from gitckpt.store.base import Store

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from gitckpt.core import limits
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.paths import normalize_paths
+from gitckpt.core.record import dataclass
 from gitckpt.engine.notes import PlanItem
 from gitckpt.safety.redact import clean, redact
 

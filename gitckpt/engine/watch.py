@@ -20,10 +20,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import ClassVar
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
+from gitckpt.core.record import dataclass
 from gitckpt.core.switches import watch_enabled
 from gitckpt.store import journal as journals
 from gitckpt.store.journal import Journal

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, ClassVar
+
+from gitckpt.core.record import dataclass
 
 
 @dataclass(frozen=True)

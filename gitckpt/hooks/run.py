@@ -14,10 +14,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gitckpt.core import hints, json_input
+from gitckpt.core.record import dataclass
 from gitckpt.hooks import EVENTS
 from gitckpt.hooks.hosts import HOSTS, Event, Host
 from gitckpt.hooks.relay import emit, hook_folder

@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import os
 import select
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import BinaryIO, TypeGuard
 
 from gitckpt import __version__
 from gitckpt.core import json_input
+from gitckpt.core.record import dataclass
 
 # The SDK's HANDSHAKE_PROTOCOL_VERSIONS and MODERN_PROTOCOL_VERSIONS, and the capabilities
 # MCPServer announces in each era (tests check them against the installed SDK); a revision

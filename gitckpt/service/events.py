@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.lazy import logger
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import prompts, sessions
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT

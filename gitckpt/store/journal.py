@@ -24,9 +24,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gitckpt.core.lazy import logger
+from gitckpt.core.record import dataclass
 
 log = logger("gitckpt.store.journal")
 

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import EMPTY_TREE, Mode, apply_changes
 from gitckpt.core.paths import WorkPath
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import PLAN_STATUSES, Note, PlanItem
 from gitckpt.engine.records import parse_time, rfc3339

@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from gitckpt.core.errors import FileTooLarge, InvalidArgument, SchemaTooNew, Sto
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.progress import Meter
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note, json_text
 from gitckpt.engine.reach import reachable

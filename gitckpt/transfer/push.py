@@ -6,7 +6,6 @@ a remote, the user confirmed what it publishes."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -19,6 +18,7 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry
+from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
