@@ -10,12 +10,14 @@ as written, with three stand-ins: `__init__`, `__dataclass_fields__` and
 runs `dataclasses.dataclass` on the class, in place, once, under one lock. Until then no
 instance exists, so nothing can tell the two apart.
 
-The stdlib never replaces an `__init__` a class has, so the stand-in stays while the class is
-made, and the real one is taken from a twin: a dataclass of the same bases, fields and
-`__post_init__`, with nothing else generated. One assignment then swaps it in. A thread that
-makes an instance meanwhile meets the stand-in and waits for the lock; it never finds a class
-without an `__init__`. A class this cannot defer (its own `__init__`, `slots`, `init=False`) is
-made at once. The type checker sees `dataclasses.dataclass` itself.
+The stdlib keeps an `__init__` a class already has, so the stand-in must go first, and for a
+moment the class has no `__init__` of its own. With one thread alive nothing else meets the
+class in that moment (only a signal handler or a finalizer could, and gitckpt has none that
+makes an instance). With more, the real `__init__` is put in place first, taken from a twin: a
+dataclass of the same bases, fields and `__post_init__`, with nothing else generated. Every
+thread then finds a working `__init__` at every moment, and one that arrives while the class
+is made waits for the lock. A class this cannot defer (its own `__init__`, `slots`,
+`init=False`) is made at once. The type checker sees `dataclasses.dataclass` itself.
 """
 
 from __future__ import annotations
@@ -77,14 +79,18 @@ def made(cls: type) -> type:
         options = _DEFERRED.get(cls)
         if options is None:
             return cls
-        twin = _make(_twin(cls), {**options, **_TWIN_OFF})
-        documented = bool(cls.__doc__)
-        del _DEFERRED[cls]
-        out = _make(cls, options)  # replaces both _Pending stand-ins
-        assert out is cls, "made in place (slots=True is never deferred)"
-        cls.__init__ = twin.__init__  # type: ignore[misc]
-        if not documented:  # the stdlib's doc is the signature, which the stand-in hid
-            cls.__doc__ = twin.__doc__
+        if threading.active_count() == 1:
+            # No other thread can meet the class between the stand-in's removal and the
+            # stdlib's __init__: make it in place, as the stdlib would have at import.
+            del cls.__init__  # type: ignore[misc]
+            _make(cls, options)
+        else:
+            # The twin's __init__ first: the stdlib keeps an __init__ a class has, and every
+            # thread finds one at every moment.
+            twin = _make(type(cls.__name__, cls.__bases__, _body(cls)), {**options, **_TWIN_OFF})
+            cls.__init__ = twin.__init__  # type: ignore[misc]
+            _make(cls, options)
+        del _DEFERRED[cls]  # both _Pending stand-ins are replaced by now
         return cls
 
 
@@ -93,9 +99,10 @@ def _make(cls: type, options: dict[str, Any]) -> type:
     return made
 
 
-def _twin(cls: type) -> type:
-    """A class of `cls`'s bases, fields (their `field()`s copied: making a class writes to
-    them) and `__post_init__`, to be made a dataclass for its `__init__` alone."""
+def _body(cls: type) -> dict[str, Any]:
+    """What a twin of `cls` is made of: its fields (their `field()`s copied: making a class
+    writes to them) and its `__post_init__`, for a dataclass of the same bases whose one
+    generated method is the `__init__` the stdlib makes for `cls`."""
     own = cls.__dict__
     annotations = own.get("__annotations__", {})
     body: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
@@ -104,4 +111,4 @@ def _twin(cls: type) -> type:
         if name in own:
             value = own[name]
             body[name] = copy.copy(value) if isinstance(value, dataclasses.Field) else value
-    return type(cls.__name__, cls.__bases__, body)
+    return body

@@ -14,7 +14,7 @@ import threading
 import types
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gitckpt
@@ -109,9 +109,25 @@ def described(f: dataclasses.Field) -> tuple:
             f.hash, f.kw_only)
 
 
-@settings(max_examples=150, deadline=None)
-@given(shapes())
-def test_a_deferred_class_is_the_stdlibs_once_used(shape):
+@pytest.fixture(params=["alone", "among threads"])
+def company(request):
+    """Another thread alive or not: with one, a class is made with its twin's __init__."""
+    if request.param == "alone":
+        yield request.param
+        return
+    done = threading.Event()
+    other = threading.Thread(target=done.wait)
+    other.start()
+    yield request.param
+    done.set()
+    other.join()
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=shapes())
+def test_a_deferred_class_is_the_stdlibs_once_used(company, shape):
+    assert (threading.active_count() > 1) == (company == "among threads")
     text = source(shape)
     eager, deferred = build(text, dataclasses.dataclass), build(text, record.dataclass)
     if isinstance(eager, BaseException):

@@ -374,3 +374,28 @@ def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
         p.decode() + "/") for p in group)) for group in parts]
     assert 9 <= len(parts) <= 12, sizes
     assert max(sizes) <= 2 * len(index) // 10, sizes
+
+
+def test_a_cut_counts_index_entries_by_their_bytes(tmp_path):
+    """The binary search of the two-thread cut reads each entry's stored path: every key,
+    names that are not UTF-8 among them, lands where a search of the sorted bytes would."""
+    import bisect
+
+    import pygit2
+
+    from gitckpt.store.git.split import _lower_bound, _weight
+
+    root = tmp_path / "w"
+    names = [b"a-b", b"a.c", b"a/x", b"a/y/z", b"a0", b"caf\xe9.txt", b"caf\xe9/deep", b"z\xff"]
+    for name in names:
+        path = root / os.fsdecode(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    index = pygit2.Repository(str(root)).index
+    stored = sorted(os.fsencode(e.path) for e in index)
+    for key in [b"", b"a", b"a/", b"a\0", b"a0", b"b", b"caf\xe9", b"caf\xe9/", b"z", b"\xff"]:
+        assert _lower_bound(index, key) == bisect.bisect_left(stored, key), key
+    assert _weight(index, b"a") == 2  # a/x, a/y/z; not a-b, a.c or a0
+    assert _weight(index, b"caf\xe9") == 1

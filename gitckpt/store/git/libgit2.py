@@ -2,7 +2,8 @@
 diff (`Index.diff_to_workdir` takes no pathspec), index entries with stat data (`IndexEntry`
 holds only path, id and mode), a standalone index whose failure to open is quiet
 (`pygit2.Index(path)` prints "Exception ignored" from its half-made object), binding an index
-to a repository (no public setter), and the HEAD of a nested repository.
+to a repository (no public setter), the HEAD of a nested repository, and an entry's path
+alone (`index[i]` builds the whole entry).
 
 These go through pygit2's cffi handles (`C`, `ffi`, `_repo`, `_index`), which are not its
 public API: importing this module checks that the installed pygit2 is one of the versions
@@ -57,6 +58,13 @@ def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int,
     out = ffi.new("git_diff **")
     check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts))
     return pygit2.Diff.from_c(bytes(ffi.buffer(out)[:]), repo)
+
+
+def entry_path(index: pygit2.Index, position: int) -> bytes:
+    """The path of the index entry at `position` (0 <= position < len(index)), as stored:
+    `index[position]` builds a whole IndexEntry (its id, its mode as an enum, its path decoded)
+    for a binary search that compares only the bytes."""
+    return ffi.string(C.git_index_get_byindex(index._index, position).path)  # type: ignore[no-any-return]
 
 
 def add_entry(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,

@@ -20,7 +20,7 @@ import pygit2
 from gitckpt.core.errors import StoreCorrupt
 from gitckpt.core.objects import Mode, decode_tree
 from gitckpt.store.git.config import stamp
-from gitckpt.store.git.libgit2 import bind, index_diff, open_index
+from gitckpt.store.git.libgit2 import bind, entry_path, index_diff, open_index
 from gitckpt.store.git.loose import loose_problem
 
 PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
@@ -32,7 +32,7 @@ def _lower_bound(index: pygit2.Index, key: bytes) -> int:
     lo, hi = 0, len(index)
     while lo < hi:
         mid = (lo + hi) // 2
-        if os.fsencode(index[mid].path) < key:  # (pygit2 decodes with surrogateescape)
+        if entry_path(index, mid) < key:
             lo = mid + 1
         else:
             hi = mid
