@@ -7,17 +7,23 @@ A hook's modules define 33, and it makes instances of 15. So `dataclass` here le
 as written, with three stand-ins: `__init__`, `__dataclass_fields__` and
 `__dataclass_params__`. The first of them to be used makes the class: an instance made, or
 `dataclasses.fields`, `is_dataclass`, `replace`, or a dataclass subclass being made. Making
-runs `dataclasses.dataclass` on the class, in place, once, under one lock. Until then no
-instance exists, so nothing can tell the two apart.
+runs `dataclasses.dataclass` on the class, in place, once, under one lock; a class whose making
+fails (an invalid one, an interrupt) refuses every later use with a TypeError.
 
-The stdlib keeps an `__init__` a class already has, so the stand-in must go first, and for a
-moment the class has no `__init__` of its own. With one thread alive nothing else meets the
-class in that moment (only a signal handler or a finalizer could, and gitckpt has none that
-makes an instance). With more, the real `__init__` is put in place first, taken from a twin: a
-dataclass of the same bases, fields and `__post_init__`, with nothing else generated. Every
-thread then finds a working `__init__` at every moment, and one that arrives while the class
-is made waits for the lock. A class this cannot defer (its own `__init__`, `slots`,
-`init=False`) is made at once. The type checker sees `dataclasses.dataclass` itself.
+The stdlib keeps an `__init__` a class already has. With one thread alive the stand-in is
+deleted first and the class made as at import (only a signal handler, a finalizer or a thread
+`threading` does not count could meet it in that moment; gitckpt has none that makes an
+instance). With more, the stand-in stays while the stdlib makes the class, so a thread that
+arrives waits for the lock, and the real `__init__`, taken from a twin (a dataclass of the same
+bases, fields and `__post_init__`, with nothing else generated), replaces it last.
+
+This is for gitckpt's own classes, not a drop-in for any dataclass. Before its first use a
+class reads as written: a `field()` default is the Field, there is no `__match_args__`, and
+`inspect.signature` sees the stand-in. An instance made without `__init__` (unpickled) or by a
+subclass whose own `__init__` skips the base's would belong to an unmade class; gitckpt does
+neither. A class a twin cannot copy is made at once: `slots`, `init=False`, its own `__init__`,
+a metaclass (an ABC's), a `Generic` base, a base's `__init_subclass__`, a descriptor default.
+The type checker sees `dataclasses.dataclass` itself.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 _LOCK = threading.RLock()
 #: The classes not made yet, each with its options.
 _DEFERRED: dict[type, dict[str, Any]] = {}
+#: The classes whose making failed, each with why.
+_FAILED: dict[type, str] = {}
 _STANDS_IN = ("__dataclass_fields__", "__dataclass_params__")
 #: The twin generates only `__init__` (with what shapes it: frozen assignment, keyword-only).
 _TWIN_OFF = {"repr": False, "eq": False, "order": False, "unsafe_hash": False,
@@ -58,8 +66,7 @@ class _Pending:
 
 
 def _defer(cls: type, options: dict[str, Any]) -> type:
-    if options.get("slots") or options.get("init") is False \
-            or any(name in cls.__dict__ for name in ("__init__", *_STANDS_IN)):
+    if not _deferrable(cls, options):
         return _make(cls, options)
 
     def __init__(self: Any, /, *args: Any, **kwargs: Any) -> None:
@@ -73,24 +80,60 @@ def _defer(cls: type, options: dict[str, Any]) -> type:
     return cls
 
 
+def _deferrable(cls: type, options: dict[str, Any]) -> bool:
+    """Whether `cls` is a plain class a twin can copy: no `slots` or `init=False`, no
+    `__init__` or stand-in of its own, no metaclass (an ABC's would refuse the first instance
+    before the stand-in runs), no `Generic` base, no base's `__init_subclass__` or a
+    descriptor's `__set_name__` (a twin would call them again), no field default that is
+    a descriptor."""
+    own = cls.__dict__
+    if options.get("slots") or options.get("init") is False or type(cls) is not type \
+            or "__orig_bases__" in own or any(n in own for n in ("__init__", *_STANDS_IN)):
+        return False
+    if any("__init_subclass__" in base.__dict__ for base in cls.__mro__[1:-1]):
+        return False
+    for name in own.get("__annotations__", {}):
+        value = own.get(name)
+        if isinstance(value, dataclasses.Field):  # (a Field passes __set_name__ on)
+            value = value.default
+        if hasattr(type(value), "__set_name__"):
+            return False
+    return True
+
+
 def made(cls: type) -> type:
-    """`cls` as `dataclasses.dataclass` makes it: made now if it was deferred and is not yet."""
+    """`cls` as `dataclasses.dataclass` makes it: made now if it was deferred and is not yet.
+    TypeError if making it failed before (the stdlib's own error was raised then)."""
     with _LOCK:
-        options = _DEFERRED.get(cls)
+        options = _DEFERRED.pop(cls, None)
         if options is None:
+            if cls in _FAILED:
+                raise TypeError(f"{cls.__qualname__} is not a dataclass: making it failed "
+                                f"({_FAILED[cls]})")
             return cls
-        if threading.active_count() == 1:
-            # No other thread can meet the class between the stand-in's removal and the
-            # stdlib's __init__: make it in place, as the stdlib would have at import.
-            del cls.__init__  # type: ignore[misc]
-            _make(cls, options)
-        else:
-            # The twin's __init__ first: the stdlib keeps an __init__ a class has, and every
-            # thread finds one at every moment.
-            twin = _make(type(cls.__name__, cls.__bases__, _body(cls)), {**options, **_TWIN_OFF})
-            cls.__init__ = twin.__init__  # type: ignore[misc]
-            _make(cls, options)
-        del _DEFERRED[cls]  # both _Pending stand-ins are replaced by now
+        stand_in = cls.__dict__["__init__"]
+        try:
+            if threading.active_count() == 1:
+                # No other thread can meet the class between the stand-in's removal and
+                # the stdlib's __init__: made in place, as the stdlib would at import.
+                del cls.__init__  # type: ignore[misc]
+                _make(cls, options)
+            else:
+                # The stand-in stays while the stdlib makes the class (it keeps an __init__
+                # a class has), so a thread that arrives waits for the lock; the twin's
+                # __init__ replaces it last.
+                twin = _make(type(cls.__name__, cls.__bases__, _body(cls)),
+                             {**options, **_TWIN_OFF})
+                documented = bool(cls.__doc__)
+                _make(cls, options)
+                cls.__init__ = twin.__init__  # type: ignore[misc]
+                if not documented:  # the stdlib's doc is the signature the stand-in hid
+                    cls.__doc__ = twin.__doc__
+        except BaseException as e:
+            # Half made (an invalid class, an interrupt): every later use is refused here.
+            cls.__init__ = stand_in  # type: ignore[misc]
+            _FAILED[cls] = f"{type(e).__name__}: {e}"
+            raise
         return cls
 
 

@@ -163,6 +163,7 @@ def test_a_class_is_made_only_when_used():
     @record.dataclass(frozen=True)
     class Late:
         a: int
+        b: list = dataclasses.field(default_factory=list)  # a Field: still deferred
 
     assert isinstance(Late.__dict__["__dataclass_fields__"], record._Pending)
     assert Late in record._DEFERRED
@@ -290,3 +291,115 @@ def test_every_gitckpt_dataclass_is_what_the_stdlib_makes_of_its_source():
                 assert mine.__qualname__ == made.__qualname__, (cls, name)
         checked += 1
     assert checked > 90
+
+
+def test_a_thread_that_arrives_while_a_class_is_made_gets_a_whole_instance(monkeypatch):
+    """With threads alive, the stand-in stays until the class is whole: no thread gets an
+    instance without its repr, or one whose frozen fields it can assign."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    names = [f"f{i}" for i in range(40)]  # a long making window
+    half_made = []
+    try:
+        for _ in range(60):
+            body = {"__annotations__": {n: "int" for n in names}, **dict.fromkeys(names, 0)}
+            cls = record.dataclass(frozen=True)(type("Wide", (), body))
+            start = threading.Barrier(6)
+
+            def make(k: int, cls=cls, start=start) -> None:
+                start.wait()
+                for _ in range(k * 20):  # arrivals spread over the making
+                    pass
+                o = cls()
+                try:
+                    o.f0 = 1
+                    frozen = False
+                except dataclasses.FrozenInstanceError:
+                    frozen = True
+                if not repr(o).startswith("Wide(") or not frozen:
+                    half_made.append(repr(o)[:30])
+
+            threads = [threading.Thread(target=make, args=(k,)) for k in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not half_made, half_made[:3]
+
+
+@pytest.mark.usefixtures("company")
+@pytest.mark.parametrize("shape", ["default before required", "mutable default",
+                                   "frozen from mutable"])
+def test_a_class_whose_making_fails_refuses_every_later_use(shape):
+    """The first use raises the stdlib's own error; every use after it a TypeError that says
+    so, never an empty instance or a class half made."""
+    if shape == "default before required":
+        @record.dataclass
+        class Bad:
+            x: int = 1
+            y: int
+        args: tuple = (1, 2)
+    elif shape == "mutable default":
+        @record.dataclass
+        class Bad:  # type: ignore[no-redef]
+            x: list = []  # noqa: RUF012
+        args = ([1],)
+    else:
+        @record.dataclass
+        class Base:
+            x: int
+
+        @record.dataclass(frozen=True)
+        class Bad(Base):  # type: ignore[no-redef]
+            y: int
+        args = (1, 2)
+    with pytest.raises((TypeError, ValueError)) as first:
+        Bad(*args)
+    assert "making it failed" not in str(first.value)  # the stdlib's own message
+    for attempt in (lambda: Bad(*args), Bad, lambda: record.made(Bad)):
+        with pytest.raises(TypeError, match="is not a dataclass: making it failed"):
+            attempt()
+
+
+def test_what_a_twin_cannot_copy_is_made_at_once():
+    import abc
+    from typing import Generic, TypeVar
+
+    T = TypeVar("T")
+
+    class Plugin:
+        def __init_subclass__(cls, /, kind: str = "", **kw) -> None:
+            super().__init_subclass__(**kw)
+            cls.kind = kind
+
+    class Named:
+        def __set_name__(self, owner, name) -> None:
+            self.owner = owner
+
+        def __get__(self, obj, owner=None):
+            return 7
+
+    @record.dataclass
+    class Boxed(Generic[T]):
+        item: T
+
+    @record.dataclass
+    class Shape(abc.ABC):
+        sides: int
+
+    @record.dataclass
+    class Zip(Plugin, kind="zip"):
+        level: int = 1
+
+    @record.dataclass
+    class Described:
+        value: int = Named()  # type: ignore[assignment]
+
+    for cls in (Boxed, Shape, Zip, Described):
+        assert cls not in record._DEFERRED, cls
+        assert "__dataclass_fields__" in cls.__dict__
+        assert not isinstance(cls.__dict__["__dataclass_fields__"], record._Pending)
+    assert Boxed[int](3).item == 3
+    assert Zip().kind == "zip"
