@@ -39,6 +39,8 @@ _LOCK = threading.RLock()
 _DEFERRED: dict[type, dict[str, Any]] = {}
 #: The classes whose making failed, each with why.
 _FAILED: dict[type, str] = {}
+#: The classes being made now (by the thread that holds the lock).
+_MAKING: set[type] = set()
 _STANDS_IN = ("__dataclass_fields__", "__dataclass_params__")
 #: The twin generates only `__init__` (with what shapes it: frozen assignment, keyword-only).
 _TWIN_OFF = {"repr": False, "eq": False, "order": False, "unsafe_hash": False,
@@ -67,7 +69,8 @@ class _Pending:
 
 def _defer(cls: type, options: dict[str, Any]) -> type:
     if not _deferrable(cls, options):
-        return _make(cls, options)
+        with _LOCK:  # a deferred base another thread is making is read whole
+            return _make(cls, options)
 
     def __init__(self: Any, /, *args: Any, **kwargs: Any) -> None:
         made(cls).__init__(self, *args, **kwargs)  # type: ignore[misc]  # cls's, not self's
@@ -103,9 +106,12 @@ def _deferrable(cls: type, options: dict[str, Any]) -> bool:
 
 def made(cls: type) -> type:
     """`cls` as `dataclasses.dataclass` makes it: made now if it was deferred and is not yet.
-    TypeError if making it failed before (the stdlib's own error was raised then)."""
+    TypeError if making it failed before (the stdlib's own error was raised then), or if it
+    is used from inside its own making (a signal handler in the thread that makes it)."""
     with _LOCK:
-        options = _DEFERRED.pop(cls, None)
+        if cls in _MAKING:
+            raise TypeError(f"{cls.__qualname__} is being made a dataclass in this thread")
+        options = _DEFERRED.get(cls)
         if options is None:
             if cls in _FAILED:
                 raise TypeError(f"{cls.__qualname__} is not a dataclass: making it failed "
@@ -113,6 +119,7 @@ def made(cls: type) -> type:
             return cls
         stand_in = cls.__dict__["__init__"]
         try:
+            _MAKING.add(cls)
             if threading.active_count() == 1:
                 # No other thread can meet the class between the stand-in's removal and
                 # the stdlib's __init__: made in place, as the stdlib would at import.
@@ -129,11 +136,18 @@ def made(cls: type) -> type:
                 cls.__init__ = twin.__init__  # type: ignore[misc]
                 if not documented:  # the stdlib's doc is the signature the stand-in hid
                     cls.__doc__ = twin.__doc__
+            del _DEFERRED[cls]
         except BaseException as e:
-            # Half made (an invalid class, an interrupt): every later use is refused here.
-            cls.__init__ = stand_in  # type: ignore[misc]
+            # Half made (an invalid class, an interrupt): the stand-ins go back, and every
+            # later use is refused here.
+            _DEFERRED.pop(cls, None)
             _FAILED[cls] = f"{type(e).__name__}: {e}"
+            cls.__init__ = stand_in  # type: ignore[misc]
+            for name in _STANDS_IN:
+                setattr(cls, name, _Pending(cls, name))
             raise
+        finally:
+            _MAKING.discard(cls)
         return cls
 
 

@@ -358,9 +358,76 @@ def test_a_class_whose_making_fails_refuses_every_later_use(shape):
     with pytest.raises((TypeError, ValueError)) as first:
         Bad(*args)
     assert "making it failed" not in str(first.value)  # the stdlib's own message
-    for attempt in (lambda: Bad(*args), Bad, lambda: record.made(Bad)):
+    for attempt in (lambda: Bad(*args), Bad, lambda: record.made(Bad),
+                    lambda: dataclasses.fields(Bad), lambda: dataclasses.is_dataclass(Bad)):
         with pytest.raises(TypeError, match="is not a dataclass: making it failed"):
             attempt()
+
+
+@pytest.mark.usefixtures("company")
+def test_a_use_from_inside_its_own_making_is_refused_not_recursed():
+    """A signal handler in the thread that makes a class, using it then, gets a TypeError
+    (it once recursed forever); the class is whole afterwards. A tracer stands in for the
+    handler, at the first line where the class is being made and its stand-in still there."""
+    @record.dataclass
+    class Inner:
+        a: int = 1
+
+    tried: list[str] = []
+
+    def inside(frame, event, arg):
+        if event == "line" and not tried and Inner in record._MAKING \
+                and "__init__" in Inner.__dict__:
+            tried.append("")
+            try:
+                Inner()
+                tried[0] = "made an instance"
+            except TypeError as e:
+                tried[0] = str(e)
+        return inside
+
+    sys.settrace(lambda frame, event, arg: inside if frame.f_code is record.made.__code__
+                 else None)
+    try:
+        Inner()
+    finally:
+        sys.settrace(None)
+    assert tried
+    assert "is being made a dataclass in this thread" in tried[0]
+    assert Inner(2) == Inner(2)
+    assert repr(Inner()) == "test_a_use_from_inside_its_own_making_is_refused_not_recursed." \
+        "<locals>.Inner(a=1)"
+
+
+def test_a_subclass_made_at_once_reads_a_base_another_thread_is_making_whole():
+    """A subclass that cannot be deferred takes the lock, so it never inherits from a base
+    half made by another thread (it once got the base's fields before its repr)."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    names = [f"f{i}" for i in range(40)]
+    wrong = []
+    try:
+        for _ in range(60):
+            body = {"__annotations__": {n: "int" for n in names}, **dict.fromkeys(names, 0)}
+            base = record.dataclass(type("Base", (), body))
+            go = threading.Event()
+
+            def subclass(base=base, go=go) -> None:
+                go.wait()
+                while not isinstance(base.__dict__.get("__dataclass_fields__"), dict):
+                    pass  # the base is being made: its fields are in, maybe not its repr
+                sub = record.dataclass(repr=False, eq=False, slots=True)(type("E", (base,), {}))
+                if not repr(sub()).startswith("E(f0=0"):
+                    wrong.append(repr(sub())[:30])
+
+            other = threading.Thread(target=subclass)
+            other.start()
+            go.set()
+            base()
+            other.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not wrong, wrong[:3]
 
 
 def test_what_a_twin_cannot_copy_is_made_at_once():
