@@ -407,7 +407,7 @@ def test_a_subclass_made_at_once_reads_a_base_another_thread_is_making_whole():
     names = [f"f{i}" for i in range(40)]
     wrong = []
     try:
-        for _ in range(60):
+        for _ in range(300):
             body = {"__annotations__": {n: "int" for n in names}, **dict.fromkeys(names, 0)}
             base = record.dataclass(type("Base", (), body))
             go = threading.Event()
