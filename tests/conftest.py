@@ -298,6 +298,16 @@ _SLOW_CALLS = ("run_cli(", "cli_json(", "subprocess.", "Popen(", "_start(", "sta
                "SIGTERM")
 
 
+def pytest_configure(config):
+    """A suite started as a background job of a shell without job control inherits SIGINT
+    ignored, and so would each gitckpt it starts: a test that interrupts one would wait for
+    ever. A handler here (reset to the default in each child that is exec'd) restores it."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(config, items):
     import inspect
 
