@@ -10,6 +10,7 @@ from typing import Any
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import TaskId
+from gitckpt.core.objects import sha1
 from gitckpt.safety.redact import clean, redact
 from gitckpt.store.base import Store
 
@@ -47,9 +48,7 @@ def add(store: Store, tid: TaskId, text: str, *, session: str | None, host: str,
 
     kept_text = tidy(text)[:CHARS]
     who = tidy(session)[:200] if session else None
-    import hashlib  # here, as every digest: OpenSSL's hashes cost a start 3 ms
-
-    pid = hashlib.sha1(f"{who}\0{at}\0{kept_text}".encode()).hexdigest()[:12]
+    pid = sha1(f"{who}\0{at}\0{kept_text}".encode()).hexdigest()[:12]
     record: dict[str, Any] = {"id": pid, "session": who, "host": host, "at": at,
                               "text": kept_text,
                               **({"model": tidy(model)[:200]} if model else {})}

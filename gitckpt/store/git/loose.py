@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Any
+
+from gitckpt.core.objects import sha1
 
 _KINDS = (b"blob", b"tree", b"commit", b"tag")
 _CHUNK = 1 << 16
-
-
-def _sha1() -> Any:
-    import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and only a check needs them
-
-    return hashlib.sha1()
 
 
 def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | None:
@@ -27,7 +22,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
         return None
     except OSError as e:
         return f"unreadable ({e.strerror})"
-    z, sha = zlib.decompressobj(), _sha1() if verify else None
+    z, sha = zlib.decompressobj(), sha1() if verify else None
     head, size, seen, buf = b"", -1, 0, b""
     with f:
         try:

@@ -32,6 +32,7 @@ from gitckpt.core.objects import (
     decode_tree,
     encode_commit,
     encode_tree,
+    sha1,
 )
 from gitckpt.core.values import GitSince, GitState, Progress, Skipped, Snapshot
 from gitckpt.safety.rules import IgnoreRules, disk_loader
@@ -46,12 +47,6 @@ from gitckpt.store.state import StateDir, unsafe
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
-
-
-def _digest(data: bytes) -> str:
-    import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and few git stores ask them
-
-    return hashlib.sha1(data).hexdigest()
 
 
 def open_git_store(root: Path) -> GitStore | None:
@@ -100,7 +95,7 @@ class GitStore(Store):
         self.common_dir = ((self.git_dir / common.read_text().strip()).resolve()
                            if common.exists() else self.git_dir)
         # One state folder per workspace (a monorepo may hold several) of this worktree.
-        key = "root" if not self.prefix else _digest(self.prefix.encode())[:12]
+        key = "root" if not self.prefix else sha1(self.prefix.encode()).hexdigest()[:12]
         self.state = StateDir(self.git_dir, "gitckpt", f"ws-{key}")
         self.state_dir = self.state.path
         self.shared = StateDir(self.common_dir, "gitckpt")
@@ -431,7 +426,7 @@ class GitStore(Store):
         if (len(data) < 32 or data[:4] != b"DIRC"
                 or int.from_bytes(data[4:8], "big") not in (2, 3, 4)):
             return path, "not an index file"
-        if bytes.fromhex(_digest(data[:-20])) != data[-20:]:
+        if sha1(data[:-20]).digest() != data[-20:]:
             return path, "checksum mismatch"
         return None
 

@@ -9,7 +9,6 @@ since, or a `git gc`).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import struct
 import threading
@@ -17,6 +16,7 @@ import zlib
 from collections.abc import Callable
 
 from gitckpt.core.errors import StoreCorrupt
+from gitckpt.core.objects import hash_object
 
 _KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 _OFS_DELTA, _REF_DELTA = 6, 7
@@ -119,7 +119,7 @@ class Packs:
         except (OSError, zlib.error, struct.error, IndexError, ValueError) as e:
             raise StoreCorrupt(f"Object {oid} in {index.pack_path} cannot be read ({e})",
                                "Run `gitckpt doctor` on the store.") from e
-        if hashlib.sha1(b"%s %d\0" % (kind.encode(), len(body)) + body).hexdigest() != oid:
+        if hash_object(kind, body) != oid:
             raise StoreCorrupt(f"Object {oid} in {index.pack_path} is corrupt",
                                "Run `gitckpt doctor` on the store.")
         return kind, body

@@ -18,7 +18,7 @@ import struct
 import zlib
 from collections.abc import Callable
 
-from gitckpt.core.objects import hash_object
+from gitckpt.core.objects import hash_object, sha1
 
 THRESHOLD = 256  # below this many new objects, loose files are cheaper than a pack
 SPILL = 16 << 20  # bytes held in memory before streaming to the pack file
@@ -138,9 +138,7 @@ class PackWriter:
             f.write(struct.pack(">I", len(self.entries)))
             f.flush()
             f.seek(0)
-            import hashlib  # here: OpenSSL's hashes cost a start 3 ms, and only a pack needs them
-
-            digest = hashlib.sha1()
+            digest = sha1()
             while block := f.read(1 << 20):
                 digest.update(block)
             checksum = digest.digest()
@@ -227,6 +225,4 @@ def _index(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> bytes
         struct.pack(f">{len(small)}I", *small),
         struct.pack(f">{len(large)}Q", *large),
         pack_checksum])
-    import hashlib
-
-    return body + hashlib.sha1(body).digest()
+    return body + sha1(body).digest()

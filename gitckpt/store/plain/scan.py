@@ -10,7 +10,6 @@ re-read by the next scan, and ctime catches an edit whose mtime was put back.
 from __future__ import annotations
 
 import errno
-import hashlib
 import marshal
 import os
 import stat
@@ -24,7 +23,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.gitnames import refused_name
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import EMPTY_TREE, Mode, hash_object
+from gitckpt.core.objects import EMPTY_TREE, Mode, hash_object, sha1
 from gitckpt.core.record import dataclass
 from gitckpt.core.values import POINTER, Progress, Skipped
 from gitckpt.safety.ignore import IgnoreFile
@@ -200,7 +199,7 @@ class DirScanner:
     # -- the cache ---------------------------------------------------------------------------
 
     def _rules_key(self, scope: Scope) -> str:
-        return hashlib.sha1(repr((scope.fingerprint(), builtin_ignore())).encode()).hexdigest()
+        return sha1(repr((scope.fingerprint(), builtin_ignore())).encode()).hexdigest()
 
     def _read_cache(self) -> dict:
         """The cache file: marshal (never pickle: a workspace may come from anyone), with the

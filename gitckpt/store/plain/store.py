@@ -9,7 +9,6 @@ are replaced by fsync-and-rename under the store lock. Files are 0600, folders 0
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import zlib
@@ -28,6 +27,7 @@ from gitckpt.core.objects import (
     encode_commit,
     encode_tree,
     hash_object,
+    sha1,
 )
 from gitckpt.core.values import DESCRIPTION, POINTER, Progress, Skipped, Snapshot
 from gitckpt.safety.rules import IgnoreRules, disk_loader
@@ -51,7 +51,7 @@ WORKSPACES = "workspaces"  # in STORE/gitckpt/: the workspaces the store was mad
 
 def _state_name(root: Path) -> str:
     """The state folder of workspace `root` inside a store."""
-    return "ws-" + hashlib.sha1(os.fsencode(str(root))).hexdigest()[:12]
+    return "ws-" + sha1(os.fsencode(str(root))).hexdigest()[:12]
 
 
 def _uses(folder: Path, store: Path) -> bool:
