@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
     _relayed(args)  # returns when no running gitckpt takes the command
+    from gitckpt.cli.quick import run as quick
+
+    quick(args)  # `resume` and `save` without click; returns when click must parse args
     if args == ["--write-usage"] and argv is None and __name__ == "__main__":
         _write_usage()
         return

@@ -12,6 +12,7 @@ import sys
 import click
 
 from gitckpt import __version__
+from gitckpt.cli import invocation
 from gitckpt.cli.base import (
     Ctx,
     PathsAfterDashes,
@@ -37,7 +38,6 @@ from gitckpt.cli.render import (
     render_log,
     render_migrate,
     render_restore,
-    render_save,
     render_scope,
     render_switch,
     render_tasks,
@@ -46,7 +46,6 @@ from gitckpt.cli.revert import revert
 from gitckpt.cli.search import COMMANDS as SEARCH_COMMANDS
 from gitckpt.cli.why import COMMANDS as WHY_COMMANDS
 from gitckpt.core import progress as progressing
-from gitckpt.core.errors import GitckptError
 from gitckpt.engine.notes import json_text
 
 
@@ -122,16 +121,8 @@ def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], descriptio
     if len(ran) != len(exits):
         raise click.UsageError("Give each --ran its --exit, in the same order "
                                f"({len(ran)} --ran, {len(exits)} --exit).")
-    notes = [dict(zip(("path", "note"), f.split("=", 1), strict=False)) for f in files]
-    items, new = plan_items(plan)
-    result = service.save(c.root, title, conclusion=conclusion, next=list(next_) or "",
-                          description=description, verified=list(verified),
-                          commands=[{"command": r, "exit_code": e}
-                                    for r, e in zip(ran, exits, strict=True)],
-                          open_questions=list(question), answered=list(answered),
-                          decisions=list(decision), gotchas=list(gotcha), drop=list(drop),
-                          files=notes, plan=items, plan_new=new, close=close, task=task)
-    c.emit(result, render_save)
+    invocation.save(c, title, conclusion, next_, description, verified, ran, exits, question,
+                    answered, decision, gotcha, drop, files, plan, close, task)
 
 
 @cli.command("scope")
@@ -170,7 +161,7 @@ def adopt(c: Ctx) -> None:
 @pass_ctx
 def resume(c: Ctx, task: str | None, full: bool) -> None:
     """Print the handoff: where the task stands and what to do next."""
-    c.emit(service.resume(c.root, task=task, full=full), lambda r: r.text)
+    invocation.resume(c, task, full)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -463,37 +454,26 @@ for _command in (*REMOTE_COMMANDS, *WHY_COMMANDS, *SEARCH_COMMANDS, revert, hook
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and exit with gitckpt's exit codes."""
-    ctx: click.Context | None = None
+    """Run the CLI and exit with gitckpt's exit codes (gitckpt/cli/invocation.py `finish`)."""
     if os.environ.get(COMPLETE_VAR):  # a shell asks for completions (cli_complete)
         cli.main(list(argv or []), prog_name="gitckpt", complete_var=COMPLETE_VAR)
         return
-    try:
-        args = list(argv if argv is not None else sys.argv[1:])
-        with cli.make_context("gitckpt", args) as ctx:
-            show = sys.stderr.isatty() and not ctx.params.get("as_json")
-            with progressing.reporting(TerminalProgress() if show else None):
-                rc = cli.invoke(ctx)
-    except click.exceptions.Exit as e:  # --help, --version
-        sys.exit(e.exit_code)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(2 if isinstance(e, click.UsageError) else 1)
-    except (KeyboardInterrupt, click.Abort):
-        click.echo("gitckpt: interrupted", err=True)
-        sys.exit(130)
-    except GitckptError as e:
-        if ctx is not None and ctx.params.get("as_json"):  # --json as parsed, not as typed
-            echo(json_text(e.to_dict()) + "\n")
-        echo(f"gitckpt: error: {e.message}\n", err=True)
-        if e.hint:
-            echo(f"hint: {e.hint}\n", err=True)
-        sys.exit(1)
-    except Exception as e:  # a bug: keep the traceback, show one line
-        from gitckpt.store.logs import write_traceback
+    made: list[click.Context] = []
 
-        where = write_traceback(f"--- gitckpt {__version__} {sys.argv!r}")
-        click.echo(f"gitckpt: internal error ({type(e).__name__}: {e}); this is a bug. "
-                   f"Details: {where or 'could not write the log file'}", err=True)
-        sys.exit(3)
-    sys.exit(rc if isinstance(rc, int) else 0)
+    def work() -> object:
+        try:
+            args = list(argv if argv is not None else sys.argv[1:])
+            with cli.make_context("gitckpt", args) as ctx:
+                made.append(ctx)
+                show = sys.stderr.isatty() and not ctx.params.get("as_json")
+                with progressing.reporting(TerminalProgress() if show else None):
+                    return cli.invoke(ctx)
+        except click.exceptions.Exit as e:  # --help, --version
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(2 if isinstance(e, click.UsageError) else 1)
+        except click.Abort:
+            raise KeyboardInterrupt from None
+
+    invocation.finish(work, lambda: bool(made and made[0].params.get("as_json")))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping
 
@@ -88,6 +87,8 @@ def pager_command(root: str) -> str | None:
 def _core_pager(root: str) -> str | None:
     if "GITCKPT_PAGER" in os.environ or "GIT_PAGER" in os.environ or not shutil.which("git"):
         return None
+    import subprocess  # here, as below: output that is not paged (most of it) never needs it
+
     try:
         p = subprocess.run(["git", "config", "--get", "core.pager"], cwd=root,
                            capture_output=True, text=True, timeout=5,
@@ -117,6 +118,8 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
              err=True)
         echo(text, color=colored)
         return
+    import subprocess
+
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # as git sets them for its pager
     env.setdefault("LV", "-c")

@@ -1,0 +1,156 @@
+"""One CLI invocation without click: its context, its progress bar, the bodies of the commands
+both parsers run (`resume`, `save`), and how it ends (exit codes, errors in one place).
+
+click's parser (gitckpt/cli/main.py) and the quick one (gitckpt/cli/quick.py) both end here,
+so a command reads, writes and fails the same whichever parsed it. click is imported only
+to draw a progress bar on a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from gitckpt import __version__
+from gitckpt.cli.output import echo
+from gitckpt.core.errors import GitckptError
+from gitckpt.core.lazy import lazy
+from gitckpt.engine.notes import json_text
+
+# `gitckpt mcp` must answer its client before the engine (pygit2, the stores) loads.
+service = lazy("gitckpt.service.api")
+
+
+class Ctx:
+    def __init__(self, root: str, as_json: bool, color: str = "auto",
+                 paging: bool = True) -> None:
+        self.root = root
+        self.json = as_json
+        self.color = color  # --color: auto | always | never
+        self.paging = paging  # not --no-pager
+
+    def emit(self, result: Any, render, page: str | None = None) -> None:
+        """The result as --json, or rendered; `page` names long output (log, patch, plan)
+        that is coloured and paged as git's is (gitckpt.pager)."""
+        if self.json:
+            echo(json_text(result.to_dict()) + "\n")
+        else:
+            from gitckpt.cli import pager
+
+            pager.show(render(result), page, color=self.color, paging=self.paging,
+                       root=self.root)
+
+
+def plan_items(texts: tuple[str, ...] | list[str]) -> tuple[list, list[str]]:
+    """`--plan` values as plan items: "TEXT[=STATUS]", "+TEXT[=STATUS]" for an item said to
+    be new (else its text must match one); and the texts said to be new."""
+    from gitckpt.engine.notes import PlanItem
+
+    items, new = [], []
+    for text in texts:
+        fresh = text.startswith("+")
+        item = PlanItem.parse(text[1:] if fresh else text)
+        items.append(item)
+        if fresh:
+            new.append(item.item)
+    return items, new
+
+
+def resume(c: Ctx, task: str | None, full: bool) -> None:
+    """`gitckpt resume`: the handoff."""
+    c.emit(service.resume(c.root, task=task, full=full), lambda r: r.text)
+
+
+def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], description: str,
+         verified: tuple[str, ...], ran: tuple[str, ...], exits: tuple[int, ...],
+         question: tuple[str, ...], answered: tuple[str, ...], decision: tuple[str, ...],
+         gotcha: tuple[str, ...], drop: tuple[str, ...], files: tuple[str, ...],
+         plan: tuple[str, ...], close: bool, task: str | None) -> None:
+    """`gitckpt save`: one step. Its caller has checked that each --ran has its --exit."""
+    from gitckpt.cli.render import render_save
+
+    notes = [dict(zip(("path", "note"), f.split("=", 1), strict=False)) for f in files]
+    items, new = plan_items(plan)
+    result = service.save(c.root, title, conclusion=conclusion, next=list(next_) or "",
+                          description=description, verified=list(verified),
+                          commands=[{"command": r, "exit_code": e}
+                                    for r, e in zip(ran, exits, strict=True)],
+                          open_questions=list(question), answered=list(answered),
+                          decisions=list(decision), gotchas=list(gotcha), drop=list(drop),
+                          files=notes, plan=items, plan_new=new, close=close, task=task)
+    c.emit(result, render_save)
+
+
+def finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
+    """Run a parsed command line's `work` and exit with gitckpt's codes: 0, or its own int;
+    1 a GitckptError (message and hint on stderr, and its JSON on stdout when `as_json()`);
+    130 interrupted; 3 a bug (the traceback in the log file, one line on stderr). A parser's
+    own exits (usage 2, --help) are SystemExit, and pass through."""
+    try:
+        rc = work()
+    except KeyboardInterrupt:
+        echo("gitckpt: interrupted\n", err=True)
+        sys.exit(130)
+    except GitckptError as e:
+        if as_json():  # --json as parsed, not as typed
+            echo(json_text(e.to_dict()) + "\n")
+        echo(f"gitckpt: error: {e.message}\n", err=True)
+        if e.hint:
+            echo(f"hint: {e.hint}\n", err=True)
+        sys.exit(1)
+    except Exception as e:  # a bug: keep the traceback, show one line
+        from gitckpt.store.logs import write_traceback
+
+        where = write_traceback(f"--- gitckpt {__version__} {sys.argv!r}")
+        echo(f"gitckpt: internal error ({type(e).__name__}: {e}); this is a bug. "
+             f"Details: {where or 'could not write the log file'}\n", err=True)
+        sys.exit(3)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+class TerminalProgress:
+    """Progress reports as click's bar on stderr (a count where the total is unknown); the
+    CLI installs it only when stderr is a terminal and the output is not --json. click is
+    imported at the first report, so a command that reports nothing never loads it."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None  # click's ProgressBar, while a phase with a total is drawn
+        self.what: str | None = None
+        self.broken = False
+
+    def __call__(self, r) -> None:
+        """Draw `r`; a terminal that went away ends the bar, never the work."""
+        if self.broken:
+            return
+        try:
+            self._draw(r)
+        except Exception:
+            self.broken = True
+
+    def _draw(self, r) -> None:
+        import click
+
+        if r.what != self.what:
+            self._end()
+            self.what = r.what
+            if r.total:
+                self.bar = click.progressbar(length=r.total, label=r.what, file=sys.stderr,
+                                             show_pos=True, width=30)
+        if self.bar is not None:
+            self.bar.length = max(self.bar.length or 0, r.total or 0, r.done)
+            self.bar.update(r.done - self.bar.pos)
+        else:
+            click.echo(f"\r{r.message()}\x1b[K", nl=False, err=True)
+        if r.final:
+            self._end()
+
+    def _end(self) -> None:
+        import click
+
+        if self.bar is not None:
+            self.bar.render_finish()
+            self.bar = None
+        elif self.what is not None:
+            click.echo("", err=True)
+        self.what = None
