@@ -105,6 +105,16 @@ def cpu_ms(cmd: list[str], repeat: int, cwd: Path | None = None, env: dict | Non
     return med(out)
 
 
+def cpu_round_robin(cmds: dict[str, tuple[list[str], dict | None]], repeat: int
+                    ) -> dict[str, float]:
+    """Median CPU time (user + system) of each command, run in turn `repeat` times."""
+    runs: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for key, (cmd, env) in cmds.items():
+            runs[key].append(cpu_ms(cmd, 1, env=env))
+    return {k: med(v) for k, v in runs.items()}
+
+
 def bench_mcp(base: Path, n: int, repeat: int) -> dict[str, float]:
     """No-change save and resume over MCP (watcher off), in-process for comparison, and the
     server's memory with the watcher off and on; the peer over MCP, run by run."""
@@ -260,18 +270,20 @@ def bench_cli(base: Path, repeat: int) -> dict[str, float]:
              "file=sys.stderr))\nsys.argv = ['gitckpt', '-C', sys.argv[1], 'resume']\n"
              "from gitckpt.entry import main\nmain()\n")
     p = subprocess.run([PY, "-c", probe, str(plain)], capture_output=True, text=True, env=env)
-    out = {
-        "pass": cpu_ms([PY, "-c", "pass"], repeat),
-        "pygit2": cpu_ms([PY, "-c", "import pygit2"], repeat),
-        "version": cpu_ms([*cmd, "--version"], repeat),
-        "help": cpu_ms([*cmd, "--help"], repeat),
-        "resume": cpu_ms([*cmd, "-C", str(root), "resume"], repeat, env=env),
-        "save": cpu_ms([*cmd, "-C", str(root), "save", "no change"], repeat, env=env),
-        "plain_resume": cpu_ms([*cmd, "-C", str(plain), "resume"], repeat, env=env),
-        "git_status": cpu_ms(["git", "-C", str(root), "status"], repeat),
-        "git_revparse": cpu_ms(["git", "-C", str(root), "rev-parse", "HEAD"], repeat),
-        "plain_pygit2": p.stderr.strip().endswith("True"),
-    }
+    # Round robin, one run of each command in turn: a machine whose speed drifts during the
+    # run (this one's does) moves the ratios less than a block of runs per command would.
+    out: dict = cpu_round_robin({
+        "pass": ([PY, "-c", "pass"], None),
+        "pygit2": ([PY, "-c", "import pygit2"], None),
+        "version": ([*cmd, "--version"], None),
+        "help": ([*cmd, "--help"], None),
+        "resume": ([*cmd, "-C", str(root), "resume"], env),
+        "save": ([*cmd, "-C", str(root), "save", "no change"], env),
+        "plain_resume": ([*cmd, "-C", str(plain), "resume"], env),
+        "git_status": (["git", "-C", str(root), "status"], None),
+        "git_revparse": (["git", "-C", str(root), "rev-parse", "HEAD"], None),
+    }, repeat)
+    out["plain_pygit2"] = p.stderr.strip().endswith("True")
     for r in (root, plain):
         shutil.rmtree(r, ignore_errors=True)
     return out

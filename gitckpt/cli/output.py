@@ -9,7 +9,8 @@ from typing import Any
 
 __all__ = ["echo"]
 
-#: click's own pattern for what it strips (click/_compat.py `_ansi_re`).
+#: click's own pattern for what it strips (click/_compat.py `_ansi_re`; 8.5 changed it, hence
+#: pyproject's `click>=8.5`).
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 
 
