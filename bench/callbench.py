@@ -93,6 +93,12 @@ def timed_ms(fn) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def in_turn(out: dict[str, list[float]], runs: dict, flip: bool) -> None:
+    """Each run's milliseconds appended to `out[key]`, in the order given or (`flip`) reversed."""
+    for key in list(runs)[::-1] if flip else list(runs):
+        out[key].append(runs[key]())
+
+
 def cpu_ms(cmd: list[str], repeat: int, cwd: Path | None = None, env: dict | None = None
            ) -> float:
     """Median CPU time (user + system) of running `cmd` to its end."""
@@ -125,8 +131,6 @@ def bench_mcp(base: Path, n: int, repeat: int) -> dict[str, float]:
     time.sleep(2.5)  # past the racy-timestamp window
     service.init(mine, "bench")
     service.save(mine, "warm")
-    inproc = [timed_ms(lambda i=i: service.save(mine, f"in-process {i}")) for i in range(repeat)]
-    inproc_resume = [timed_ms(lambda: service.resume(mine)) for _ in range(repeat)]
     ours = Server([PY, "-m", "gitckpt", "mcp", "--root", str(mine)], mine,
                   {"GITCKPT_WATCH": "off"})
     peer = None
@@ -137,18 +141,23 @@ def bench_mcp(base: Path, n: int, repeat: int) -> dict[str, float]:
         peer.call("tc_save", {"root": str(theirs), "title": "warm"})
     ours.call("ckpt_save", {"title": "warm"})
     out: dict[str, list[float]] = {k: [] for k in ("save", "resume", "peer_save",
-                                                    "peer_resume")}
+                                                    "peer_resume", "inproc", "inproc_resume")}
+    # Run by run: the MCP call and the same call in this process (which goes first alternates:
+    # the one right after the peer's second of work finds the caches cold), then the peer's.
     for i in range(repeat):
-        out["save"].append(ours.call("ckpt_save", {"title": f"mcp {i}"})[0])
+        in_turn(out, {"save": lambda i=i: ours.call("ckpt_save", {"title": f"mcp {i}"})[0],
+                      "inproc": lambda i=i: timed_ms(
+                          lambda: service.save(mine, f"in-process {i}"))}, flip=i % 2 == 0)
         if peer:
             out["peer_save"].append(peer.call("tc_save", {"root": str(theirs),
                                                           "title": f"mcp {i}"})[0])
-        out["resume"].append(ours.call("ckpt_resume", {})[0])
+        in_turn(out, {"resume": lambda: ours.call("ckpt_resume", {})[0],
+                      "inproc_resume": lambda: timed_ms(lambda: service.resume(mine))},
+                flip=i % 2 == 0)
         if peer:
             out["peer_resume"].append(peer.call("tc_resume", {"root": str(theirs)})[0])
     result = {k: med(v) for k, v in out.items() if v}
-    result.update(inproc=med(inproc), inproc_resume=med(inproc_resume),
-                  initialize=ours.initialize_ms, rss_off=ours.rss_mib())
+    result.update(initialize=ours.initialize_ms, rss_off=ours.rss_mib())
     if peer:
         result.update(peer_rss=peer.rss_mib(), peer_initialize=peer.initialize_ms)
         peer.close()

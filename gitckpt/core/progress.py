@@ -57,11 +57,19 @@ def reporting(sink: Sink | None) -> Iterator[None]:
 
 
 class Meter:
-    """Counts one piece of work; `close()` (or the `with` block's end) ends it."""
+    """Counts one piece of work; `close()` (or the `with` block's end) ends it.
 
-    def __init__(self, what: str, unit: str = "files", total: int | None = None) -> None:
+    `total` may be a function that estimates it (a walk, an index read): it is called once,
+    when the first report is sent, so work that ends within its second never pays for it."""
+
+    def __init__(self, what: str, unit: str = "files",
+                 total: int | Callable[[], int | None] | None = None) -> None:
         self.sink = _SINK.get()
-        self.what, self.unit, self.total = what, unit, total
+        self.what, self.unit = what, unit
+        self.total: int | None = None
+        self._estimate = total if callable(total) else None
+        if not callable(total):
+            self.total = total
         self.done = 0
         self.start = time.monotonic()
         self.wait = after()
@@ -82,6 +90,9 @@ class Meter:
         if now - self.start < self.wait or now - self.last < 0.1:
             return
         self.last = now
+        if self._estimate is not None:
+            estimate, self._estimate = self._estimate, None
+            self.total = estimate()
         self.shown = True
         total = self.total if self.total is None or self.total >= self.done else None
         self.sink(Report(self.what, self.done, total, self.unit))

@@ -77,7 +77,7 @@ class WorkingCopy(ABC):
             if hit is not None and (hit[1] or not update_cache) and (hit[2] or not exact):
                 return hit[0]  # a snapshot that left the cache stale cannot stand for one
         if progress is None and progressing.active():  # a front end shows long scans
-            with progressing.Meter("Scanning files", "files", self.estimate()) as meter:
+            with progressing.Meter("Scanning files", "files", self.estimate) as meter:
                 return self.snapshot(scope, update_cache=update_cache, progress=meter.tick,
                                      exact=exact)
         if self._held is not None:

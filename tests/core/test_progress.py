@@ -75,6 +75,52 @@ def test_no_notifications_without_a_token(ws, monkeypatch):
     assert not r.is_error
 
 
+@pytest.mark.parametrize("after", ["3600", "0"])
+def test_a_scan_estimates_its_total_only_once_it_shows_progress(ws, monkeypatch, after):
+    """The estimate (the cache's or the user's index read, or a walk: 5 ms at 10,000 files)
+    is paid only by a scan that shows progress, never by a save that ends within its second,
+    even for a client that asked for progress."""
+    from gitckpt.store.git.store import GitStore
+    from gitckpt.store.working_copy import WorkingCopy
+
+    monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", after)
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    many_files(ws.root, 300)
+    estimates: list[int | None] = []
+    for cls in (GitStore, WorkingCopy):  # a plain folder's store has WorkingCopy's
+        def counted(self, real=cls.estimate):
+            estimates.append(real(self))
+            return estimates[-1]
+
+        monkeypatch.setattr(cls, "estimate", counted)
+    server = build_server(str(ws.root))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done, total, message):
+        seen.append((done, total, message))
+
+    async def main():
+        async with Client(server) as c:
+            for name, args in (("ckpt_init", {"name": "estimated"}),
+                               ("ckpt_save", {"title": "no change"})):
+                r = await c.call_tool(name, args, progress_callback=on_progress)
+                assert not r.is_error, r.content
+
+    try:
+        anyio.run(main)
+    finally:
+        server.workspaces.close()
+    scans = [s for s in seen if s[2] and s[2].startswith("Scanning files")]
+    if after == "0":
+        # one estimate per scan that showed progress (a git no-change save visits nothing)
+        assert scans
+        assert estimates
+        assert all(e is not None and e >= 300 for e in estimates), estimates
+        assert all(s[1] is not None for s in scans), scans
+    else:
+        assert (scans, estimates) == ([], [])
+
+
 def test_a_meter_is_silent_before_its_second_and_ends_once(monkeypatch):
     heard: list[progress.Report] = []
     monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "3600")
