@@ -25,10 +25,56 @@ def _wide_enough() -> bool:
         return True  # not a terminal: click uses 80 columns
 
 
+def _standard_fds() -> None:
+    """As git does first (sanitize_stdfds): a closed 0, 1 or 2 (`gitckpt resume >&-`) is
+    opened on /dev/null, so that no file opened later (a lock, a log, an object) takes its
+    number and receives what is written to the stream, or by a child that inherits it; what
+    is written there is dropped, as git drops it. Python made no stream for a closed one."""
+    try:
+        fd = os.open(os.devnull, os.O_RDWR)
+        while fd < 2:  # the lowest free number: a hole in 0-2 that it filled
+            fd = os.dup(fd)
+        if fd > 2:
+            os.close(fd)
+    except OSError:
+        return  # no /dev/null: nothing gitckpt can repair
+    for name, number, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(number, mode, encoding="utf-8",  # noqa: SIM115 (for life)
+                                    errors="backslashreplace", closefd=False))
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Run one command line. A reader that went away (`gitckpt --help | head -1`) ends it with
+    git's code under SIGPIPE and no message, as gitckpt/cli/invocation.py `finish` does for
+    the commands; a hook keeps its own exit, for nothing may fail the host."""
+    _standard_fds()
+    try:
+        _main(argv)
+    except BrokenPipeError:
+        _reader_gone()
+        from gitckpt.cli.output import PIPE_CLOSED
+
+        sys.exit(PIPE_CLOSED)
+    finally:
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()  # here, not in the interpreter's exit (status 120)
+        except (OSError, ValueError):
+            _reader_gone()
+
+
+def _reader_gone() -> None:
+    from gitckpt.cli.output import discard
+
+    discard(sys.stdout, sys.stderr)
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         sys.stdout.write(f"gitckpt, version {__version__}\n")
+        sys.stdout.flush()
         sys.exit(0)
     if args in (["--help"], ["-h"]) and _wide_enough():
         try:
@@ -38,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
             text = ""  # an install without it: click says the same, only later
         if text:
             sys.stdout.write(text)
+            sys.stdout.flush()
             sys.exit(0)
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
@@ -132,14 +179,22 @@ def _relayed(args: list[str]) -> None:
                          "it there, and `gitckpt log` shows its outcome (GITCKPT_RELAY=off "
                          "runs commands here)\n")
         sys.exit(1)
+    gone = False
     for stream, text in ((sys.stdout, reply.get("stdout")), (sys.stderr, reply.get("stderr"))):
         if isinstance(text, str) and text:
             try:
                 stream.flush()
                 stream.buffer.write(text.encode("utf-8", "surrogateescape"))
                 stream.flush()
+            except BrokenPipeError:
+                gone = True  # the reader went away, as gitckpt/cli/invocation.py `finish` says
             except (OSError, ValueError, AttributeError):
                 pass
+    if gone:
+        from gitckpt.cli.output import PIPE_CLOSED
+
+        _reader_gone()
+        sys.exit(reply["code"] or PIPE_CLOSED)
     sys.exit(reply["code"])
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from gitckpt import __version__
-from gitckpt.cli.output import echo
+from gitckpt.cli.output import PIPE_CLOSED, discard, echo
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.lazy import lazy
 from gitckpt.engine.notes import json_text
@@ -85,20 +85,36 @@ def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], descriptio
 def finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
     """Run a parsed command line's `work` and exit with gitckpt's codes: 0, or its own int;
     1 a GitckptError (message and hint on stderr, and its JSON on stdout when `as_json()`);
-    130 interrupted; 3 a bug (the traceback in the log file, one line on stderr). A parser's
-    own exits (usage 2, --help) are SystemExit, and pass through."""
+    130 interrupted; 3 a bug (the traceback in the log file, one line on stderr); 141, silently,
+    when the output's reader went away (the work is done by then: output follows it). A
+    parser's own exits (usage 2, --help) are SystemExit, and pass through."""
+    try:
+        _finish(work, as_json)
+    except BrokenPipeError:
+        discard(sys.stdout, sys.stderr)  # as git under SIGPIPE: no message, no one reads it
+        sys.exit(PIPE_CLOSED)
+
+
+def _finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
     try:
         rc = work()
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a closed pipe is found here, not at the interpreter's exit
     except KeyboardInterrupt:
         echo("gitckpt: interrupted\n", err=True)
         sys.exit(130)
     except GitckptError as e:
         if as_json():  # --json as parsed, not as typed
-            echo(json_text(e.to_dict()) + "\n")
+            try:
+                echo(json_text(e.to_dict()) + "\n")
+            except BrokenPipeError:
+                discard(sys.stdout)  # the error still goes to stderr, and exits 1
         echo(f"gitckpt: error: {e.message}\n", err=True)
         if e.hint:
             echo(f"hint: {e.hint}\n", err=True)
         sys.exit(1)
+    except BrokenPipeError:
+        raise  # the reader went away: finish() ends quietly
     except Exception as e:  # a bug: keep the traceback, show one line
         from gitckpt.store.logs import write_traceback
 

@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import sys
 from typing import Any
 
-__all__ = ["echo"]
+__all__ = ["PIPE_CLOSED", "discard", "echo"]
 
 #: click's own pattern for what it strips (click/_compat.py `_ansi_re`; 8.5 changed it, hence
 #: pyproject's `click>=8.5`).
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
+
+#: The exit code of a command whose reader went away (`gitckpt log | head`): git's, which
+#: SIGPIPE ends; Python ignores SIGPIPE, so gitckpt meets a BrokenPipeError instead.
+PIPE_CLOSED = 128 + 13
+
+
+def discard(*streams: Any) -> None:
+    """Point `streams` at /dev/null, their readers gone: what is left in their buffers, and
+    the interpreter's last flush, then write nowhere instead of failing again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in streams:
+            if stream is not None:
+                os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def echo(text: str, err: bool = False, color: bool | None = None) -> None:

@@ -171,7 +171,8 @@ class StateDir:
         return True
 
     def open_log(self, name: str):
-        """`name` opened for appending text: never through a symlink, mode 0600."""
+        """`name` opened for appending text: never through a symlink, mode 0600. Text that is
+        not UTF-8 (a file name's surrogates in a message) is written escaped, never refused."""
         with self._dir(True) as d:
             try:
                 fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
@@ -181,5 +182,5 @@ class StateDir:
                     raise unsafe(self.path / name) from e
                 raise
         os.fchmod(fd, 0o600)
-        return os.fdopen(fd, "a", encoding="utf-8")
+        return os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
 

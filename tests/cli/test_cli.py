@@ -165,6 +165,72 @@ def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
     assert "boom" in logfile.read_text()
 
 
+def test_a_bug_whose_message_is_not_utf8_is_still_logged(repo, hermetic):
+    """A file name that is not UTF-8 reaches a message as surrogates; the log escapes them."""
+    code = ("import sys, gitckpt.cli.main as c\n"
+            "def boom(*a, **k):\n"
+            "    raise ValueError('caf\\udce9')\n"
+            "c.service.tasks = boom\n"
+            "c.main(['tasks'])\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
+    assert p.returncode == 3, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    logfile = hermetic / ".state" / "gitckpt" / "gitckpt.log"
+    assert "caf\\udce9" in logfile.read_text()
+
+
+def _closed_reader(args: list[str], cwd, given: str = "") -> subprocess.CompletedProcess:
+    """The CLI writing to a pipe whose reader has gone (`gitckpt log | head -1`, after head)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=cwd, stdout=write,
+                              stderr=subprocess.PIPE, input=given, text=True, timeout=60)
+    finally:
+        os.close(write)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly_after_its_work(repo, guard):
+    run_cli("init", "t", "--goal", "g", cwd=repo)
+    (repo / "new.txt").write_text("x\n")
+    guard.reset()
+    # resume and save by the quick parser, log and --json by click's, --version and --help
+    # before either
+    for args in (["resume"], ["log"], ["--json", "resume"], ["--json", "log"], ["--version"],
+                 ["--help"], ["log", "--help"], ["save", "piped", "--conclusion", "c"]):
+        p = _closed_reader(args, repo)
+        assert (p.returncode, p.stderr) == (141, ""), args  # git's code under SIGPIPE
+    r = run_cli("--json", "log", cwd=repo)
+    assert [s["title"] for s in json.loads(r.out)["steps"]].count("piped") == 1  # work done
+    start = json.dumps({"session_id": "s1", "cwd": str(repo), "source": "startup",
+                        "hook_event_name": "SessionStart"})
+    p = _closed_reader(["hook", "session-start"], repo, start)  # its handoff on stdout
+    assert (p.returncode, "Traceback" in p.stderr) == (0, False), p.stderr  # never fail a host
+    assert "handoff" in p.stderr, p.stderr
+    p = _closed_reader(["--json", "resume", "--task", "nope"], repo)
+    assert p.returncode == 1  # an error is still said where it can be read
+    assert "No task named 'nope'" in p.stderr
+    assert "Traceback" not in p.stderr
+    guard.check()
+
+
+def test_a_closed_stdout_is_dev_null_and_no_file_takes_its_number(repo, guard):
+    run_cli("init", "t", cwd=repo)
+    (repo / "new.txt").write_text("x\n")
+    guard.reset()
+    for args in ("resume", "log", "--json resume", "save closed --conclusion c"):
+        p = subprocess.run(f"exec {sys.executable} -m gitckpt {args} >&-", shell=True,
+                           cwd=repo, capture_output=True, text=True, timeout=60)
+        assert (p.returncode, p.stderr) == (0, ""), args
+    r = run_cli("--json", "log", cwd=repo)
+    assert [s["title"] for s in json.loads(r.out)["steps"]].count("closed") == 1
+    assert run_cli("doctor", cwd=repo).code == 0
+    kept = (repo / ".git" / "gitckpt").rglob("*")  # no output went into a file it opened
+    assert not [f for f in kept if f.is_file() and b"Saved step" in f.read_bytes()]
+    guard.check()
+
+
 def test_busy_store_and_interrupt(repo):
     run_cli("init", "t", cwd=repo)
     lock = filelock.FileLock(str(repo / ".git" / "gitckpt" / "lock"))

@@ -101,6 +101,23 @@ def test_an_error_there_reads_as_it_does_here(served, tmp_path):
     assert json.loads(j.stdout)["error"]
 
 
+def test_a_reader_that_goes_away_ends_a_served_save_as_it_ends_one_run_here(served, tmp_path):
+    root, _ = served
+    env = no_engine(tmp_path)
+    for relay in ("on", "off"):
+        read, write = os.pipe()
+        os.close(read)  # `gitckpt save ... | head -0`, after head
+        try:
+            p = subprocess.run([sys.executable, "-m", "gitckpt", "save", f"gone {relay}"],
+                               cwd=root, stdout=write, stderr=subprocess.PIPE, text=True,
+                               timeout=120, env=env if relay == "on" else
+                               {**os.environ, "GITCKPT_RELAY": "off"})
+        finally:
+            os.close(write)
+        assert (p.returncode, p.stderr) == (141, ""), relay
+    assert [s.note.title for s in service.log(root).steps][-2:] == ["gone on", "gone off"]
+
+
 def test_what_the_relay_refuses_runs_here(served, tmp_path):
     root, _ = served
     env = no_engine(tmp_path)
