@@ -12,6 +12,10 @@ import sys
 
 from gitckpt import __version__
 
+TYPE_CHECKING = False  # typing itself is not imported: `--version` starts as `python -c pass`
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
 USAGE = os.path.join(os.path.dirname(__file__), "usage.txt")
 
 
@@ -30,52 +34,66 @@ def _standard_fds() -> None:
     opened on /dev/null, so that no file opened later (a lock, a log, an object) takes its
     number and receives what is written to the stream, or by a child that inherits it; what
     is written there is dropped, as git drops it. Python made no stream for a closed one."""
+    filled = []
     try:
         fd = os.open(os.devnull, os.O_RDWR)
-        while fd < 2:  # the lowest free number: a hole in 0-2 that it filled
+        while fd <= 2:  # the lowest free number: a hole in 0-2 that it filled
+            filled.append(fd)
             fd = os.dup(fd)
-        if fd > 2:
-            os.close(fd)
+        os.close(fd)
     except OSError:
-        return  # no /dev/null: nothing gitckpt can repair
-    for name, number, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        pass  # no /dev/null: nothing gitckpt can repair
+    for number in filled:
+        name, mode = (("stdin", "r"), ("stdout", "w"), ("stderr", "w"))[number]
         if getattr(sys, name) is None:
             setattr(sys, name, open(number, mode, encoding="utf-8",  # noqa: SIM115 (for life)
                                     errors="backslashreplace", closefd=False))
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run one command line. A reader that went away (`gitckpt --help | head -1`) ends it with
-    git's code under SIGPIPE and no message, as gitckpt/cli/invocation.py `finish` does for
-    the commands; a hook keeps its own exit, for nothing may fail the host."""
     _standard_fds()
     try:
         _main(argv)
-    except BrokenPipeError:
-        _reader_gone()
-        from gitckpt.cli.output import PIPE_CLOSED
-
-        sys.exit(PIPE_CLOSED)
     finally:
         try:
             if sys.stdout is not None:
-                sys.stdout.flush()  # here, not in the interpreter's exit (status 120)
-        except (OSError, ValueError):
-            _reader_gone()
+                sys.stdout.flush()  # here, not in the interpreter's exit (its status 120)
+        except OSError as e:
+            from gitckpt.cli.output import written
+
+            written(e, sys.stdout)  # what is left of it goes to /dev/null
 
 
-def _reader_gone() -> None:
-    from gitckpt.cli.output import discard
+def _print(text: str) -> NoReturn:
+    """Write `text` and exit: 0, or as gitckpt/cli/invocation.py `finish` ends a command whose
+    output cannot be written (141 silently for a reader gone, 1 with a line on stderr)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        sys.exit(_unwritten(e, sys.stdout))
+    sys.exit(0)
 
-    discard(sys.stdout, sys.stderr)
+
+def _unwritten(e: OSError, stream: Any) -> int:
+    """The exit code for a write of `stream` that failed with `e`, the error said on stderr."""
+    from gitckpt.cli.output import PIPE_CLOSED, ReaderGone, written
+
+    what = written(e, stream)
+    if isinstance(what, ReaderGone):
+        return PIPE_CLOSED
+    try:
+        sys.stderr.write(f"gitckpt: error: {what.message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return 1
 
 
 def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
-        sys.stdout.write(f"gitckpt, version {__version__}\n")
-        sys.stdout.flush()
-        sys.exit(0)
+        _print(f"gitckpt, version {__version__}\n")
     if args in (["--help"], ["-h"]) and _wide_enough():
         try:
             with open(USAGE, encoding="utf-8") as f:
@@ -83,9 +101,7 @@ def _main(argv: list[str] | None) -> None:
         except OSError:
             text = ""  # an install without it: click says the same, only later
         if text:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-            sys.exit(0)
+            _print(text)
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
     _relayed(args)  # returns when no running gitckpt takes the command
@@ -179,23 +195,19 @@ def _relayed(args: list[str]) -> None:
                          "it there, and `gitckpt log` shows its outcome (GITCKPT_RELAY=off "
                          "runs commands here)\n")
         sys.exit(1)
-    gone = False
+    code = reply["code"]
     for stream, text in ((sys.stdout, reply.get("stdout")), (sys.stderr, reply.get("stderr"))):
         if isinstance(text, str) and text:
             try:
                 stream.flush()
                 stream.buffer.write(text.encode("utf-8", "surrogateescape"))
                 stream.flush()
-            except BrokenPipeError:
-                gone = True  # the reader went away, as gitckpt/cli/invocation.py `finish` says
-            except (OSError, ValueError, AttributeError):
+            except OSError as e:  # its reader gone, or a full disk: as a command run here
+                failed = _unwritten(e, stream) if stream is sys.stdout else 1
+                code = code or failed
+            except (ValueError, AttributeError):
                 pass
-    if gone:
-        from gitckpt.cli.output import PIPE_CLOSED
-
-        _reader_gone()
-        sys.exit(reply["code"] or PIPE_CLOSED)
-    sys.exit(reply["code"])
+    sys.exit(code)
 
 
 def click_usage() -> str:

@@ -9,6 +9,7 @@ import sys
 import click
 
 from gitckpt.cli.base import Ctx, echo, pass_ctx
+from gitckpt.cli.output import ReaderGone
 from gitckpt.hooks import HOST_NAMES
 
 # Not a click.Choice: a wrong host must not be click's exit 2 (it blocks a host's Stop); the
@@ -97,15 +98,24 @@ def _apply(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool, *
     else:
         plans = hook_install.plans(c.root, host, scope, remove=remove, mcp=mcp)
     results = []
+    gone: ReaderGone | None = None  # the diff's reader went away: see below
     for plan in plans:
         if plan.changed and not dry_run:
+            asks = not yes and not c.json and sys.stdin.isatty()
             if not c.json:
-                echo(plan.diff)
-            if not yes and not c.json and sys.stdin.isatty() and not click.confirm(
-                    f"Write {plan.path}?", default=True, err=True):
-                raise click.Abort()
+                try:
+                    echo(plan.diff)
+                except ReaderGone as e:
+                    # Unasked, every file is written all the same (never half of an install);
+                    # asked, no one may confirm a diff that was not shown.
+                    gone = e
+            if asks and (gone or not click.confirm(f"Write {plan.path}?", default=True,
+                                                   err=True)):
+                raise gone or click.Abort()
             plan = hook_install.write(plan)
         results.append(plan)
+    if gone is not None:
+        raise gone
     if c.json:
         from gitckpt.engine.notes import json_text
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from gitckpt import __version__
-from gitckpt.cli.output import PIPE_CLOSED, discard, echo
+from gitckpt.cli.output import PIPE_CLOSED, OutputFailed, ReaderGone, echo, flush
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.lazy import lazy
 from gitckpt.engine.notes import json_text
@@ -84,45 +84,56 @@ def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], descriptio
 
 def finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
     """Run a parsed command line's `work` and exit with gitckpt's codes: 0, or its own int;
-    1 a GitckptError (message and hint on stderr, and its JSON on stdout when `as_json()`);
-    130 interrupted; 3 a bug (the traceback in the log file, one line on stderr); 141, silently,
-    when the output's reader went away (the work is done by then: output follows it). A
-    parser's own exits (usage 2, --help) are SystemExit, and pass through."""
+    1 a GitckptError (message and hint on stderr, and its JSON on stdout when `as_json()`), an
+    output that cannot be written among them; 130 interrupted; 3 a bug (the traceback in the
+    log file, one line on stderr); 141, silently, when the output's reader went away (a
+    command writes after its work: a save is saved by then). A parser's own exits (usage 2,
+    --help) are SystemExit, and pass through."""
     try:
         _finish(work, as_json)
-    except BrokenPipeError:
-        discard(sys.stdout, sys.stderr)  # as git under SIGPIPE: no message, no one reads it
+    except ReaderGone:  # as git under SIGPIPE: no message, for no one reads it
         sys.exit(PIPE_CLOSED)
 
 
 def _finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
     try:
         rc = work()
-        if sys.stdout is not None:
-            sys.stdout.flush()  # a closed pipe is found here, not at the interpreter's exit
+        flush()
     except KeyboardInterrupt:
-        echo("gitckpt: interrupted\n", err=True)
+        _err("gitckpt: interrupted\n")
         sys.exit(130)
     except GitckptError as e:
-        if as_json():  # --json as parsed, not as typed
-            try:
-                echo(json_text(e.to_dict()) + "\n")
-            except BrokenPipeError:
-                discard(sys.stdout)  # the error still goes to stderr, and exits 1
-        echo(f"gitckpt: error: {e.message}\n", err=True)
-        if e.hint:
-            echo(f"hint: {e.hint}\n", err=True)
+        _say(e, as_json())  # --json as parsed, not as typed
         sys.exit(1)
-    except BrokenPipeError:
-        raise  # the reader went away: finish() ends quietly
+    except ReaderGone:
+        raise
     except Exception as e:  # a bug: keep the traceback, show one line
         from gitckpt.store.logs import write_traceback
 
         where = write_traceback(f"--- gitckpt {__version__} {sys.argv!r}")
-        echo(f"gitckpt: internal error ({type(e).__name__}: {e}); this is a bug. "
-             f"Details: {where or 'could not write the log file'}\n", err=True)
+        _err(f"gitckpt: internal error ({type(e).__name__}: {e}); this is a bug. "
+             f"Details: {where or 'could not write the log file'}\n")
         sys.exit(3)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _say(e: GitckptError, as_json: bool) -> None:
+    """An error's JSON on stdout and its lines on stderr, each where it can still be written:
+    a stdout gone or full does not silence the message."""
+    if as_json and not isinstance(e, OutputFailed):
+        try:
+            echo(json_text(e.to_dict()) + "\n")
+        except (ReaderGone, OutputFailed):
+            pass
+    _err(f"gitckpt: error: {e.message}\n" + (f"hint: {e.hint}\n" if e.hint else ""))
+
+
+def _err(text: str) -> None:
+    """A last line on stderr, if stderr can still be written: the exit code says the rest."""
+    try:
+        echo(text, err=True)
+    except (ReaderGone, OutputFailed):
+        pass
 
 
 class TerminalProgress:

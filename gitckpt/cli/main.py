@@ -26,6 +26,7 @@ from gitckpt.cli.base import (
 from gitckpt.cli.complete import VAR as COMPLETE_VAR
 from gitckpt.cli.complete import complete_target, complete_task, completion
 from gitckpt.cli.hook import hook
+from gitckpt.cli.output import raised_in_click, written
 from gitckpt.cli.remote import COMMANDS as REMOTE_COMMANDS
 from gitckpt.cli.render import (
     render_capture,
@@ -463,15 +464,27 @@ def main(argv: list[str] | None = None) -> None:
     def work() -> object:
         try:
             args = list(argv if argv is not None else sys.argv[1:])
-            with cli.make_context("gitckpt", args) as ctx:
+            try:
+                ctx = cli.make_context("gitckpt", args)
+            except OSError as e:  # click's own help or usage text could not be written
+                raise written(e, sys.stdout) from None
+            with ctx:
                 made.append(ctx)
                 show = sys.stderr.isatty() and not ctx.params.get("as_json")
                 with progressing.reporting(TerminalProgress() if show else None):
-                    return cli.invoke(ctx)
+                    try:
+                        return cli.invoke(ctx)
+                    except OSError as e:
+                        if not raised_in_click(e):
+                            raise
+                        raise written(e, sys.stdout) from None  # a command's help, a prompt
         except click.exceptions.Exit as e:  # --help, --version
             sys.exit(e.exit_code)
         except click.ClickException as e:
-            e.show()
+            try:
+                e.show()
+            except OSError as failed:
+                raise written(failed, sys.stderr) from None
             sys.exit(2 if isinstance(e, click.UsageError) else 1)
         except click.Abort:
             raise KeyboardInterrupt from None

@@ -8,7 +8,9 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["PIPE_CLOSED", "discard", "echo"]
+from gitckpt.core.errors import GitckptError
+
+__all__ = ["PIPE_CLOSED", "OutputFailed", "ReaderGone", "echo", "flush", "written"]
 
 #: click's own pattern for what it strips (click/_compat.py `_ansi_re`; 8.5 changed it, hence
 #: pyproject's `click>=8.5`).
@@ -19,17 +21,51 @@ _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 PIPE_CLOSED = 128 + 13
 
 
-def discard(*streams: Any) -> None:
-    """Point `streams` at /dev/null, their readers gone: what is left in their buffers, and
-    the interpreter's last flush, then write nowhere instead of failing again."""
+class ReaderGone(BrokenPipeError):
+    """The reader of gitckpt's output went away: the command ends with PIPE_CLOSED and says
+    nothing. Raised only for gitckpt's own writes, so a broken pipe anywhere else (a socket, a
+    child) is still the bug it is."""
+
+
+class OutputFailed(GitckptError):
+    """The output could not be written (a full disk, `> /dev/full`): one line and exit 1, as
+    git's "write failure on standard output"."""
+
+    code = "output"
+
+
+def written(e: OSError, stream: Any) -> ReaderGone | OutputFailed:
+    """What a failed write of `stream` means. The stream is pointed at /dev/null first, so
+    what is left in its buffer, and the interpreter's last flush, write nowhere instead of
+    failing again (exit status 120)."""
+    _discard(stream)
+    if isinstance(e, BrokenPipeError):
+        return ReaderGone(*e.args)
+    which = "error" if stream is sys.stderr else "output"
+    return OutputFailed(f"cannot write to standard {which}: {e.strerror or e}",
+                        "Free space where the output goes, or send it elsewhere.")
+
+
+def flush() -> None:
+    """Flush stdout, so a write that fails is found here rather than at the interpreter's exit."""
+    if sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except OSError as e:
+            raise written(e, sys.stdout) from None
+
+
+def _discard(stream: Any) -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        for stream in streams:
-            if stream is not None:
-                os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
+    except OSError:
+        return
+    try:
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError, AttributeError):
         pass
+    finally:
+        os.close(devnull)
 
 
 def echo(text: str, err: bool = False, color: bool | None = None) -> None:
@@ -44,6 +80,13 @@ def echo(text: str, err: bool = False, color: bool | None = None) -> None:
     stream: Any = sys.stderr if err else sys.stdout
     if stream is None:
         return  # no stream to write to (click writes nothing either)
+    try:
+        _echo(stream, text, err, color)
+    except OSError as e:
+        raise written(e, stream) from None
+
+
+def _echo(stream: Any, text: str, err: bool, color: bool | None) -> None:
     if not _plain_text(stream):
         _click_echo(text, err, color)
         return
@@ -93,3 +136,12 @@ def _click_echo(text: str, err: bool, color: bool | None) -> None:
             text = click.unstyle(text)
         stream.write(text.encode("utf-8", "surrogateescape"))
         stream.flush()
+
+
+def raised_in_click(e: BaseException) -> bool:
+    """Whether `e` came from click's own code (its echo of a help text or a prompt), not from a
+    command's work, where a broken pipe (a socket, a child) is a bug to report."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and str(tb.tb_frame.f_globals.get("__name__", "")).startswith("click")

@@ -50,12 +50,16 @@ def answer_wait(default: float = ANSWER_WAIT) -> float:
 
 def hook_folder(host: str) -> str:
     """The folder a hook runs for, where the host's input names none: Devin's hooks are told
-    their project in DEVIN_PROJECT_DIR; every other host runs its hooks in the project."""
+    their project in DEVIN_PROJECT_DIR; every other host runs its hooks in the project ("" if
+    that folder is gone)."""
     if host == "devin":
         given = os.environ.get("DEVIN_PROJECT_DIR", "")
         if os.path.isabs(given):
             return given
-    return os.getcwd()
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was deleted under the host: none, and the hook does nothing
+        return ""
 
 
 def claims_dir(sock_path: str) -> str:

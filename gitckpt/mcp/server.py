@@ -452,6 +452,10 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
             ws.watch(first)
         # Always through our wire (mcp_wire): it answers what the SDK would drop.
         anyio.run(_serve, server, wire or claim(), held or Held())
+    except* (BrokenPipeError, ConnectionResetError):
+        # The client closed its end of stdout: the session is over, as when it closes stdin
+        # (what the other tasks raised, if anything, is still raised).
+        log.info("the client stopped reading; the server ends")
     finally:
         ws.close()
 

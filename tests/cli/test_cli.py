@@ -10,6 +10,7 @@ import sys
 import time
 
 import filelock
+import pytest
 from conftest import git, run_cli
 
 from gitckpt import __version__
@@ -165,14 +166,20 @@ def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
     assert "boom" in logfile.read_text()
 
 
-def test_a_bug_whose_message_is_not_utf8_is_still_logged(repo, hermetic):
-    """A file name that is not UTF-8 reaches a message as surrogates; the log escapes them."""
+def _tasks_raising(repo, exception: str) -> subprocess.CompletedProcess:
+    """`gitckpt tasks` in its own process, its service call raising `exception` (source)."""
     code = ("import sys, gitckpt.cli.main as c\n"
             "def boom(*a, **k):\n"
-            "    raise ValueError('caf\\udce9')\n"
+            f"    raise {exception}\n"
             "c.service.tasks = boom\n"
             "c.main(['tasks'])\n")
-    p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
+                          text=True)
+
+
+def test_a_bug_whose_message_is_not_utf8_is_still_logged(repo, hermetic):
+    """A file name that is not UTF-8 reaches a message as surrogates; the log escapes them."""
+    p = _tasks_raising(repo, "ValueError('caf\\udce9')")
     assert p.returncode == 3, p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
     assert "Traceback" not in p.stderr
@@ -213,6 +220,54 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_after_its_work(repo, g
     assert "No task named 'nope'" in p.stderr
     assert "Traceback" not in p.stderr
     guard.check()
+
+
+def test_a_broken_pipe_in_a_commands_work_is_still_a_bug(repo, hermetic):
+    """Only gitckpt's own output going nowhere ends quietly; a broken pipe elsewhere (a socket,
+    a child) is reported as the bug it is."""
+    p = _tasks_raising(repo, "BrokenPipeError(32, 'a socket of its own')")
+    assert p.returncode == 3, p.stderr
+    assert "internal error (BrokenPipeError" in p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_an_output_that_cannot_be_written_is_one_error_line(repo, guard):
+    run_cli("init", "t", cwd=repo)
+    guard.reset()
+    with open("/dev/full", "w") as full:
+        for args, says in ((["resume"], "output"), (["log"], "output"), (["--version"], "output"),
+                           (["--help"], "output"), (["log", "--help"], "output"),
+                           (["--json", "resume", "--task", "nope"], "No task named 'nope'")):
+            p = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=repo, stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+            assert p.returncode == 1, (args, p.stderr)
+            assert says in p.stderr, (args, p.stderr)
+            assert "Traceback" not in p.stderr, p.stderr
+            assert "Exception ignored" not in p.stderr, p.stderr
+            if says == "output":
+                assert p.stderr.startswith("gitckpt: error: cannot write to standard output: ")
+    guard.check()
+
+
+def test_an_install_whose_diff_no_one_reads_is_written_whole(tmp_path):
+    (tmp_path / "w").mkdir()
+    p = _closed_reader(["hook", "install", "--host", "claude", "--mcp", "--yes"], tmp_path / "w")
+    assert (p.returncode, p.stderr) == (141, "")
+    assert json.loads((tmp_path / "w" / ".claude" / "settings.json").read_text())["hooks"]
+    assert "gitckpt" in json.loads((tmp_path / "w" / ".mcp.json").read_text())["mcpServers"]
+
+
+def test_a_hook_in_a_folder_deleted_under_it_does_nothing_and_exits_0(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = (f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+            "sys.argv = ['gitckpt', 'hook', 'session-start']; "
+            "from gitckpt.entry import main; main()")
+    p = subprocess.run([sys.executable, "-c", code], input="{}", capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert (p.returncode, p.stdout) == (0, ""), p.stderr
+    assert "Traceback" not in p.stderr, p.stderr
+    assert "nothing done" in p.stderr, p.stderr
 
 
 def test_a_closed_stdout_is_dev_null_and_no_file_takes_its_number(repo, guard):

@@ -272,6 +272,30 @@ def test_raw_json_rpc_from_an_older_client(ws):
     assert proc.stdout.read() == ""  # nothing after the last response either
 
 
+def test_a_client_that_stops_reading_ends_the_session_without_a_bug(ws):
+    """A client that closes the server's stdout and sends one more call: the session is over,
+    as when it closes stdin; it is not a bug (it was exit 3, "internal error")."""
+    proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _handshake(proc)
+        proc.stdout.close()
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                     "params": {"name": "ckpt_resume", "arguments": {}}}) + "\n")
+        proc.stdin.flush()
+        time.sleep(0.5)  # the answer meets the closed pipe before stdin ends
+        proc.stdin.close()
+        err = proc.stderr.read()
+        assert proc.wait(30) == 0, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert "internal error" not in err, err
+    assert "Traceback" not in err, err
+
+
 def test_a_server_killed_during_a_save_leaves_a_consistent_store(ws):
     for i in range(2000):
         (ws.root / "src" / f"f{i}.py").write_text(f"x = {i}\n" * 50)
