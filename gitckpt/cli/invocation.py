@@ -42,6 +42,34 @@ class Ctx:
                        root=self.root)
 
 
+class ShownUntilUnread:
+    """A watch's `on_drift`: each recorded drift shown, until the output cannot be written (its
+    reader went away, as in `gitckpt watch | head -1`, or a full disk). Then the watch is
+    stopped, rather than failing each later drift, and `ended` gives the command's exit code
+    as `finish` would (141 silently, or 1 with the error line). The drift is recorded by then."""
+
+    def __init__(self, c: Ctx, render) -> None:
+        self.c, self.render = c, render
+        self.stop: Callable[[], None] | None = None  # the watch's, once it has started
+        self.failed: ReaderGone | OutputFailed | None = None
+
+    def __call__(self, result: Any) -> None:
+        if self.failed is not None:
+            return
+        try:
+            self.c.emit(result, self.render)
+        except (ReaderGone, OutputFailed) as e:
+            self.failed = e
+            if self.stop is not None:
+                self.stop()  # thread-safe: sets a flag the watch loop reads after this capture
+
+    def ended(self) -> int:
+        if isinstance(self.failed, OutputFailed):
+            _say(self.failed, self.c.json)
+            return 1
+        return PIPE_CLOSED if self.failed is not None else 0
+
+
 def plan_items(texts: tuple[str, ...] | list[str]) -> tuple[list, list[str]]:
     """`--plan` values as plan items: "TEXT[=STATUS]", "+TEXT[=STATUS]" for an item said to
     be new (else its text must match one); and the texts said to be new."""

@@ -215,7 +215,7 @@ def capture(c: Ctx, task: str | None) -> None:
 @click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
               help="Capture into this task.")
 @pass_ctx
-def watch(c: Ctx, task: str | None) -> None:
+def watch(c: Ctx, task: str | None) -> int:
     """Watch the workspace in the foreground and record drifts as files change (Ctrl-C ends).
 
     Events are hints: after GITCKPT_QUIET seconds without one (default 2), or GITCKPT_MAX_WAIT
@@ -228,8 +228,9 @@ def watch(c: Ctx, task: str | None) -> None:
 
     # Signals are blocked before any thread starts, so every thread inherits the mask.
     with stop_signals_waited() as waits:
-        session = service.watch(c.root, task=task,
-                                on_drift=lambda r: c.emit(r, render_capture))
+        shown = invocation.ShownUntilUnread(c, render_capture)
+        session = service.watch(c.root, task=task, on_drift=shown)
+        shown.stop = session.stop
         relay = start_relay(cli)  # hosts' hooks run here, warm
         who = f"task {task}" if task else f"the active task (now {session.task})"
         echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
@@ -245,6 +246,7 @@ def watch(c: Ctx, task: str | None) -> None:
     if relay is not None:
         relay.close()
     echo("Stopped watching.\n", err=True)
+    code = shown.ended()
     if waits:  # the watcher's work is done or abandoned: no interpreter shutdown may hang it
         import logging
         import os
@@ -252,7 +254,8 @@ def watch(c: Ctx, task: str | None) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()
-        os._exit(0)
+        os._exit(code)
+    return code
 
 
 @cli.command(cls=PathsAfterDashes)

@@ -405,6 +405,44 @@ def test_watch_command_records_drifts_and_stops_on_sigterm(ws):
     assert "GITCKPT_POLL" in r.err
 
 
+def test_a_watch_whose_output_cannot_be_written_stops_with_that_code(ws):
+    """`gitckpt watch | head -1`: once the reader has gone, the next drift is recorded, then the
+    watch ends with git's 141 and no traceback (it once logged "capture crashed" at each drift
+    and watched on). An output that cannot be written ends it with its one error line and 1."""
+    import subprocess
+    import sys
+
+    start(ws)
+    env = {**os.environ, "GITCKPT_QUIET": "0.3"}
+    read, write = os.pipe()
+    with open("/dev/full", "w") if os.path.exists("/dev/full") else open(os.devnull) as full:
+        runs = [(write, 141, "")] + ([(full, 1, "cannot write to standard output")]
+                                     if full.name == "/dev/full" else [])
+        for n, (out, code, says) in enumerate(runs):
+            proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "-C", str(ws.root),
+                                     "watch"], env=env, text=True, stdout=out,
+                                    stderr=subprocess.PIPE)
+            try:
+                started = proc.stderr.readline()
+                if "(polling)" in started:
+                    pytest.skip("no file events on this machine (inotify limits)")
+                if out == write:
+                    os.close(write)
+                    os.close(read)  # head has read its line and gone
+                (ws.root / f"unread{n}.txt").write_text("x\n")
+                _out, err = proc.communicate(timeout=20)
+            finally:
+                if proc.poll() is None:
+                    stop_watch(proc)
+            assert proc.returncode == code, err
+            assert says in err, err
+            assert "Traceback" not in err, err
+            assert "crashed" not in err, err
+    r = run_cli("--json", "log", cwd=ws.root)
+    drifts = [d for d in json.loads(r.out)["drifts"] if d["trigger"] == "watch"]
+    assert len(drifts) == len(runs), r.out  # each recorded before its output failed
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
 def test_no_thread_of_a_watcher_takes_sigterm_asynchronously(ws):
     # A process signal taken by a thread only sets a flag that the main thread reads when its
