@@ -131,11 +131,13 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
         return
     try:
         p.stdin.write(text.encode("utf-8", "surrogateescape"))
-        p.stdin.close()
-    except BrokenPipeError:
+    except (BrokenPipeError, KeyboardInterrupt):
         pass  # the reader quit early, as `q` in less does
-    except KeyboardInterrupt:
-        pass
+    finally:
+        try:
+            p.stdin.close()  # closed even when its last flush finds no reader
+        except BrokenPipeError:
+            pass
     while True:
         try:
             code = p.wait()

@@ -133,6 +133,13 @@ def test_a_pager_that_cannot_run_still_shows_the_output(task):
     assert "one" in out
 
 
+def test_a_pager_that_quits_before_reading_leaves_nothing_behind(task):
+    (task.root / "big.txt").write_text("".join(f"{n}\n" for n in range(30_000)))  # > a pipe
+    out = on_a_tty(["diff", "head", "--patch"], task.root, GITCKPT_PAGER="true",
+                   PYTHONDEVMODE="1")  # dev mode shows a pipe left unclosed (ResourceWarning)
+    assert out == "", out
+
+
 def test_a_terminal_that_goes_away_ends_the_bar_not_the_work(monkeypatch):
     import click
 
