@@ -150,8 +150,10 @@ class Differ:
             full = os.path.join(self.workdir, path)
             try:
                 st = lstat(full)
-            except PermissionError:
-                st = None  # a folder above it cannot be entered now
+            except PermissionError:  # a folder above it cannot be entered now: the diff
+                p.remove(path)       # will not see it, so it is said to be left out here
+                p.skip(self.rel(path), "unreadable")
+                continue
             if path in p.racy or st is None or st.st_ctime_ns >= since \
                     or st.st_mtime_ns >= since or not _readable(full, st):
                 p.remove(path)

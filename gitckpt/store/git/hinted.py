@@ -137,9 +137,29 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
         if any(folder.startswith(d + "/") for d in done):
             continue  # already under one diffed
         done.append(folder)
-        for delta in scanner.differ.under(p, folder):
-            scanner._visit(p, delta, progress)
+        _diff_folder(scanner, p, folder, progress)
     return True
+
+
+def _diff_folder(scanner: Scanner, p: ScanPass, folder: str, progress: Progress | None) -> None:
+    said = len(p.skipped)
+    for delta in scanner.differ.under(p, folder):
+        scanner._visit(p, delta, progress)
+    # libgit2 passes in silence over a folder it cannot enter: its cached files are said by
+    # `_visit` (deleted behind a locked folder); a folder with none is said here
+    if len(p.skipped) == said and not _enterable(os.path.join(scanner.workdir, folder)):
+        p.skip(scanner._rel(folder) or ".", "unreadable")
+
+
+def _enterable(full: str) -> bool:
+    """Whether a folder's entries can be listed now (True for what is no folder, or gone)."""
+    try:
+        with os.scandir(full):
+            return True
+    except PermissionError:
+        return False
+    except OSError:
+        return True
 
 
 class _Above:
