@@ -142,12 +142,13 @@ def visit(scanner: Scanner, p: ScanPass, changed: list[str], flags: int,
 
 
 def _diff_folder(scanner: Scanner, p: ScanPass, folder: str, progress: Progress | None) -> None:
-    said = len(p.skipped)
-    for delta in scanner.differ.under(p, folder):
+    deltas = scanner.differ.under(p, folder)
+    for delta in deltas:
         scanner._visit(p, delta, progress)
     # libgit2 passes in silence over a folder it cannot enter: its cached files are said by
-    # `_visit` (deleted behind a locked folder); a folder with none is said here
-    if len(p.skipped) == said and not _enterable(os.path.join(scanner.workdir, folder)):
+    # `_visit` (deleted behind a locked folder); a folder with none, which yields no delta,
+    # is said here (one opendir, only for a folder where nothing was found)
+    if not deltas and not _enterable(os.path.join(scanner.workdir, folder)):
         p.skip(scanner._rel(folder) or ".", "unreadable")
 
 
