@@ -75,7 +75,8 @@ def _age(created_at: str, now: float) -> float:
 def plan(tl: Timeline, keep_seconds: float, min_steps: int, now: float
          ) -> tuple[list[Chain], list[Chain]]:
     """(eligible, kept) drift chains of every task in the store."""
-    eligible, kept = [], []
+    eligible: list[Chain] = []
+    kept: list[Chain] = []
     for task in tl.task_ids():
         head = tl.head(task)
         for n in tl.drift_steps(task):

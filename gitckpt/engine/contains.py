@@ -5,6 +5,8 @@ it and what was run on it: what a reviewer reads before a pull request."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gitckpt.core.errors import InvalidArgument, Unsupported
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
@@ -25,7 +27,7 @@ class FileStory(Shaped):
     saved_in: int | None
     conclusion: str | None
     prompt: str | None
-    tool: dict | None
+    tool: dict[str, Any] | None
     verified: str
 
 

@@ -13,6 +13,7 @@ import os
 import shlex
 from collections.abc import Callable
 from dataclasses import field
+from functools import partial
 from pathlib import Path
 
 from gitckpt.core.errors import GitckptError
@@ -26,7 +27,7 @@ from gitckpt.engine.reach import reachable
 from gitckpt.engine.restore import interrupted, undo_calls
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.store import quarantine
-from gitckpt.store.base import STALE_LOCK_SECONDS
+from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.state import not_a_file
 
 
@@ -36,8 +37,9 @@ class Finding(Shaped):
     problem: str
     fix: str
     fixed: bool = False
-    repair: Callable[[], None] | None = field(default=None, repr=False, compare=False,
-                                              metadata=HIDDEN)
+    # what it returns is not used (a removal's "done")
+    repair: Callable[[], object] | None = field(default=None, repr=False, compare=False,
+                                                metadata=HIDDEN)
 
 
 @dataclass
@@ -55,6 +57,9 @@ class DoctorResult(Shaped):
         return all(f.fixed for f in self.findings)
 
 
+#: How a check reports a finding (to the plan of its round).
+Add = Callable[[Finding], None]
+
 
 def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, ObjectId]]:
     out: dict[TaskId, dict[str, ObjectId]] = {}
@@ -67,7 +72,7 @@ def _task_refs(tl: Timeline, damaged: list[str]) -> dict[TaskId, dict[str, Objec
     return out
 
 
-def _check_links(store, add) -> None:
+def _check_links(store: Store, add: Add) -> None:
     """Symlinks inside the folders that are all gitckpt's: gitckpt never makes one there, so
     each was planted (a downloaded store); the repair removes the link itself."""
     for top in store.own_folders():
@@ -80,10 +85,10 @@ def _check_links(store, add) -> None:
             add(Finding("links", f"{link} is a symbolic link inside the store (to "
                         f"{os.readlink(link)}); gitckpt never writes through one.",
                         "gitckpt doctor --fix removes the link (not what it points to).",
-                        repair=lambda link=link: os.unlink(link)))
+                        repair=partial(os.unlink, link)))
 
 
-def _check_lock(store, add) -> None:
+def _check_lock(store: Store, add: Add) -> None:
     """The store's lock path must be a file (or not exist yet): a folder, a socket or a
     device there fails every write, and a fifo is no lock file on every system. A symlink
     there is the links check's. The repair loses nothing: an empty folder, a fifo, a socket or
@@ -158,7 +163,8 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
     return result
 
 
-def _run(result: DoctorResult, fix: bool, check: Callable) -> dict:
+def _run(result: DoctorResult, fix: bool,
+         check: Callable[[Add], dict[TaskId, ObjectId] | None]) -> dict[TaskId, ObjectId]:
     """One round: the check adds its findings (the plan); with `fix`, each repair is applied
     in order. Returns what the check reported back (see _check_heads)."""
     found: list[Finding] = []
@@ -172,10 +178,11 @@ def _run(result: DoctorResult, fix: bool, check: Callable) -> dict:
     return back if fix else {}
 
 
-def _check_heads(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], add) -> dict:
+def _check_heads(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], add: Add
+                 ) -> dict[TaskId, ObjectId]:
     """A task without its head ref: the repair re-creates it at the newest step. Returns
     {task: head} for the repairs, so the next round follows the chain from there."""
-    back = {}
+    back: dict[TaskId, ObjectId] = {}
     for task, refs in sorted(tasks.items()):
         steps = {int(r[6:]): o for r, o in refs.items()
                  if r.startswith("steps/") and r[6:].isdigit()}
@@ -183,7 +190,7 @@ def _check_heads(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], add) ->
             continue
         newest = max(steps)
 
-        def repair(task=task, oid=steps[newest]) -> None:
+        def repair(task: TaskId = task, oid: ObjectId = steps[newest]) -> None:
             with tl.store.lock():
                 tl.store.create_ref(head_ref(task), oid)
         add(Finding("steps", f"Task {task} has no head ref; its newest step is {newest}.",
@@ -194,7 +201,7 @@ def _check_heads(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], add) ->
 
 
 def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged: list[str],
-                add) -> None:
+                add: Add) -> None:
     store = tl.store
     for name in damaged:
         if "/steps/" in name:
@@ -235,15 +242,15 @@ def _check_rest(tl: Timeline, tasks: dict[TaskId, dict[str, ObjectId]], damaged:
     for path in store.stale_locks(STALE_LOCK_SECONDS):
         add(Finding("locks", f"A lock file was left behind: {path}.",
                     "gitckpt doctor --fix removes it (no writer holds it).",
-                    repair=lambda path=path: path.unlink(missing_ok=True)))
+                    repair=partial(path.unlink, missing_ok=True)))
     for path in quarantine.stale(store.objects_folder):
         add(Finding("quarantine", f"A fetch that was killed left its unchecked objects in "
                     f"{path}.", "gitckpt doctor --fix removes the folder (nothing names its "
                     "objects; the next fetch removes it too).",
-                    repair=lambda path=path: quarantine.remove(path)))
+                    repair=partial(quarantine.remove, path)))
 
 
-def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], add,
+def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], add: Add,
                  commits: set[ObjectId], damaged: set[str]) -> None:
     store = tl.store
     steps = {int(r[6:]): o for r, o in refs.items() if r.startswith("steps/") and r[6:].isdigit()}
@@ -279,14 +286,14 @@ def _check_steps(tl: Timeline, task: TaskId, refs: dict[str, ObjectId], add,
                         "chain holds.", "Compare them with git log; refs/ are never moved."))
 
 
-def _create(store, ref: str, oid: ObjectId) -> Callable[[], None]:
+def _create(store: Store, ref: str, oid: ObjectId) -> Callable[[], None]:
     def repair() -> None:
         with store.lock():
             store.create_ref(ref, oid)
     return repair
 
 
-def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
+def _check_notes(tl: Timeline, commits: set[ObjectId], add: Add) -> None:
     try:
         tl.store.read_note(next(iter(commits))) if commits else None
     except GitckptError as e:
@@ -306,7 +313,7 @@ def _check_notes(tl: Timeline, commits: set[ObjectId], add) -> None:
             add(Finding("notes", e.message, e.hint))
 
 
-def _check_objects(store, commits: set[ObjectId], add) -> None:
+def _check_objects(store: Store, commits: set[ObjectId], add: Add) -> None:
     """Every tree and blob the timeline commits reach exists."""
     missing: list[ObjectId] = []
     try:
@@ -322,7 +329,7 @@ def _check_objects(store, commits: set[ObjectId], add) -> None:
                     "or a handoff package (gitckpt import)."))
 
 
-def _check_caches(store, add) -> None:
+def _check_caches(store: Store, add: Add) -> None:
     from gitckpt.engine import search
 
     problem = search.check(store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from gitckpt.core.gitnames import refused_path
 from gitckpt.core.record import dataclass
@@ -21,7 +22,7 @@ class Decision:
     reason: str  # in | sensitive | ignored | excluded | too_large | invalid_name | ours | missing
     rule: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "in": self.in_scope, "reason": self.reason, "rule": self.rule}
 
 

@@ -9,13 +9,19 @@ way: a question repeated at every step is one question.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
+from gitckpt.core.ids import ObjectId
 from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import close_item
 from gitckpt.engine.records import StepRecord
+
+if TYPE_CHECKING:
+    from gitckpt.core.values import Changes
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class Memory:
     commands: list[CommandRun] = field(default_factory=list)
     files: list[FileNote] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"decisions": [e.to_dict() for e in self.decisions],
                 "gotchas": [e.to_dict() for e in self.gotchas],
                 "open_questions": [e.to_dict() for e in self.questions],
@@ -77,7 +83,7 @@ class Memory:
         return next((c for c in reversed(self.commands) if c.passed == passed), None)
 
 
-def recall(steps: list[StepRecord], pending: list[CommandRun] = (),
+def recall(steps: list[StepRecord], pending: Sequence[CommandRun] = (),
            start: Memory | None = None) -> Memory:
     """Fold the steps' notes, oldest first, into the task's memory (or into `start`, the
     memory before the first of them); `pending` are runs recorded since the newest step
@@ -143,12 +149,13 @@ class Check:
     run: CommandRun
     changed: list[str] | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {**self.run.to_dict(), "exact": self.changed == [],
                 "changed_since": self.changed}
 
 
-def checks(m: Memory, live_tree: str | None, diff) -> list[Check]:
+def checks(m: Memory, live_tree: str | None,
+           diff: Callable[[ObjectId, ObjectId], Changes]) -> list[Check]:
     """The newest passing and the newest failing command, each bound to the workspace now
     (`diff(a, b)` gives the Changes between two trees)."""
     out = []
@@ -159,7 +166,7 @@ def checks(m: Memory, live_tree: str | None, diff) -> list[Check]:
         changed = None
         if live_tree is not None and run.tree:  # an imported run has no tree
             try:
-                changed = list(diff(run.tree, live_tree).paths())
+                changed = list(diff(ObjectId(run.tree), ObjectId(live_tree)).paths())
             except GitckptError:  # the tree it ran on is gone (a damaged store)
                 changed = None
         out.append(Check(run, changed))

@@ -6,6 +6,7 @@ import difflib
 import os
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, diff_entries
@@ -27,7 +28,7 @@ class FileDiff:
     additions: int | None
     deletions: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "status": self.status, "additions": self.additions,
                 "deletions": self.deletions, "binary": self.additions is None,
                 "old_mode": f"{self.old.mode:06o}" if self.old else None,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from gitckpt.core.errors import CHECK_STORE, FileTooLarge, StoreCorrupt
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import Mode, decode_commit, decode_tree, unsafe_name
+from gitckpt.core.objects import Commit, Mode, decode_commit, decode_tree, unsafe_name
 from gitckpt.core.progress import Meter
 
 ReadObject = Callable[[ObjectId], tuple[str, bytes]]
@@ -105,7 +105,7 @@ def reachable(read_object: ReadObject, tips: list[ObjectId], *,  # noqa: C901 (b
     return kinds
 
 
-def commits(read_commit: Callable[[ObjectId], object], tips: list[ObjectId]) -> set[ObjectId]:
+def commits(read_commit: Callable[[ObjectId], Commit], tips: list[ObjectId]) -> set[ObjectId]:
     """The commits reachable from `tips` by every parent (`read_commit(oid).parents`)."""
     seen: set[ObjectId] = set()
     todo = list(tips)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from gitckpt.engine.patch import FileDiff
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.report import Facts, StepFacts
 
@@ -87,7 +88,7 @@ def _drift(d: StepRecord) -> str:
             f' · <span class="mute">{escape(n.created_at)}</span></li>')
 
 
-def _step(s: StepFacts, by_step: dict[int, list]) -> str:
+def _step(s: StepFacts, by_step: dict[int, list[str]]) -> str:
     n = s.record.note
     badges = []
     for c in n.commands:
@@ -123,7 +124,7 @@ def _step(s: StepFacts, by_step: dict[int, list]) -> str:
     return "\n".join(body)
 
 
-def _stat(d) -> str:
+def _stat(d: FileDiff) -> str:
     return "binary" if d.additions is None else f"+{d.additions} -{d.deletions}"
 
 
@@ -137,7 +138,7 @@ def _list(title: str, items: list[str]) -> str:
 def page(f: Facts) -> str:
     meta = f.meta.note
     last = f.steps[-1].record.n if f.steps else 0
-    by_step: dict[int, list] = {}
+    by_step: dict[int, list[str]] = {}
     for e in f.memory.answered:
         by_step.setdefault(e.step, []).append(f"answered: {escape(e.text)}")
     timeline = []

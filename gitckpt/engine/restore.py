@@ -14,6 +14,7 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -25,7 +26,7 @@ from gitckpt.core.errors import (
 )
 from gitckpt.core.hints import BLANK, CLI, Arg, Call, call
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import Mode, TreeEntry, apply_changes
+from gitckpt.core.objects import Change, Mode, TreeEntry, apply_changes
 from gitckpt.core.record import dataclass
 from gitckpt.core.values import Left, RestoreMarker
 from gitckpt.engine.records import StepRecord
@@ -34,6 +35,9 @@ from gitckpt.engine.targets import Target
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.workfs import Blocked, Workdir
 from gitckpt.store.base import Store
+
+if TYPE_CHECKING:
+    from gitckpt.engine.notes import Note
 
 MARKER = RestoreMarker.FILE
 # An apply that deletes or rewrites more files than this, or (from CONFIRM_FLOOR on) more than
@@ -132,7 +136,7 @@ class PlanChanged(GitckptError):
                   paths=list(plan.paths) or None)])
         self.plan = plan
 
-    def to_dict(self, voice: str = CLI) -> dict:
+    def to_dict(self, voice: str = CLI) -> dict[str, Any]:
         return {**super().to_dict(voice), "plan": self.plan.to_dict()}
 
 
@@ -180,7 +184,7 @@ def count_files(read_tree: Callable[[ObjectId], list[TreeEntry]], tree: ObjectId
     return n
 
 
-def preview(tl: Timeline, target: Target, meta, paths: tuple[str, ...] = ()) -> Plan:
+def preview(tl: Timeline, target: Target, meta: Note, paths: tuple[str, ...] = ()) -> Plan:
     """The plan an apply would carry out now, computed without writing anything (a read-only
     snapshot, no lock): what `apply` would do, obstacles included."""
     store = tl.store
@@ -229,10 +233,12 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
             mark(tl, target, safety.commit)
             applied = write_plan(plan, wd, store.checkout_blob, store.blob_of)
             store.forget_scans()
-        changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
-                   for a in applied.done}
+        changes: dict[bytes, Change] = {
+            a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
+            for a in applied.done}
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
-        commit = tl.record_restore(target.task, safety, tree, target)
+        # the target's record: its label and commit are the target's own
+        commit = tl.record_restore(target.task, safety, tree, target.record)
         unmark(tl)
     return Outcome(plan, safety, commit, tree, tuple(applied.blocked))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import field, replace
 
 from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
@@ -221,7 +221,7 @@ def plan_for(store: Store, target: Target, live: Snapshot, scope: Scope,
                      left_now, after.left_out)
 
 
-def _under(path: bytes, roots: list[bytes] | dict[bytes, str] | set[bytes]) -> bytes | None:
+def _under(path: bytes, roots: Container[bytes]) -> bytes | None:
     """The entry of `roots` that is `path` or one of the folders above it."""
     while path:
         if path in roots:

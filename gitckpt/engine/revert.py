@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import field, replace
+from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
 from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import Mode, apply_changes, in_filter
+from gitckpt.core.objects import Change, Mode, apply_changes, in_filter
 from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, MERGED, Shaped
 from gitckpt.core.values import Left, Snapshot
@@ -28,6 +29,9 @@ from gitckpt.engine.targets import Target, resolve_target
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.workfs import Workdir
 from gitckpt.store.base import Store
+
+if TYPE_CHECKING:
+    from gitckpt.safety.scope import Scope
 
 CHOICES = ("markers", "ours", "theirs")
 
@@ -137,7 +141,7 @@ def span(tl: Timeline, spec: str, task: str | None) -> tuple[Target, Target]:
     return first, last
 
 
-def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope,
+def compute(tl: Timeline, first: Target, last: Target, live: Snapshot, scope: Scope,
             paths: tuple[str, ...], choice: str | None) -> RevertPlan:
     """The revert plan; pure but for the objects it writes (merged files and trees)."""
     store = tl.store
@@ -273,8 +277,9 @@ def apply(tl: Timeline, first: Target, last: Target, paths: tuple[str, ...] = ()
             mark(tl, first, safety.commit, spec)
             applied = write_plan(plan, wd, store.checkout_blob, store.blob_of)
             store.forget_scans()
-        changes = {a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
-                   for a in applied.done}
+        changes: dict[bytes, Change] = {
+            a.path: (None if a.entry is None else (int(a.entry.mode), a.entry.id))
+            for a in applied.done}
         tree = apply_changes(store.read_tree, store.write_tree, live.tree, changes)
         commit = tl.record_revert(first.task, safety, tree, rp.first.record, rp.last.record,
                                   choice, [c.path for c in rp.conflicts])

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,7 +175,11 @@ def remove(store: Store) -> None:
 # -- what a note says -------------------------------------------------------------------------
 
 
-def rows(note: Note, oid: ObjectId, label: str) -> list[tuple]:
+#: One index row: (text, parts, task, step, label, kind, oid, at).
+Row = tuple[str, str, str, int, str, str, ObjectId, str]
+
+
+def rows(note: Note, oid: ObjectId, label: str) -> list[Row]:
     """The index rows of one checkpoint's note: (text, parts, task, step, label, kind, oid,
     at), one per field value."""
     out: list[tuple[str, str]] = []
@@ -271,7 +275,7 @@ def _sync(tl: Timeline, con: sqlite3.Connection) -> int:
     return added
 
 
-def _notes(store: Store, head: str | None):
+def _notes(store: Store, head: str | None) -> Callable[[ObjectId], str | None]:
     """The notes of commit `head` of the notes ref, by commit: each fan-out tree decoded once
     (store.read_note decodes one for each note; a first build reads tens of thousands)."""
     from gitckpt.core.objects import Mode
@@ -387,7 +391,7 @@ def search(tl: Timeline, query: str, *, task: str | None = None,
         return _search(tl, query, expression, where, args, limit)
 
 
-def _search(tl: Timeline, query: str, expression: str, where: list[str], args: list,
+def _search(tl: Timeline, query: str, expression: str, where: list[str], args: list[str],
             limit: int) -> SearchResult:
     import sqlite3
 

@@ -200,7 +200,7 @@ def _usage(data: bytes) -> list[tuple[dict[str, int], str | None]]:
     return [*claude.values(), *calls]
 
 
-def _int(d: dict, key: str) -> int:
+def _int(d: dict[str, Any], key: str) -> int:
     v = d.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 40 else 0
 

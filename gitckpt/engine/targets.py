@@ -4,6 +4,7 @@ prefix, or a ref."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gitckpt.core.errors import InvalidArgument, NoActiveTask, TaskNotFound
 from gitckpt.core.hints import Arg, call
@@ -40,7 +41,7 @@ class Target:
     def label(self) -> str:
         return self.record.label
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         n = self.record.note
         return {"task": self.task, "commit": self.commit, "label": self.label, "kind": n.kind,
                 "step": n.step, "title": n.title, "created_at": n.created_at}
@@ -50,6 +51,7 @@ def resolve_target(tl: Timeline, spec: str, task: str | None = None) -> Target:
     """The commit `spec` names. A step number counts in `task` (default: the active task); a
     commit of another task than `task` (or the active one) is refused unless `task` names it."""
     spec = spec.strip()
+    tid: TaskId | None  # None: no task to count a step number in
     if spec in (HEAD, TIP):
         tid = tl.resolve(task)
         head = tl.head(tid)
@@ -98,6 +100,7 @@ def _from_ref(tl: Timeline, ref: str, task: str | None) -> Target:
 
 
 def _from_prefix(tl: Timeline, prefix: str, task: str | None) -> Target:
+    own: TaskId | None
     if task is not None:
         own = tl.resolve(task)
         order = [own]

@@ -317,7 +317,7 @@ def _brought_back(r: StepRecord, index: dict[ObjectId, int], records: list[StepR
     return None
 
 
-def _runs(records: list[StepRecord]) -> list[tuple[int, dict, int]]:
+def _runs(records: list[StepRecord]) -> list[tuple[int, dict[str, Any], int]]:
     """Each saved command: (the version it ran on, the command, the step that recorded it)."""
     by_tree: dict[str, int] = {}
     for i, r in enumerate(records):
@@ -334,7 +334,7 @@ class _Context:
     """What each origin is told of: the step that saved it, its prompt, its verification."""
 
     def __init__(self, tl: Timeline, records: list[StepRecord], versions: list[_Version],
-                 runs: list[tuple[int, dict, int]] | None = None,
+                 runs: list[tuple[int, dict[str, Any], int]] | None = None,
                  alive: dict[int, set[tuple[int, int]]] | None = None) -> None:
         self.tl, self.records, self.versions = tl, records, versions
         self.alive = alive  # None: a line is taken to stand from its origin on

@@ -67,9 +67,12 @@ class Backend(ABC):
     location: Path
     #: The folder holding the store's objects (what git calls GIT_OBJECT_DIRECTORY).
     objects_folder: Path
-    #: Earlier `workspace` values of this workspace (a plain folder moved or copied and then
-    #: adopted): tasks recorded under them are this workspace's tasks.
-    aliases: tuple[str, ...] = ()
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Earlier `workspace` values of this workspace (a plain folder moved or copied and
+        then adopted): tasks recorded under them are this workspace's tasks."""
+        return ()
 
     @contextmanager
     def lock(self, timeout: float | None = None) -> Iterator[None]:

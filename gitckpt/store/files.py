@@ -9,6 +9,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import BinaryIO
 
 from gitckpt.core import atomic
 from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
@@ -71,7 +72,8 @@ def syncfs(path: Path) -> bool:
         libc = ctypes.CDLL(None, use_errno=True)
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            return libc.syncfs(fd) == 0
+            result: int = libc.syncfs(fd)  # a C int
+            return result == 0
         finally:
             os.close(fd)
     except (OSError, AttributeError):
@@ -157,7 +159,7 @@ def read_regular(path: str) -> bytes:
         raise FileChanging(errno.EAGAIN, "the file kept changing while it was read", path)
 
 
-def _read_once(f, fd: int) -> tuple[bytes, os.stat_result]:
+def _read_once(f: BinaryIO, fd: int) -> tuple[bytes, os.stat_result]:
     f.seek(0)
     data = f.read()
     return data, os.fstat(fd)

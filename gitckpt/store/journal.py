@@ -25,9 +25,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from gitckpt.core.lazy import logger
 from gitckpt.core.record import dataclass
+
+if TYPE_CHECKING:
+    from gitckpt.core.values import Skipped
 
 log = logger("gitckpt.store.journal")
 
@@ -44,7 +48,7 @@ class Grant:
     paths: set[str] | None
     generation: int
     taken: set[str] = field(default_factory=set)
-    skipped: tuple = ()  # what the snapshot before left out (Skipped values)
+    skipped: tuple[Skipped, ...] = ()  # what the snapshot before left out
 
 
 class Journal:
@@ -68,7 +72,8 @@ class Journal:
         self.cond = threading.Condition()
         self.scan_lock = threading.Lock()  # one snapshot at a time through the journal
         self.dirty: set[str] = set()
-        self.skipped: tuple = ()  # what the last snapshot left out (sensitive, too large, ...)
+        # what the last snapshot left out (sensitive, too large, ...)
+        self.skipped: tuple[Skipped, ...] = ()
         self.healthy = False
         self.trusted = False
         self.generation = 0  # bumped on every doubt
@@ -145,7 +150,7 @@ class Journal:
             self.scan_lock.release()
             raise
 
-    def done(self, grant: Grant, ok: bool, skipped: tuple = ()) -> None:
+    def done(self, grant: Grant, ok: bool, skipped: tuple[Skipped, ...] = ()) -> None:
         """After the snapshot of `grant`: on success, `skipped` is what it left out of its
         tree; a full scan makes the journal trusted if no doubt arose since it began. On
         failure its paths are kept for the next one."""

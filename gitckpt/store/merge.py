@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pygit2
+from pygit2.enums import FileMode
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
@@ -18,6 +19,7 @@ from gitckpt.store.staging import Held
 from gitckpt.store.trim import Trims, trimmed, view
 
 _BINARY_PROBE = 8000  # bytes git looks at for a NUL
+_Entry = pygit2.IndexEntry | None  # one side of a conflict in libgit2's index
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Conflict:
 
 
 def _side(entry: pygit2.IndexEntry | None, trims: Trims) -> Side | None:
-    return None if entry is None else Side(entry.path, int(entry.mode),
+    return None if entry is None else Side(str(entry.path), int(entry.mode),
                                            trims.real(str(entry.path), ObjectId(str(entry.id))))
 
 
@@ -58,7 +60,8 @@ class Merge:
         self._held = held
         self._index = index
         self._trims = trims = trims or Trims()
-        self._raw: dict[str, tuple] = {}  # path -> libgit2's own entries, for merge_file
+        # path -> libgit2's own entries (ancestor, ours, theirs), for merge_file
+        self._raw: dict[str, tuple[_Entry, _Entry, _Entry]] = {}
         self.conflicts: list[Conflict] = []
         for a, o, t in list(index.conflicts or ()):
             c = Conflict(_side(a, trims), _side(o, trims), _side(t, trims))
@@ -94,10 +97,12 @@ class Merge:
             text = self._repo.merge_file_from_index(anc, ours, theirs).contents
         except UnicodeDecodeError:
             return None
+        assert ours is not None  # a content conflict: both sides hold the path
+        assert theirs is not None
         # libgit2 labels both sides with the path; say which side is which, as git does
-        text = re.sub(rf"^<<<<<<< {re.escape(ours.path)}(\r?)$",
+        text = re.sub(rf"^<<<<<<< {re.escape(str(ours.path))}(\r?)$",
                       lambda m: f"<<<<<<< {ours_label}{m.group(1)}", text, flags=re.M)
-        text = re.sub(rf"^>>>>>>> {re.escape(theirs.path)}(\r?)$",
+        text = re.sub(rf"^>>>>>>> {re.escape(str(theirs.path))}(\r?)$",
                       lambda m: f">>>>>>> {theirs_label}{m.group(1)}", text, flags=re.M)
         return self._trims.whole(self._repo, c.path, text.encode("utf-8", "surrogateescape"),
                                  text=True)
@@ -124,7 +129,8 @@ class Merge:
                 if path in index:
                     index.remove(path)
             else:
-                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=content[1]), content[0]))
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=content[1]),
+                                            FileMode(content[0])))  # int(mode) is content[0]
         return ObjectId(str(index.write_tree(self._repo)))
 
 

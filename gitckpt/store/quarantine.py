@@ -152,7 +152,8 @@ class Quarantine:
         with its index last), so that each is complete where git finds it; how many files
         were moved. Call it only once every check passed, before any ref names them."""
         assert self.path is not None
-        moved, folders = 0, set()
+        moved = 0
+        folders: set[Path] = set()
         for sub in sorted(os.listdir(self.path)):
             if len(sub) != 2 or not (self.path / sub).is_dir():
                 continue

@@ -10,6 +10,7 @@ which a staging database holds as alternates (libgit2 never writes to an alterna
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pygit2
 from pygit2.enums import ObjectType
@@ -51,39 +52,39 @@ class HeldBackend(pygit2.OdbBackend):
         self.held = held
         self.disk = disk
 
-    def _find(self, oid) -> tuple[str, str, bytes]:
+    def _find(self, oid: pygit2.Oid) -> tuple[str, str, bytes]:
         hexid = str(oid)
         found = self.held.get(hexid)
         if found is None:
             raise KeyError(hexid)
         return hexid, *found
 
-    def read_cb(self, oid):
+    def read_cb(self, oid: pygit2.Oid) -> tuple[ObjectType, bytes]:
         _, kind, body = self._find(oid)
         return _TYPES[kind], body
 
-    def read_header_cb(self, oid):
+    def read_header_cb(self, oid: pygit2.Oid) -> tuple[ObjectType, int]:
         _, kind, body = self._find(oid)
         return _TYPES[kind], len(body)
 
-    def read_prefix_cb(self, oid):
+    def read_prefix_cb(self, oid: pygit2.Oid) -> tuple[ObjectType, bytes, pygit2.Oid]:
         hexid, kind, body = self._find(oid)  # gitckpt names objects by full ids
         return _TYPES[kind], body, pygit2.Oid(hex=hexid)
 
-    def exists_cb(self, oid) -> bool:
+    def exists_cb(self, oid: pygit2.Oid) -> bool:
         return str(oid) in self.held or oid in self.disk
 
-    def exists_prefix_cb(self, oid):
+    def exists_prefix_cb(self, oid: pygit2.Oid) -> pygit2.Oid:
         hexid, _, _ = self._find(oid)
         return pygit2.Oid(hex=hexid)
 
-    def write_cb(self, oid, data, kind) -> None:
+    def write_cb(self, oid: pygit2.Oid, data: bytes, kind: int) -> None:
         self.held.add(str(oid), _KINDS[int(kind)], bytes(data))
 
     def refresh_cb(self) -> None:
         pass
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[pygit2.Oid]:
         return (pygit2.Oid(hex=h) for h in list(self.held.objects))
 
 
@@ -96,7 +97,7 @@ def staging_odb(held: Held, objects_dir: str) -> pygit2.Odb:
     return odb
 
 
-def plain_repository(path, held: Held | None) -> pygit2.Repository:
+def plain_repository(path: str | os.PathLike[str], held: Held | None) -> pygit2.Repository:
     """A libgit2 repository over a plain store's folder (for one merge); while staging
     (`held`), its writes go to `held` and its reads find them."""
     repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)

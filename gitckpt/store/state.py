@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from gitckpt.core import atomic
 from gitckpt.core.errors import StoreBusy, StoreUnsafe
@@ -170,7 +171,7 @@ class StateDir:
             return False
         return True
 
-    def open_log(self, name: str):
+    def open_log(self, name: str) -> TextIO:
         """`name` opened for appending text: never through a symlink, mode 0600. Text that is
         not UTF-8 (a file name's surrogates in a message) is written escaped, never refused."""
         with self._dir(True) as d:

@@ -161,7 +161,8 @@ def _merge(tl: Timeline, tid: TaskId, theirs: RemoteTask, notes: dict[ObjectId, 
     assert remote_head is not None
     local_head = store.get_ref(head_ref(tid))
     new = local_head is None
-    if not new and local_head != remote_head and not reaches(store, remote_head, local_head):
+    if local_head is not None and local_head != remote_head \
+            and not reaches(store, remote_head, local_head):  # not `new`
         if not reaches(store, local_head, remote_head):
             raise Diverged(
                 f"Task {tid} has steps here and on the remote after the same step (here "

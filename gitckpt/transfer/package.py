@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import FileTooLarge, InvalidArgument, SchemaTooNew, StoreCorrupt
@@ -36,6 +36,9 @@ from gitckpt.safety.scope import max_file_size
 from gitckpt.store.base import NOTES_REF, Store
 from gitckpt.store.package import PackageStore
 from gitckpt.transfer.verify import TASK_REF, Foreign, Refused, verify
+
+if TYPE_CHECKING:
+    from gitckpt.engine.records import TaskInfo
 
 FORMAT = 1
 MANIFEST, HANDOFF, REPO = "manifest.json", "HANDOFF.md", "checkpoints.git"
@@ -99,8 +102,10 @@ def _readable(root: Path) -> None:
             os.chmod(os.path.join(dirpath, f), 0o600 & ~mask)
 
 
-def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path, refs, kinds, notes,
-                   info, handoff: str) -> ExportResult:
+def _write_package(tl: Timeline, task: TaskId, to: Path, final: Path,
+                   refs: dict[str, ObjectId], kinds: dict[ObjectId, str],
+                   notes: dict[ObjectId, str | None], info: TaskInfo, handoff: str
+                   ) -> ExportResult:
     store = tl.store
     pkg = PackageStore(to, to / REPO)
     pkg.prepare()
@@ -264,7 +269,7 @@ def _check_folder(path: Path) -> None:
                 raise StoreCorrupt(f"The package holds a {kind} ({rel}).", _BAD_PACKAGE)
 
 
-def _manifest(path: Path) -> tuple[dict, TaskId, dict, dict]:
+def _manifest(path: Path) -> tuple[dict[str, Any], TaskId, dict[str, Any], dict[str, Any]]:
     """(the manifest, its task, its refs, its checksums), of a format this gitckpt reads."""
     try:
         manifest = json_input.loads((path / MANIFEST).read_text(encoding="utf-8"))

@@ -6,6 +6,7 @@ a remote, the user confirmed what it publishes."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import (
@@ -37,6 +38,10 @@ from gitckpt.transfer.remotes import (
     remote_tasks,
     top,
 )
+
+if TYPE_CHECKING:
+    from gitckpt.core import child_process
+    from gitckpt.store.state import StateDir
 
 PUSHED = "pushed.json"  # {remote URL: [remote task ids whose first push was confirmed]}
 _SHOWN = 10             # untracked files named in a confirmation; the count says the rest
@@ -129,7 +134,7 @@ class PushResult(Shaped):
     tasks: list[PushedTask]
 
 
-def _state(store: Store):
+def _state(store: Store) -> StateDir:
     """Where confirmed first pushes are kept: the repository's shared state (every worktree
     of it pushes the same tasks), or the plain folder's."""
     return store.shared
@@ -329,7 +334,7 @@ def _check_not_behind(tl: Timeline, tid: TaskId, theirs: RemoteTask | None, remo
     return carry
 
 
-def _push_refused(p, names: list[str], remote: str) -> None:
+def _push_refused(p: child_process.Completed, names: list[str], remote: str) -> None:
     why = [line.split("\t")[-1] for line in p.stdout.splitlines() if line.startswith("!")]
     real = [w for w in why if "atomic" not in w] or why
     if any("stale info" in w for w in real):

@@ -27,6 +27,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument, RemoteFailed
@@ -177,9 +178,10 @@ def listing(store: Store, remote: Remote) -> dict[TaskId, RemoteTask]:
     with ThreadPoolExecutor(1) as pool:
         cards = pool.submit(_fetch_cards, store, remote)
         tasks = {tid: t for tid, t in remote_tasks(store, remote).items() if t.head}
-        for tid, card in cards.result().items():
-            t = tasks.get(tid)
-            if t is not None:
+        found = cards.result()
+        for tid, t in tasks.items():
+            card = found.get(tid)
+            if card is not None:
                 t.name = _line(card.get("name"), 200)
                 t.title = _line(card.get("title"), 200)
                 t.updated = _line(card.get("updated"), 40)
@@ -196,10 +198,10 @@ def _line(value: object, most: int) -> str | None:
     return "".join(c if c.isprintable() else " " for c in value)[:most].strip() or None
 
 
-def _fetch_cards(store: Store, remote: Remote) -> dict[str, dict]:
+def _fetch_cards(store: Store, remote: Remote) -> dict[str, dict[str, Any]]:
     """Every card of the remote by task id; none (the listing shows the refs alone) if they
     cannot be fetched while the refs can."""
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}  # task id -> its card (JSON)
     where = git_dir(store)
     under = store.state.ensure() if where is not None else None
     with remote_git.scratch_repository(where / "config" if where else None, under) as scratch:
@@ -222,7 +224,8 @@ def _fetch_cards(store: Store, remote: Remote) -> dict[str, dict]:
 
 def reaches(store: Store, start: ObjectId, target: ObjectId, limit: int = 1_000_000) -> bool:
     """True if `target` is `start` or one of its ancestors (every parent is followed)."""
-    todo, seen = [start], set()
+    todo = [start]
+    seen: set[ObjectId] = set()
     while todo and len(seen) < limit:
         commit = todo.pop()
         if commit == target:

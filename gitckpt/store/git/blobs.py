@@ -11,8 +11,8 @@ from pygit2.enums import FilterMode
 
 from gitckpt.core.errors import StoreNotWritable
 from gitckpt.safety.sensitive import content_sensitive
-from gitckpt.store.files import FileChanging
-from gitckpt.store.git.scanpass import lstat, read_regular
+from gitckpt.store.files import FileChanging, read_regular
+from gitckpt.store.git.scanpass import lstat
 from gitckpt.store.packs.write import PackWriter
 
 # `file_blob`'s answers for a file whose content is a credential, and one that kept changing

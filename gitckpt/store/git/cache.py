@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -21,7 +23,7 @@ class StatCache:
     """The private index of one workspace, opened as a standalone libgit2 index (never through
     `repo.index`, so the user's `.git/index` cannot be read or written by accident)."""
 
-    def __init__(self, repo: pygit2.Repository, state: StateDir, user_index) -> None:
+    def __init__(self, repo: pygit2.Repository, state: StateDir, user_index: Path) -> None:
         self.repo = repo
         self.state = state
         self.path = state.path / "index"
@@ -80,7 +82,7 @@ class StatCache:
         """Folders holding a .gitattributes file, as the last scan found them."""
         return set(self.read_state().get("attributes", []))
 
-    def read_state(self) -> dict:
+    def read_state(self) -> dict[str, Any]:  # JSON as scan.py wrote it
         try:
             data = json_input.loads(self.state.read(SCAN_STATE) or b"{}")
         except (OSError, ValueError, GitckptError):
@@ -96,5 +98,5 @@ class StatCache:
         if state:
             self.write_state({**state, "by": os.urandom(8).hex()})
 
-    def write_state(self, state: dict) -> None:
+    def write_state(self, state: dict[str, Any]) -> None:
         self.state.write(SCAN_STATE, json.dumps(state).encode())

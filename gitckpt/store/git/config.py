@@ -10,8 +10,11 @@ import pygit2
 
 from gitckpt.safety.scope import Scope
 
+#: (mtime in ns, size, inode) of a file.
+Stamp = tuple[int, int, int]
 
-def stamp(path: Path) -> tuple[int, int, int] | None:
+
+def stamp(path: Path) -> Stamp | None:
     """(mtime, size, inode) of a file, or None if it does not exist."""
     try:
         st = os.stat(path)
@@ -30,7 +33,9 @@ def ignore_key(repo: pygit2.Repository, common_dir: Path, workdir: Path, prefix:
     """Scope rules plus the ignore files no scan of this workspace sees change."""
     files = [common_dir / "info" / "exclude"]
     try:
-        files.append(Path(os.path.expanduser(repo.config["core.excludesFile"])))
+        # a key without a value (None, which git refuses for it) raises TypeError here
+        files.append(Path(os.path.expanduser(
+            repo.config["core.excludesFile"])))  # type: ignore[type-var, arg-type]
     except KeyError:
         files.append(_xdg_git("ignore"))
     if prefix:  # .gitignore files above a monorepo workspace
@@ -47,7 +52,9 @@ def filter_key(repo: pygit2.Repository, common_dir: Path) -> str:
     files = [common_dir / "info" / "attributes", _xdg_git("attributes")]
     if values[2]:
         files.append(Path(os.path.expanduser(values[2])))
-    return "|".join([*values, *(f"{f}:{stamp(f)}" for f in files)])
+    # a key without a value (None: `autocrlf` so set means true) raises TypeError here
+    return "|".join([*values,  # type: ignore[list-item]
+                     *(f"{f}:{stamp(f)}" for f in files)])
 
 
 def trust_exec(repo: pygit2.Repository) -> bool:
@@ -67,7 +74,9 @@ def filters_possible(repo: pygit2.Repository, common_dir: Path, attributes: set[
     if attributes or os.path.exists(common_dir / "info" / "attributes"):
         return True
     config = repo.config
-    autocrlf = config["core.autocrlf"].lower() if "core.autocrlf" in config else "false"
+    # a key without a value (None: true to git) raises AttributeError here
+    autocrlf = config["core.autocrlf"].lower(  # type: ignore[union-attr]
+        ) if "core.autocrlf" in config else "false"
     if autocrlf not in ("false", "0", "no", "off") or "core.attributesFile" in config:
         return True
     return os.path.exists(_xdg_git("attributes"))  # False if unreadable

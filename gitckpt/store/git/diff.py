@@ -168,7 +168,7 @@ class Differ:
             raise
 
 
-def _readable(full: str, st) -> bool:
+def _readable(full: str, st: os.stat_result) -> bool:
     """Whether a cached file can be opened for reading now (a link always: it is not read)."""
     if not stat.S_ISREG(st.st_mode):
         return True

@@ -15,13 +15,14 @@ import stat
 import threading
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from gitckpt.core.record import dataclass
 from gitckpt.core.values import Progress
 from gitckpt.safety.scope import MAX_DEPTH
+from gitckpt.store.git.config import Stamp
 from gitckpt.store.git.scanpass import ScanPass, lstat
 from gitckpt.store.git.split import slices
 
@@ -53,8 +54,8 @@ class Memo:
     `by`: the cache here may then hold what that scan saw was no longer so), and the scan
     runs under the same rules."""
 
-    stamp: tuple | None
-    state_index: list | None
+    stamp: Stamp | None
+    state_index: list[int] | None
     state_tree: str | None
     state_scanned: str | None
     state_by: str | None
@@ -69,7 +70,8 @@ _memos: dict[str, Memo] = {}
 _lock = threading.Lock()
 
 
-def recall(index_path: Path, opened: tuple | None, state: dict, ignores: str) -> Memo | None:
+def recall(index_path: Path, opened: Stamp | None, state: dict[str, Any], ignores: str
+           ) -> Memo | None:
     """The memo of the last watched scan of this cache, if it still describes it."""
     with _lock:
         memo = _memos.get(str(index_path))

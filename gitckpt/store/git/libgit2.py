@@ -39,7 +39,7 @@ def _check_version(version: str) -> None:
                           f"{TESTED[1][0]}.{TESTED[1][1] + 1}'.")
 
 
-_check_version(pygit2.__version__)
+_check_version(pygit2.__version__)  # type: ignore[attr-defined]  # not in pygit2's __all__
 
 
 def index_diff(repo: pygit2.Repository, index: pygit2.Index, flags: int,
@@ -106,10 +106,10 @@ def open_index(path: str) -> pygit2.Index:
     whose `__del__` prints "Exception ignored" on stderr."""
     out = ffi.new("git_index **")
     check_error(C.git_index_open(out, os.fsencode(path)))
-    return pygit2.Index.from_c(None, out)
+    return pygit2.Index.from_c(None, out)  # type: ignore[no-untyped-call, no-any-return]
 
 
 def bind(index: pygit2.Index, repo: pygit2.Repository) -> pygit2.Index:
     """`index` (standalone) used against `repo`'s work tree and object database."""
-    index._repo = repo
+    index._repo = repo  # type: ignore[assignment]  # pygit2 types the private slot as None
     return index

@@ -59,7 +59,7 @@ def loose_problem(objects_dir: str, oid: str, *, verify: bool = False) -> str | 
     return None
 
 
-def loose_size(path: str | os.PathLike) -> int | None:
+def loose_size(path: str | os.PathLike[str]) -> int | None:
     """The body size the loose object file `path` announces in its header, from its first
     bytes only; None if there is no such file, ValueError if it has no sound header."""
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ObjectType
@@ -24,12 +24,19 @@ from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import (
     Mode,
 )
-from gitckpt.core.values import Progress, Skipped, Snapshot
+from gitckpt.core.values import Progress, Reason, Skipped, Snapshot
 from gitckpt.safety.scope import Scope
 from gitckpt.store.git import hinted
 from gitckpt.store.git.blobs import CHANGING, SENSITIVE, file_blob, looks_sensitive
 from gitckpt.store.git.cache import StatCache
-from gitckpt.store.git.config import filter_key, filters_possible, ignore_key, stamp, trust_exec
+from gitckpt.store.git.config import (
+    Stamp,
+    filter_key,
+    filters_possible,
+    ignore_key,
+    stamp,
+    trust_exec,
+)
 from gitckpt.store.git.diff import Differ
 from gitckpt.store.git.libgit2 import bind, nested_head
 from gitckpt.store.git.scanpass import ScanPass, dirs_of, dirs_with, lstat
@@ -127,6 +134,7 @@ class Scanner:
         # these rules: another task's excludes made another cache).
         memo = hinted.recall(self.index_path, opened, state, ignores) \
             if watched and not fresh else None
+        base: str | None
         if memo is not None and memo.tree in self.repo.odb:
             index, base = bind(memo.index, self.repo), memo.tree
             state = {**state, "racy": sorted(memo.racy)}
@@ -138,8 +146,8 @@ class Scanner:
             # The recorded tree is that of the index we read only if the file did not change
             # while we read it (writers replace it by rename) and the state names that file.
             same_file = opened is not None and stamp(self.index_path) == opened
-            base = state.get("tree") if same_file and state.get("index") == list(opened) \
-                else None
+            base = state.get("tree") if same_file and opened is not None \
+                and state.get("index") == list(opened) else None  # (same_file says it is)
         if len(index) and base is not None and base not in self.repo.odb:
             # git gc pruned what the cache points at: its blob ids cannot be trusted either.
             return self._snapshot(scope, update_cache, progress, fresh=True, watched=watched)
@@ -160,6 +168,8 @@ class Scanner:
         # a full diff re-checked every file: the slices are cut again from it
         rotation = hinted.Rotation(repo=memo.rotation.repo if memo is not None else None)
         if seen:  # each path the watcher saw was re-read: an edit may have restored its mtime
+            assert changed is not None  # as `seen` says
+            assert memo is not None
             recheck -= set(self._repo_paths(changed))
             # and what events cannot show (mmap writes, hard links from outside) is found by a
             # stat of a rotating slice of the rest
@@ -202,7 +212,7 @@ class Scanner:
     def _repo_paths(self, changed: set[str]) -> list[str]:
         return sorted({f"{self.prefix}/{r}" if self.prefix else r for r in changed})
 
-    def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: tuple | None,
+    def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: Stamp | None,
                     base: str | None, parallel: bool = True) -> list[pygit2.DiffDelta]:
         """Everything libgit2 finds changed between the cache and the work tree (`parallel`:
         the second half may be diffed from the index file, which holds `index`)."""
@@ -211,7 +221,7 @@ class Scanner:
             _FLAGS, self.parallel and parallel and first))
 
     def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
-                state: dict, update_cache: bool, ignores: str, filters: str,
+                state: dict[str, Any], update_cache: bool, ignores: str, filters: str,
                 old_links: set[str], old_attributes: set[str], watched: bool) -> Snapshot:
         """Write the cache (when it pays) and its side state; the snapshot.
 
@@ -397,7 +407,7 @@ class Scanner:
                 if not path.startswith(under):
                     continue
                 rel = path[len(self.prefix) + 1:] if self.prefix else path
-                gone = path not in listed or p.scope.excluded(rel)
+                gone: bool | Reason | None = path not in listed or p.scope.excluded(rel)
                 if not gone and everything and entry.mode != Mode.GITLINK:
                     full = os.path.join(self.workdir, path)
                     st = lstat(full)

@@ -10,7 +10,7 @@ from dataclasses import field
 import pygit2
 
 from gitckpt.core.record import dataclass
-from gitckpt.core.values import Skipped
+from gitckpt.core.values import Reason, Skipped
 from gitckpt.safety.scope import Scope
 from gitckpt.store.files import read_regular  # noqa: F401 (the one reader of files)
 from gitckpt.store.git.libgit2 import add_entry
@@ -47,7 +47,7 @@ class ScanPass:
             self.index.remove(path)
             self.changes[path] = None
 
-    def skip(self, rel: str, reason, st: os.stat_result | None = None) -> None:
+    def skip(self, rel: str, reason: Reason, st: os.stat_result | None = None) -> None:
         self.skipped.append(Skipped(rel, reason, st.st_size if st else None,
                                     round(st.st_mtime, 3) if st else None))
 

@@ -19,7 +19,7 @@ import pygit2
 
 from gitckpt.core.errors import StoreCorrupt
 from gitckpt.core.objects import Mode, decode_tree
-from gitckpt.store.git.config import stamp
+from gitckpt.store.git.config import Stamp, stamp
 from gitckpt.store.git.libgit2 import bind, entry_path, index_diff, open_index
 from gitckpt.store.git.loose import loose_problem
 
@@ -147,7 +147,7 @@ def slices(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Pat
 
 
 def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
-                opened: tuple | None, tree: str | None, workdir: Path, prefix: str, flags: int,
+                opened: Stamp | None, tree: str | None, workdir: Path, prefix: str, flags: int,
                 parallel: bool = True) -> list[pygit2.DiffDelta]:
     """What changed between the cache and the work tree: one libgit2 diff, or for a large
     workspace two halves at once (this thread on `index`, a second on its own objects, since
@@ -157,7 +157,8 @@ def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
     The second half holds a second copy of the index: `parallel=False` saves that memory.
     """
     big = tree is not None and len(index) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
-    sides = split(repo, index, tree, workdir, prefix) if parallel and big else None
+    sides = split(repo, index, tree, workdir, prefix) \
+        if parallel and big and tree is not None else None  # (`big` says it is not None)
     if sides is None:
         return list(index_diff(repo, index, flags, prefix).deltas)
 

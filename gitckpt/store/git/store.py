@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pygit2
 from pygit2.enums import FilterMode, ObjectType, RepositoryOpenFlag
@@ -44,6 +45,9 @@ from gitckpt.store.git.scan import Scanner
 from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
 from gitckpt.store.state import StateDir, unsafe
+
+if TYPE_CHECKING:
+    from gitckpt.store.staging import Held
 
 FORMAT = 1  # of our state under <common-dir>/gitckpt/
 _KIND = {ObjectType.BLOB: "blob", ObjectType.TREE: "tree", ObjectType.COMMIT: "commit"}
@@ -149,14 +153,14 @@ class GitStore(Store):
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check the permissions of the .git folder.") from e
 
-    def _hold(self, held) -> None:
+    def _hold(self, held: Held) -> None:
         from gitckpt.store.staging import staging_odb
 
         self._odb = self.repo.odb
         self.repo.set_odb(staging_odb(held, self.objects_dir))
         self._scanner.hold = held
 
-    def _release(self, held, publish: bool) -> None:
+    def _release(self, held: Held, publish: bool) -> None:
         self.repo.set_odb(self._odb)
         self._scanner.hold = None
         if publish:  # many objects as one pack, as a scan writes them
@@ -242,7 +246,7 @@ class GitStore(Store):
             return self.read_blob(oid)
         self._check(oid)
         try:
-            blob = self.repo[oid]
+            blob = cast(pygit2.Blob, self.repo[oid])  # a blob id by contract
             with pygit2.BlobIO(blob, as_path=f"{self.prefix}/{path}".lstrip("/")) as f:
                 return f.read()
         except (KeyError, ValueError, pygit2.GitError) as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import Any, cast
 
 import pygit2
 from pygit2.enums import ObjectType
@@ -38,7 +39,8 @@ def workspace_tree(repo: pygit2.Repository, prefix: str, index: pygit2.Index,
                                "Run `gitckpt doctor`; `gitckpt doctor --fix` deletes the "
                                "stat cache so the next save reads every file again.") from e
         try:
-            tree = ObjectId(str(repo[root][prefix].id) if prefix
+            # write_tree's id names a tree
+            tree = ObjectId(str(cast(pygit2.Tree, repo[root])[prefix].id) if prefix
                             else str(root))
         except KeyError:
             tree = EMPTY_TREE
@@ -57,7 +59,7 @@ def write_tree(repo: pygit2.Repository, entries: list[TreeEntry]) -> ObjectId:
 
 def index_trees(index: pygit2.Index) -> list[bytes]:
     """The bodies of the trees `index.write_tree()` writes, computed here, subtrees first."""
-    root: dict = {}
+    root: dict[bytes, Any] = {}  # name -> a folder (a dict like this one) or (mode, id)
     for e in index:
         *folders, name = os.fsencode(e.path).split(b"/")
         node = root
@@ -66,7 +68,7 @@ def index_trees(index: pygit2.Index) -> list[bytes]:
         node[name] = (Mode(int(e.mode)), str(e.id))
     out: list[bytes] = []
 
-    def write(node: dict) -> str:
+    def write(node: dict[bytes, Any]) -> str:
         entries = [TreeEntry(name, Mode.TREE, ObjectId(write(v))) if isinstance(v, dict)
                    else TreeEntry(name, v[0], ObjectId(v[1])) for name, v in node.items()]
         body = encode_tree(entries)

@@ -14,6 +14,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Callable
+from typing import BinaryIO
 
 from gitckpt.core.errors import StoreCorrupt
 from gitckpt.core.objects import hash_object
@@ -50,7 +51,7 @@ class PackIndex:
         i = bisect.bisect_left(self.ids, raw, lo, hi)
         if i >= hi or self.ids[i] != raw:
             return None
-        off = self.offsets[i]
+        off: int = self.offsets[i]
         if off & 0x80000000:
             off = struct.unpack_from(">Q", self.large, 8 * (off & 0x7FFFFFFF))[0]
         return off
@@ -105,7 +106,7 @@ class Packs:
     def has(self, oid: str) -> bool:
         return self.find(oid) is not None
 
-    def read(self, oid: str, loose: Callable[[str], tuple[str, bytes]] | None = None
+    def read(self, oid: str, loose: Callable[[str], tuple[str, bytes] | None] | None = None
              ) -> tuple[str, bytes] | None:
         """(kind, body) of `oid`, or None if no pack holds it. `loose` reads the base of a
         delta that names a loose object (a thin pack's). StoreCorrupt if it is damaged."""
@@ -155,7 +156,9 @@ class Packs:
             raise StoreCorrupt(f"Object {oid} in {index.pack_path} cannot be read ({e})",
                                "Run `gitckpt doctor` on the store.") from e
 
-    def _at(self, f, index: PackIndex, off: int, loose, depth: int) -> tuple[str, bytes]:
+    def _at(self, f: BinaryIO, index: PackIndex, off: int,
+            loose: Callable[[str], tuple[str, bytes] | None] | None, depth: int
+            ) -> tuple[str, bytes]:
         if depth > _MAX_CHAIN:
             raise ValueError("delta chain too long")
         f.seek(off)
@@ -193,7 +196,7 @@ def _entry_header(head: bytes) -> tuple[int, int, int]:
     return code, size, i
 
 
-def _inflate(f, at: int, size: int) -> bytes:
+def _inflate(f: BinaryIO, at: int, size: int) -> bytes:
     f.seek(at)
     d = zlib.decompressobj()
     out = bytearray()

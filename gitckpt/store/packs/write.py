@@ -17,6 +17,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable
+from typing import BinaryIO
 
 from gitckpt.core.objects import hash_object, sha1
 
@@ -60,12 +61,12 @@ class PackWriter:
         self.ids: set[str] = set()
         self.streamed: dict[str, tuple[str, int, int]] = {}  # id: (kind, offset, length)
         self.entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset) in the pack
-        self.file = None
+        self.file: BinaryIO | None = None
         self.tmp = ""
         self.published: str | None = None  # the pack's path once closed
 
-    def __contains__(self, oid: str) -> bool:
-        return oid in self.ids
+    def __contains__(self, oid: object) -> bool:
+        return oid in self.ids  # a pygit2.Oid too: it hashes and compares as its hex id
 
     @property
     def streaming(self) -> bool:
@@ -99,12 +100,14 @@ class PackWriter:
         self.held, self.held_by_id, self.held_bytes = [], {}, 0
 
     def _write(self, kind: str, data: bytes, oid: str) -> None:
+        f = self.file
+        assert f is not None  # called only while streaming (after _start)
         header = _entry_header(_TYPES[kind], len(data))
         chunk = header + zlib.compress(data, LEVEL)
-        at = self.file.tell()
+        at = f.tell()
         self.entries.append((bytes.fromhex(oid), zlib.crc32(chunk), at))
         self.streamed[oid] = (kind, at + len(header), len(chunk) - len(header))
-        self.file.write(chunk)
+        f.write(chunk)
 
     def drain(self) -> list[tuple[str, bytes, str]]:
         """The objects held and not yet written, as (kind, data, id), handed to the caller
@@ -211,7 +214,8 @@ def _index(entries: list[tuple[bytes, int, int]], pack_checksum: bytes) -> bytes
     for n in fanout:
         total += n
         cumulative.append(total)
-    small, large = [], []
+    small: list[int] = []
+    large: list[int] = []
     for _, _, offset in entries:
         if offset < 0x80000000:
             small.append(offset)

@@ -23,16 +23,23 @@ from gitckpt.core.record import dataclass
 RECHECK_SAVES = 10
 _WHOLE = (".gitignore", ".ckptignore")  # changes the whole walk must follow
 
+#: What changes when a process writes a file: (mtime, ctime, size, inode), in ns.
+Stamp = tuple[int, int, int, int]
+#: The .gitignore files that apply in a folder: (its folder, its stat key or None) each.
+Chain = tuple[tuple[str, bytes | None], ...]
+#: A folder's cache entry: (.gitignore chain, names left out, raw tree id or b"", entry count).
+CachedDir = tuple[Chain, tuple[str, ...], bytes, int]
+
 
 @dataclass
 class Memo:
     """The cache a walk ended with, in memory (it may be ahead of the cache file): valid
     while the file keeps `stamp` and the walk runs under the rules `rules`."""
 
-    stamp: tuple | None  # None: never trusted
+    stamp: Stamp | None  # None: never trusted
     rules: str
     files: dict[str, bytes]  # rel -> stat key + blob id + racy flag, as the cache file
-    dirs: dict[str, tuple]  # "a/b/" -> (.gitignore chain, names left out, tree id, size)
+    dirs: dict[str, CachedDir]  # "a/b/" -> (.gitignore chain, names left out, tree id, size)
     racy: set[str]  # files cached as modified within RACY_NS of their walk: read again
     slices: list[list[str]] = field(default_factory=list)  # the rotating re-check's round
     cursor: int = 0
@@ -64,7 +71,7 @@ _memos: dict[str, Memo] = {}
 _lock = threading.Lock()
 
 
-def stamp(path: os.PathLike | str) -> tuple | None:
+def stamp(path: os.PathLike[str] | str) -> Stamp | None:
     """What changes when a process writes the cache file (it is replaced by rename)."""
     try:
         st = os.stat(path)

@@ -19,20 +19,21 @@ from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
+from typing import Any
 
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.gitnames import refused_name
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import EMPTY_TREE, Mode, hash_object, sha1
 from gitckpt.core.record import dataclass
-from gitckpt.core.values import POINTER, Progress, Skipped
+from gitckpt.core.values import POINTER, Progress, Reason, Skipped
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.rules import decide
 from gitckpt.safety.scope import MAX_DEPTH, Scope, is_sensitive
 from gitckpt.safety.sensitive import content_sensitive
 from gitckpt.store.files import FileChanging, read_regular
 from gitckpt.store.plain import hinted
-from gitckpt.store.plain.hinted import Plan
+from gitckpt.store.plain.hinted import CachedDir, Chain, Plan
 from gitckpt.store.plain.nested import read_nested_head
 from gitckpt.store.state import StateDir
 
@@ -62,14 +63,18 @@ def _key(st: os.stat_result) -> bytes:
     return _KEY.pack(st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
 
 
-def _list(path: str) -> list[tuple[os.DirEntry, os.stat_result | None]]:
+#: A folder's entries, each with its lstat (None: gone before it could be taken).
+_Listing = list[tuple[os.DirEntry[str], os.stat_result | None]]
+
+
+def _list(path: str) -> _Listing:
     """A folder's entries with their lstat (None if gone), taken relative to the open folder
     (fstatat), which saves resolving the whole path once per file."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         with os.scandir(fd) as it:
             entries = list(it)
-        out = []
+        out: _Listing = []
         for e in entries:
             try:
                 out.append((e, e.stat(follow_symlinks=False)))
@@ -90,9 +95,9 @@ class _Walk:
     scope: Scope
     rules: IgnoreFile  # built-ins, then .ckptignore, then task excludes
     old_files: dict[str, bytes]  # rel -> stat key + blob id + racy flag
-    old_dirs: dict[str, tuple]  # rel dir -> (.gitignore chain, names left out, tree id, size)
+    old_dirs: dict[str, CachedDir]  # rel dir -> (.gitignore chain, names left out, tree id, size)
     new_files: dict[str, bytes] = field(default_factory=dict)
-    new_dirs: dict[str, tuple] = field(default_factory=dict)
+    new_dirs: dict[str, CachedDir] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     now: int = field(default_factory=time.time_ns)
     plan: Plan | None = None  # a narrowed walk (hinted.py): which folders are listed
@@ -145,7 +150,7 @@ class DirScanner:
         memo = hinted.recall(where, rules_key) if watched else None
         if watched:
             hinted.forget(where)  # until this walk ends well: its cache is the files' again
-        cache: dict = {"rules": rules_key}
+        cache: dict[str, Any] = {"rules": rules_key}  # as marshal loaded it
         if memo is not None:
             files, dirs = memo.files, memo.dirs
         else:
@@ -201,7 +206,7 @@ class DirScanner:
     def _rules_key(self, scope: Scope) -> str:
         return sha1(repr((scope.fingerprint(), builtin_ignore())).encode()).hexdigest()
 
-    def _read_cache(self) -> dict:
+    def _read_cache(self) -> dict[str, Any]:
         """The cache file: marshal (never pickle: a workspace may come from anyone), with the
         file entries packed into one string of paths and one string of fixed-size values,
         which loads ten times faster than a marshalled dict."""
@@ -228,7 +233,7 @@ class DirScanner:
             return None
         return "unreadable, damaged or from another version"
 
-    def _write_cache(self, data: dict) -> None:
+    def _write_cache(self, data: dict[str, Any]) -> None:
         self._write_cache_bytes(marshal.dumps(data))
 
     def _write_cache_bytes(self, data: bytes) -> None:
@@ -239,7 +244,7 @@ class DirScanner:
 
     # -- the walk ------------------------------------------------------------------------------
 
-    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,  # noqa: C901 (hot loop)
+    def _walk(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: Chain,  # noqa: C901 (hot loop)
               progress: Progress | None) -> bytes | None:
         """The raw tree id of directory `path` (`rel` inside the workspace); None when empty.
 
@@ -256,9 +261,9 @@ class DirScanner:
                 chain = (*chain, (rel, _key(st) if st else None))
         known = w.old_dirs.get(rel)
         trusted = known is not None and known[0] == chain
-        left_out = set(known[1]) if trusted else None
+        left_out = set(known[1]) if trusted and known is not None else None
         same = trusted  # the cached tree holds while nothing below differs from the cache
-        items: list[tuple[bytes, bytes, bytes]] = []  # (name, mode, raw id)
+        items: list[tuple[str, bytes, bytes]] = []  # (name, mode, raw id)
         now_out: list[str] = []
         old_files, new_files = w.old_files, w.new_files
         skip, pack, size = self.skip, _KEY.pack, _KEY.size
@@ -309,6 +314,7 @@ class DirScanner:
                 same = False
                 w.skipped.append(Skipped(child, "too_large", st.st_size, round(st.st_mtime, 3)))
                 continue
+            raw: bytes | None
             if cached is not None and cached[-1] == 0 and cached[:size] == key:
                 new_files[child] = cached
                 raw = cached[size:-1]
@@ -319,7 +325,8 @@ class DirScanner:
                     continue
             items.append((name, _LINK if S_ISLNK(mode) else _EXEC if mode & 0o100 else _FILE,
                           raw))
-        tree = known[2] if same and self._still(known, items) else self._tree(items)
+        tree = known[2] if same and known is not None and self._still(known, items) \
+            else self._tree(items)
         w.new_dirs[rel] = (chain, tuple(now_out), tree, len(items))
         if w.plan is not None:
             w.walked.add(rel)
@@ -339,7 +346,7 @@ class DirScanner:
             w.new_dirs.pop(key, None)
             gone.extend(w.below.get(key, ()))
 
-    def _list(self, w: _Walk, path: str, rel: str) -> list | None:
+    def _list(self, w: _Walk, path: str, rel: str) -> _Listing | None:
         """The entries of folder `path` with their stat, or None (gone, or left out and said
         why: a folder that cannot be read, a path longer than the system allows)."""
         try:
@@ -355,7 +362,7 @@ class DirScanner:
             return None
 
     def _folder(self, w: _Walk, path: str, name: str, child: str, st: os.stat_result,
-                left_out: set[str] | None, stack: list[_GitIgnore], chain: tuple,
+                left_out: set[str] | None, stack: list[_GitIgnore], chain: Chain,
                 now_out: list[str], progress: Progress | None
                 ) -> tuple[tuple[bytes, bytes] | None, bool]:
         """The (mode, raw id) of subfolder `name` of `path` (None: left out or empty), and
@@ -387,7 +394,7 @@ class DirScanner:
             same = False
         return item, same
 
-    def _still(self, known: tuple, items: list) -> bool:
+    def _still(self, known: CachedDir, items: list[tuple[str, bytes, bytes]]) -> bool:
         """The cached tree `known` stands for `items`, which match the cache entry by entry."""
         return len(items) == known[3] and self.has_object(ObjectId(known[2].hex()))
 
@@ -403,7 +410,7 @@ class DirScanner:
                 w.racy.add(child)
         return raw
 
-    def _tree(self, items: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    def _tree(self, items: list[tuple[str, bytes, bytes]]) -> bytes:
         """The raw id of the tree of `items` (name, mode, raw id), written if new; b"" if none."""
         if not items:
             return b""
@@ -429,7 +436,7 @@ class DirScanner:
         return decide(child, is_dir, ((len(gi.base), gi.spec) for gi in reversed(stack)),
                       w.rules, lambda r, d: w.scope.kept(r + "/" if d else r))
 
-    def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: tuple,
+    def _directory(self, w: _Walk, path: str, rel: str, stack: list[_GitIgnore], chain: Chain,
                    progress: Progress | None) -> tuple[bytes, bytes] | None:
         dotgit = os.path.join(path, ".git")
         if os.path.isfile(dotgit) or os.path.isfile(os.path.join(dotgit, "HEAD")):
@@ -450,7 +457,7 @@ class DirScanner:
         except FileNotFoundError:
             return None
         except OSError as e:
-            reason = "changing" if isinstance(e, FileChanging) else "unreadable"
+            reason: Reason = "changing" if isinstance(e, FileChanging) else "unreadable"
             w.skipped.append(Skipped(rel, reason, st.st_size, round(st.st_mtime, 3)))
             return None
         if not stat.S_ISLNK(st.st_mode):

@@ -14,6 +14,7 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import CHECK_STORE, SchemaTooNew, StoreCorrupt, StoreNotWritable
@@ -41,6 +42,9 @@ from gitckpt.store.plain import hinted
 from gitckpt.store.plain.refs import RefFiles
 from gitckpt.store.plain.scan import DirScanner, builtin_ignore
 from gitckpt.store.state import StateDir, unsafe
+
+if TYPE_CHECKING:
+    import pygit2
 
 FORMAT = 1
 POINTER_PREFIX = "gitckpt-store: "
@@ -416,7 +420,7 @@ class DirStore(Store):
                 or (self._held is not None and oid in self._held)
                 or self._object_path(oid).exists() or self._packs.has(oid))
 
-    def repository(self):
+    def repository(self) -> pygit2.Repository:
         from gitckpt.store.staging import plain_repository
 
         self.flush()  # objects held for a pack must be on disk for libgit2
