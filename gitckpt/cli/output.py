@@ -6,9 +6,13 @@ import codecs
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitckpt.core.errors import GitckptError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import BinaryIO
 
 __all__ = ["PIPE_CLOSED", "OutputFailed", "ReaderGone", "echo", "flush", "written"]
 
@@ -131,7 +135,9 @@ def _click_echo(text: str, err: bool, color: bool | None) -> None:
     try:
         click.echo(text, nl=False, err=err, color=color)
     except UnicodeEncodeError:
-        stream = click.get_binary_stream("stderr" if err else "stdout")
+        # (click 8.5 serves this deprecated name from its module __getattr__, typed `object`)
+        get_binary_stream = cast("Callable[[str], BinaryIO]", click.get_binary_stream)
+        stream = get_binary_stream("stderr" if err else "stdout")
         if not stream.isatty() and not color:
             text = click.unstyle(text)
         stream.write(text.encode("utf-8", "surrogateescape"))

@@ -129,6 +129,7 @@ def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) ->
     except OSError:
         echo(text, color=colored)
         return
+    assert p.stdin is not None  # stdin=PIPE
     try:
         p.stdin.write(text.encode("utf-8", "surrogateescape"))
     except (BrokenPipeError, KeyboardInterrupt):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.hints import BLANK, CLI, call
 
@@ -11,7 +11,19 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from gitckpt.core.values import Skipped
-    from gitckpt.service import api as service
+    from gitckpt.engine.compress import CompressResult
+    from gitckpt.engine.doctor import DoctorResult
+    from gitckpt.engine.records import DriftResult, SaveResult, TaskInfo
+    from gitckpt.service.results import (
+        DiffResult,
+        InitResult,
+        LogResult,
+        RestoreResult,
+        ScopeResult,
+        TasksResult,
+    )
+    from gitckpt.transfer.migrate import MigrateResult
+    from gitckpt.transfer.package import ExportResult, ImportResult
 
 
 def _cmd(op: str, **args: object) -> str:
@@ -27,7 +39,7 @@ def _skipped_lines(skipped: Sequence[Skipped]) -> str:
     return f"Left out {len(skipped)} file(s): {shown}{more}\n"
 
 
-def render_init(r: service.InitResult) -> str:
+def render_init(r: InitResult) -> str:
     s = r.save
     out = f"Started task {s.task} ({r.name}); step 0 is {s.commit[:7]}, now active.\n"
     out += _skipped_lines(s.skipped)
@@ -37,7 +49,7 @@ def render_init(r: service.InitResult) -> str:
     return out + f"Save each finished step: {step}\n"
 
 
-def render_save(r) -> str:
+def render_save(r: SaveResult) -> str:
     if r.idempotent:
         return (f"Nothing new since step {r.step} of {r.task} (same title, conclusion, next, "
                 f"verified and files); no commit written.\n")
@@ -52,7 +64,7 @@ def render_save(r) -> str:
     return out
 
 
-def render_log(r: service.LogResult) -> str:
+def render_log(r: LogResult) -> str:
     """Newest first; the drifts after a step are listed above it, indented."""
     out = [f"{r.info.id}  {r.info.meta.name}  ({r.info.status})"]
     for s in reversed(r.steps):
@@ -82,7 +94,7 @@ def render_log(r: service.LogResult) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_scope(r: service.ScopeResult) -> str:
+def render_scope(r: ScopeResult) -> str:
     """One line per path: in or out, the reason, the rule, the path (as git check-ignore -v)."""
     lines = []
     for d in r.paths:
@@ -91,7 +103,7 @@ def render_scope(r: service.ScopeResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_tasks(r: service.TasksResult) -> str:
+def render_tasks(r: TasksResult) -> str:
     if not r.tasks:
         return f"No tasks yet. Start one with {_cmd('init', name=BLANK, goal=BLANK)}.\n"
     width = max(len(t.id) for t in r.tasks)
@@ -138,7 +150,7 @@ def undo_command(again: list[str], safety: str) -> str:
     return shlex.join([*again[:at], "restore", str(safety)[:12], *task, "--apply", "--yes"])
 
 
-def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str, ...]) -> str:
+def render_restore(r: RestoreResult, again: list[str], paths: tuple[str, ...]) -> str:
     """The plan (counts, then paths by action), the patch if asked, and what to do next."""
     p = r.plan
     t = p.target
@@ -165,7 +177,7 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
         lines.append("")
     if r.applied and r.safety is None:
         lines.append("The workspace already matches; nothing was written.")
-    elif r.applied:
+    elif r.applied and r.safety is not None:  # (not None: the branch above took that)
         lines.append(f"Safety copy: {r.safety}")
         lines.append(f"Undo with: {undo_command(again, r.safety)}")
         if r.blocked:
@@ -187,9 +199,10 @@ def render_restore(r: service.RestoreResult, again: list[str], paths: tuple[str,
 _MARK = {"added": "A", "modified": "M", "deleted": "D", "mode": "m", "type": "T"}
 
 
-def render_diff(r: service.DiffResult) -> str:
-    def name(side: dict) -> str:
-        return side["label"] + (f" ({side['commit'][:7]})" if side.get("commit") else "")
+def render_diff(r: DiffResult) -> str:
+    def name(side: dict[str, Any]) -> str:
+        label: str = side["label"]
+        return label + (f" ({side['commit'][:7]})" if side.get("commit") else "")
     lines = [f"{name(r.base)} -> {name(r.target)}: {len(r.files)} files, "
              f"+{r.additions} -{r.deletions}"]
     width = max((len(f.path) for f in r.files), default=0)
@@ -203,7 +216,7 @@ def render_diff(r: service.DiffResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_capture(r) -> str:
+def render_capture(r: DriftResult) -> str:
     if not r.recorded:
         return f"No change since {r.commit[:7]} (task {r.task}); nothing recorded.\n"
     ch = r.changes
@@ -212,17 +225,17 @@ def render_capture(r) -> str:
             f"{len(ch.added)} added, {len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")
 
 
-def render_switch(t) -> str:
+def render_switch(t: TaskInfo) -> str:
     return f"Task {t.id} ({t.meta.name}) is active again, at step {t.head.n}.\n"
 
 
-def render_export(r) -> str:
+def render_export(r: ExportResult) -> str:
     return (f"Exported task {r.task} ({r.steps} steps, {r.objects} objects, "
             f"{r.bytes / 2**20:.1f} MiB) to {r.path}\n"
             f"Continue elsewhere with: {_cmd('import', package=str(r.path))}\n")
 
 
-def render_import(r) -> str:
+def render_import(r: ImportResult) -> str:
     if r.dry_run:
         return (f"The package holds task {r.task} ({r.name}): {r.steps} steps, {r.objects} "
                 "objects; every check passed. Nothing was written; import it with the same "
@@ -234,7 +247,7 @@ def render_import(r) -> str:
                   render_restore(r.checkout, [], ()))
 
 
-def render_compress(r) -> str:
+def render_compress(r: CompressResult) -> str:
     verb = "Would drop" if r.dry_run else "Dropped"
     chains = r.eligible if r.dry_run else r.dropped
     if not chains and not r.transcripts:
@@ -253,7 +266,7 @@ def render_compress(r) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_doctor(r) -> str:
+def render_doctor(r: DoctorResult) -> str:
     lines = [f"Store {r.store} ({r.kind}, {r.tasks} task(s)); checked "
              f"{', '.join(r.checked)}; watcher {r.watch}."]
     for f in r.findings:
@@ -265,7 +278,7 @@ def render_doctor(r) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_migrate(r) -> str:
+def render_migrate(r: MigrateResult) -> str:
     lines = [f"Imported from {r.source} ({r.path}):"]
     for t in r.tasks:
         skipped = f"; {len(t.skipped)} file(s) left out" if t.skipped else ""

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gitckpt.core.hints import BLANK, CLI, call
+
+if TYPE_CHECKING:
+    from gitckpt.service.results import RemoteSetting, TranscriptSetting
+    from gitckpt.transfer.fetch import FetchResult
+    from gitckpt.transfer.push import PushResult
 
 
 def _cmd(op: str, **args: object) -> str:
@@ -10,7 +17,7 @@ def _cmd(op: str, **args: object) -> str:
     return call(op, **args).spell(CLI)
 
 
-def render_push(r) -> str:
+def render_push(r: PushResult) -> str:
     lines = [f"Pushed to {r.remote}:"]
     for t in r.tasks:
         first = " (its first push there)" if t.first else ""
@@ -18,7 +25,7 @@ def render_push(r) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_fetch(r) -> str:
+def render_fetch(r: FetchResult) -> str:
     if r.task is None:
         if not r.tasks:
             return f"{r.remote} holds no checkpoints.\n"
@@ -39,7 +46,7 @@ def render_fetch(r) -> str:
             f"&& {_cmd('restore', target='head', apply=True)}\n")
 
 
-def render_remote_setting(r) -> str:
+def render_remote_setting(r: RemoteSetting) -> str:
     if r.remote is None:
         return f"No remote is set; push and fetch need one: {_cmd('config_remote', name=BLANK)}\n"
     out = f"push and fetch use {r.remote} when given no remote.\n"
@@ -50,7 +57,7 @@ def render_remote_setting(r) -> str:
     return out
 
 
-def render_transcripts(r) -> str:
+def render_transcripts(r: TranscriptSetting) -> str:
     held = (f"; {r.steps} step{'' if r.steps == 1 else 's'} hold{'s' if r.steps == 1 else ''} "
             f"transcripts ({r.bytes:,} bytes)" if r.steps else "")
     if r.on:

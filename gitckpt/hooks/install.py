@@ -9,6 +9,7 @@ import math
 import os
 from dataclasses import field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import atomic, json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
@@ -16,6 +17,11 @@ from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.hooks import jsonc
 from gitckpt.hooks.hosts import HOSTS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from gitckpt.hooks.hosts import Host
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
     if spec.plugin is not None:  # a plugin file of gitckpt's own, not hooks merged into JSON
         return [_plan_plugin(spec, root, rel, scope, remove)]
 
-    def hooks(config: dict) -> dict:
+    def hooks(config: dict[str, Any]) -> dict[str, Any]:
         config = spec.without(config) if remove else spec.merged(config)
         return _server(config, remove) if servers == rel else config
 
@@ -115,7 +121,7 @@ _BY_HAND_MCP = {
 }
 
 
-def _server(config: dict, remove: bool) -> dict:
+def _server(config: dict[str, Any], remove: bool) -> dict[str, Any]:
     """`config` with gitckpt's server in `mcpServers` (or without it, where it is gitckpt's;
     a server of the user's under the same name is kept)."""
     servers = config.get("mcpServers")
@@ -149,7 +155,7 @@ def _is_ours(server: object) -> bool:
                                   or w.endswith("/gitckpt") for w in words)
 
 
-def serves(spec, folder: str | Path) -> bool:
+def serves(spec: Host, folder: str | Path) -> bool:
     """Whether the host already has gitckpt's MCP server, in any scope's MCP file (and, for
     Claude Code, in ~/.claude.json, where `claude mcp add` keeps it); read only."""
     try:
@@ -205,7 +211,7 @@ def _opencode_server(server: object) -> object:
 PLUGIN_MARK = "// gitckpt's "
 
 
-def _plan_plugin(spec, root: Path, rel: str, scope: str, remove: bool) -> InstallPlan:
+def _plan_plugin(spec: Host, root: Path, rel: str, scope: str, remove: bool) -> InstallPlan:
     """The plan for a host whose hooks are a plugin file (OpenCode): gitckpt's own file,
     written whole from the package's copy (with `--cli` where the host has no gitckpt
     server), or taken out again; a file of that name that is not gitckpt's is refused."""
@@ -215,6 +221,7 @@ def _plan_plugin(spec, root: Path, rel: str, scope: str, remove: bool) -> Instal
     if old and not old.startswith(PLUGIN_MARK):
         raise InvalidArgument(f"{path} is not gitckpt's plugin; it is left as it is.",
                               "Rename it, or remove it if it is an old copy, then run again.")
+    assert spec.plugin is not None  # plans() comes here only for a host with a plugin
     new = "" if remove else files("gitckpt.hooks").joinpath(spec.plugin).read_text("utf-8")
     if spec.cli and new:
         new = new.replace("const ARGS = []", 'const ARGS = ["--cli"]', 1)
@@ -222,7 +229,8 @@ def _plan_plugin(spec, root: Path, rel: str, scope: str, remove: bool) -> Instal
     return InstallPlan(spec.name, path, old, new, scope=scope, name=name)
 
 
-def _plan_file(spec, root: Path, rel: str, scope: str, change, members: tuple[str, ...]
+def _plan_file(spec: Host, root: Path, rel: str, scope: str,
+               change: Callable[[dict[str, Any]], dict[str, Any]], members: tuple[str, ...]
                ) -> InstallPlan:
     """The plan for one file: `change` applied to its JSON; where the file holds comments,
     only `members` are rewritten, the rest kept as written."""
@@ -255,10 +263,10 @@ def _plan_file(spec, root: Path, rel: str, scope: str, change, members: tuple[st
 _BY_HAND = "Fix the file by hand, or merge the --dry-run snippet yourself."
 
 
-def _parse(text: str, path: Path) -> dict:
+def _parse(text: str, path: Path) -> dict[str, Any]:
     """The config as JSON that round-trips: no duplicate keys (one would be lost), no
     number JSON cannot write back (1e400, NaN)."""
-    def pairs(items: list) -> dict:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [k for k, _ in items]
         dup = next((k for k in keys if keys.count(k) > 1), None)
         if dup is not None:
@@ -287,7 +295,7 @@ def _parse(text: str, path: Path) -> dict:
     return config
 
 
-def _check_hooks(config: dict, path: Path) -> None:
+def _check_hooks(config: dict[str, Any], path: Path) -> None:
     """`hooks` is an object of lists, as every host documents it; anything else is refused
     rather than replaced."""
     hooks = config.get("hooks")

@@ -17,6 +17,10 @@ import socket
 import sys
 import time
 
+TYPE_CHECKING = False  # typing itself is not imported: a hook loads as little as it can
+if TYPE_CHECKING:
+    from typing import Any
+
 #: One request per connection. The relay first sends a line of its own (`ACK`) from the
 #: connection's thread: a relay that is stopped (Ctrl-Z) or wedged never says it, and the hook
 #: gives up on it before it has sent anything. Only then does the hook send its request (a JSON
@@ -115,7 +119,7 @@ def own_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def ask(request: dict, wait: float | None = None) -> dict | None:
+def ask(request: dict[str, Any], wait: float | None = None) -> dict[str, Any] | None:
     """A relay's answer to `request`, or None when the hook is to run in its own process (no
     relay took it, or the hook claimed it back from a silent one). A relay that claimed the
     request but did not answer in time (`wait` seconds, default `answer_wait()`) is an answer

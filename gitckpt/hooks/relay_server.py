@@ -25,6 +25,10 @@ from gitckpt.hooks.relay import (
     settings,
 )
 
+TYPE_CHECKING = False  # as in relay.py: typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 CLOSE_WAIT = 2.0  # seconds a closing relay waits for the requests it is serving
 
 
@@ -32,7 +36,7 @@ class Relay:
     """The server side: a daemon thread accepting hook requests for `serve(request) -> dict`,
     each claimed before it is served (see ACK)."""
 
-    def __init__(self, serve: Callable[[dict], dict]) -> None:
+    def __init__(self, serve: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         self.serve = serve
         self.path: str | None = None
         self.claims: str | None = None
@@ -138,7 +142,7 @@ class Relay:
                 except (ValueError, RecursionError):
                     request = None
                 if not isinstance(request, dict):
-                    reply: dict = {"refused": "not a request"}
+                    reply: dict[str, Any] = {"refused": "not a request"}
                 elif request.get("settings") != self.settings:
                     reply = {"refused": "other settings"}
                 elif not self._take(request.get("claim")):
@@ -149,7 +153,8 @@ class Relay:
                     finally:
                         with self._lock:
                             self._busy -= 1
-                    if reply.get("refused"):  # not acted on: the hook may try elsewhere
+                    # not acted on: the hook may try elsewhere (`claims` is set: _take claimed)
+                    if reply.get("refused") and self.claims is not None:
                         try:
                             os.unlink(os.path.join(self.claims, request["claim"]))
                         except (OSError, TypeError):
@@ -208,5 +213,6 @@ def _same_user(conn: socket.socket) -> bool:
         creds = conn.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
     except OSError:
         return False
+    uid: int
     _pid, uid, _gid = struct.unpack("3i", creds)
     return uid == os.getuid()

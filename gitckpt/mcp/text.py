@@ -8,7 +8,7 @@ call that comes next, spelled by core/hints as every suggestion is.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from gitckpt.core.values import Changes
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.records import DriftResult, SaveResult, StepRecord, TaskInfo
-    from gitckpt.engine.why import WhyResult
+    from gitckpt.engine.search import SearchResult
+    from gitckpt.engine.why import LineOrigin, WhyResult
     from gitckpt.service.results import (
         DiffResult,
         InitResult,
@@ -166,7 +167,7 @@ def log(r: LogResult) -> str:
     return "\n".join(lines)
 
 
-def _count(changes: dict) -> int:
+def _count(changes: dict[str, list[str]]) -> int:
     return sum(len(v or ()) for v in changes.values())
 
 
@@ -209,7 +210,7 @@ def diff(r: DiffResult) -> str:
     return "\n".join(lines)
 
 
-def search(r) -> str:
+def search(r: SearchResult) -> str:
     """The hits, one line each: task, checkpoint, kind, snippet."""
     if not r.hits:
         return f"Nothing in {r.indexed} checkpoints' notes matches {_clip(r.query, 60)!r}."
@@ -220,7 +221,7 @@ def search(r) -> str:
 
 def why(r: WhyResult) -> str:
     """The lines' origins, one line per run of lines from one checkpoint (at most 12)."""
-    runs: list[list] = []
+    runs: list[list[LineOrigin]] = []
     for o in r.lines:
         if runs and runs[-1][-1].commit == o.commit and runs[-1][-1].line == o.line - 1:
             runs[-1].append(o)
@@ -299,7 +300,7 @@ def error_result(e: GitckptError) -> CallToolResult:
                           structured_content=printable(e.to_dict(MCP)))
 
 
-def printable(value):
+def printable(value: Any) -> Any:
     """`value` with file names that are not UTF-8 (lone surrogates) written as `\\xNN`: the
     protocol carries UTF-8 only, and a result must never fail after the work was done."""
     if isinstance(value, str):
