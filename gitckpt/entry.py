@@ -16,6 +16,8 @@ TYPE_CHECKING = False  # typing itself is not imported: `--version` starts as `p
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+    from gitckpt.core.ops.fields import Voice
+
 USAGE = os.path.join(os.path.dirname(__file__), "usage.txt")
 
 
@@ -105,9 +107,6 @@ def _main(argv: list[str] | None) -> None:
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
     _relayed(args)  # returns when no running gitckpt takes the command
-    from gitckpt.cli.quick import run as quick
-
-    quick(args)  # `resume` and `save` without click; returns when click must parse args
     if args == ["--write-usage"] and argv is None and __name__ == "__main__":
         _write_usage()
         return
@@ -127,7 +126,7 @@ def _hook(args: list[str]) -> bool:
     if kind in ("install", "uninstall", "commit-msg", "-h", "--help") or "-h" in rest \
             or "--help" in rest:  # click's commands of the group, and help
         return False
-    voice = "cli" if "--cli" in rest else "mcp"  # texts name commands, not tools
+    voice: Voice = "cli" if "--cli" in rest else "mcp"  # texts name commands, not tools
     rest = [a for a in rest if a != "--cli"]
     if rest[:1] == ["--host"] and len(rest) == 2:
         host = rest[1]
@@ -149,8 +148,10 @@ def _hook(args: list[str]) -> bool:
     reply = None
     if os.environ.get("GITCKPT_RELAY", "on") != "off":
         try:
-            request = {"host": host, "kind": kind, "raw": raw, "here": hook_folder(host)}
-            reply = ask({**request, "voice": voice} if voice != "mcp" else request)
+            from gitckpt.core.ops.events import HookCall
+
+            call = HookCall(host, kind, raw, hook_folder(host), voice)
+            reply = ask({"op": call.op, "request": call.to_wire()})
         except Exception:
             reply = None  # any trouble with a relay: the hook runs here
     if reply is not None:
@@ -177,12 +178,14 @@ def _relayed(args: list[str]) -> None:
             or any(a in ("-h", "--help", "--version") for a in args):
         return
     try:
+        from gitckpt.core.ops.events import CommandCall
         from gitckpt.hooks.relay import COMMAND_WAIT, answer_wait, ask, listening
 
-        reply = ask({"cli": args, "here": os.getcwd(), "tty": sys.stdout.isatty(),
-                     "env": {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ},
-                     "git": {k: v for k, v in os.environ.items() if k.startswith("GIT_")}},
-                    wait=answer_wait(COMMAND_WAIT))
+        call = CommandCall(
+            tuple(args), os.getcwd(), sys.stdout.isatty(),
+            {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ},
+            {k: v for k, v in os.environ.items() if k.startswith("GIT_")})
+        reply = ask({"op": call.op, "request": call.to_wire()}, wait=answer_wait(COMMAND_WAIT))
     except Exception:
         return  # any trouble with a relay: the command runs here
     if reply is None:

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,6 +273,70 @@ def ws(request, tmp_path, hermetic) -> Workspace:
         guard.check(status_changes=True, fsck_too=not crafted)
     if w.git_dir.exists() and not crafted:
         w.fsck()
+
+
+class Service:
+    """gitckpt's operations as tests call them: `service.save(root, "title", conclusion=...)`
+    opens the workspace at `root` as the save request declares and performs that request,
+    made of the arguments given (its fields, core/operations.py). `cwd` is the caller's
+    folder, `clock` the timeline's. Beside the operations: `open_timeline`, `watch`,
+    `active`, and a `capture` with the engine's own trigger and tool."""
+
+    def __getattr__(self, op: str):
+        from gitckpt.core.decode import decode
+        from gitckpt.core.operations import OPERATIONS
+        from gitckpt.core.request import params, to_json
+        from gitckpt.service.dispatch import call
+
+        cls = OPERATIONS[op.rstrip("_")]
+
+        def perform(root, *args, cwd=None, clock=None, **fields):
+            given = {**dict(zip((p.name for p in params(cls)), args, strict=False)), **fields}
+            # read through the wire form: records may be given as dicts, paths as Paths
+            data = to_json({k: os.fspath(v) if isinstance(v, os.PathLike) else v
+                            for k, v in given.items()})
+            return call(root, decode(cls, data), cwd=None if cwd is None else str(cwd),
+                        clock=clock or time.time)
+        return perform
+
+    @staticmethod
+    def open_timeline(root, clock=None):
+        from gitckpt.service.workspace import open_workspace
+
+        return open_workspace(root, clock=clock or time.time).timeline
+
+    @staticmethod
+    def watch(root, *, task=None, **kw):
+        from gitckpt.core.operations import WatchRequest
+        from gitckpt.service import api
+        from gitckpt.service.workspace import open_workspace
+
+        return api.watch(open_workspace(root), WatchRequest(task), **kw)
+
+    @staticmethod
+    def active(root):
+        from gitckpt.core.errors import GitckptError
+        from gitckpt.service.workspace import open_workspace
+
+        try:
+            return open_workspace(root).active()
+        except GitckptError:
+            return None
+
+    def capture(self, root, *, task=None, trigger=None, tool=None, lock_timeout=None,
+                clock=None):
+        from gitckpt.core.inputs import ToolCall
+        from gitckpt.core.operations import CaptureRequest
+        from gitckpt.service.dispatch import call
+
+        if trigger is None and tool is None and lock_timeout is None:
+            return call(root, CaptureRequest(task), clock=clock or time.time)
+        return self.open_timeline(root, clock).capture(
+            trigger or "capture", task, lock_timeout=lock_timeout,
+            tool=ToolCall(**tool) if tool is not None else None)
+
+
+service = Service()
 
 
 def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:

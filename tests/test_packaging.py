@@ -541,7 +541,7 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     data = home / ".claude" / "plugins" / "data" / "gitckpt-gitckpt"
     assert (data / f"venv-{__version__}" / ".gitckpt-complete").exists()
 
-    from gitckpt.service import api as service
+    from conftest import service
 
     service.init(repo, "plugin task", goal="resume from the plugin")
     hook = json.loads((source / "hooks" / "hooks.json").read_text())

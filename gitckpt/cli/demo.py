@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from gitckpt.cli.base import plan_items
+from gitckpt.core import operations as ops
+from gitckpt.core.decode import plan_entry, plan_update
 from gitckpt.core.errors import InvalidArgument
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
-from gitckpt.service import api as service
+from gitckpt.service.dispatch import call
 
 _IDENTITY = {"GIT_AUTHOR_NAME": "Demo User", "GIT_AUTHOR_EMAIL": "demo@example.com",
              "GIT_COMMITTER_NAME": "Demo User", "GIT_COMMITTER_EMAIL": "demo@example.com"}
@@ -71,29 +72,30 @@ def run_demo(where: str | None = None) -> DemoResult:
     git(root, "commit", "-q", "-m", "first commit")
     (root / ".env").write_text("API_TOKEN=not-a-real-token\n")  # left out: sensitive
 
-    init = service.init(root, "Polish the greeter", goal="friendlier greetings, with tests",
-                        plan=plan_items(["Capitalise names", "Add tests", "Document usage"])[0])
+    plan = tuple(map(plan_entry, ("Capitalise names", "Add tests", "Document usage")))
+    init = call(root, ops.InitRequest("Polish the greeter", "friendlier greetings, with tests",
+                                      plan=plan))
     (root / "greet.py").write_text(
         'def greet(name):\n    return "Hello, " + name.capitalize() + "!"\n')
-    service.save(root, "Capitalise names", conclusion="greet() capitalises and punctuates",
-                 next="add tests for empty names", plan=plan_items(["Capitalise names=done",
-                                                                   "Add tests=in_progress"])[0])
+    call(root, ops.SaveRequest(
+        "Capitalise names", "greet() capitalises and punctuates", "add tests for empty names",
+        plan=tuple(map(plan_update, ("Capitalise names=done", "Add tests=in_progress")))))
     (root / "test_greet.py").write_text(
         "from greet import greet\n\n\ndef test_greet():\n"
         '    assert greet("ada") == "Hello, Ada!"\n')
-    service.save(root, "Add tests", conclusion="one test covers the happy path",
-                 next="document usage in README.md", verified=["pytest: 1 passed"],
-                 open_questions=["What should greet('') return?"],
-                 plan=plan_items(["Add tests=done"])[0])
+    call(root, ops.SaveRequest(
+        "Add tests", "one test covers the happy path", "document usage in README.md",
+        verified=("pytest: 1 passed",), open_questions=("What should greet('') return?",),
+        plan=(plan_update("Add tests=done"),)))
     with open(root / "README.md", "a") as f:
         f.write("\nUsage: `greet('ada')`\n")  # an edit the agent has not saved yet
     subprocess.run(["sh", "-c", "echo 'def greet(name): return None' > greet.py"], cwd=root,
                    check=True)  # a shell command gone wrong
 
-    handoff = service.resume(root).text
-    preview = service.restore(root, "2", paths=["greet.py"])
-    done = service.restore(root, "2", paths=["greet.py"], apply=True,
-                           expect=preview.plan.id)
+    handoff = call(root, ops.ResumeRequest()).text
+    preview = call(root, ops.RestoreRequest("2", paths=("greet.py",)))
+    done = call(root, ops.RestoreRequest("2", apply=True, paths=("greet.py",),
+                                         expect=preview.plan.id))
     restore = (f"The preview listed: modify {', '.join(preview.plan.names('modify'))}; "
                f"README.md was left as it is.\nRestored greet.py from step 2. Safety copy "
                f"{(done.safety or '')[:12]}: `gitckpt restore {(done.safety or '')[:12]} "

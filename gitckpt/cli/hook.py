@@ -8,8 +8,9 @@ import sys
 
 import click
 
-from gitckpt.cli.base import Ctx, echo, pass_ctx
-from gitckpt.cli.output import ReaderGone
+from gitckpt.cli.declared import pass_ctx
+from gitckpt.cli.invocation import Ctx
+from gitckpt.cli.output import ReaderGone, echo
 from gitckpt.hooks import HOST_NAMES
 
 # Not a click.Choice: a wrong host must not be click's exit 2 (it blocks a host's Stop); the
@@ -144,7 +145,8 @@ def _apply(c: Ctx, host: str, scope: str, mcp: bool, dry_run: bool, yes: bool, *
 @click.argument("message_file", metavar="FILE")
 @click.argument("source", required=False, default="")
 @click.argument("commit", required=False, default="")
-def commit_msg(message_file: str, source: str, commit: str) -> None:
+@pass_ctx
+def commit_msg(c: Ctx, message_file: str, source: str, commit: str) -> None:
     """git's prepare-commit-msg (installed by `hook install --git`): add a `Checkpoint: <task>
     step <n>` trailer to the message in FILE. Never fails the commit."""
     from gitckpt.hooks import git_trailer
@@ -152,8 +154,10 @@ def commit_msg(message_file: str, source: str, commit: str) -> None:
 
     try:
         from gitckpt.service import events
+        from gitckpt.service.workspace import open_workspace
 
-        said = git_trailer.add(message_file, source, events.commit_trailer("."))
+        said = git_trailer.add(c.path(message_file), source,
+                               events.commit_trailer(open_workspace(c.root)))
     except Exception as e:  # a commit of the user's goes on whatever happened here
         said = f"no trailer ({type(e).__name__}: {e})"
     emit("", f"hook commit-msg: {said}")

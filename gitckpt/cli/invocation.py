@@ -1,28 +1,33 @@
-"""One CLI invocation without click: its context, its progress bar, the bodies of the commands
-both parsers run (`resume`, `save`), and how it ends (exit codes, errors in one place).
-
-click's parser (gitckpt/cli/main.py) and the quick one (gitckpt/cli/quick.py) both end here,
-so a command reads, writes and fails the same whichever parsed it. click is imported only
-to draw a progress bar on a terminal.
+"""One CLI invocation: its context (the folder it works in, how it writes), its progress bar,
+and how it ends (exit codes, errors in one place). click is imported only to draw a progress
+bar on a terminal; the service only when a command first calls it (`gitckpt mcp` answers its
+client before the engine loads).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from gitckpt import __version__
 from gitckpt.cli.output import PIPE_CLOSED, OutputFailed, ReaderGone, echo, flush
 from gitckpt.core.errors import GitckptError
-from gitckpt.core.lazy import lazy
+from gitckpt.core.request import Request
 from gitckpt.engine.notes import json_text
 
-# `gitckpt mcp` must answer its client before the engine (pygit2, the stores) loads.
-service = lazy("gitckpt.service.api")
+if TYPE_CHECKING:
+    from gitckpt.core.progress import Report
+    from gitckpt.service.workspace import Workspace
+
+R = TypeVar("R")
 
 
 class Ctx:
+    """One invocation: `root` is the folder it works in as if started there (`-C`), and
+    what its output is (`--json`, `--color`, paging)."""
+
     def __init__(self, root: str, as_json: bool, color: str = "auto",
                  paging: bool = True) -> None:
         self.root = root
@@ -30,7 +35,24 @@ class Ctx:
         self.color = color  # --color: auto | always | never
         self.paging = paging  # not --no-pager
 
-    def emit(self, result: Any, render, page: str | None = None) -> None:
+    def path(self, given: str) -> str:
+        """A path the user gave, read from the invocation's folder (`-C DIR`: from DIR)."""
+        return os.path.join(self.root, os.path.expanduser(given))
+
+    def open(self, request: Request[Any]) -> Workspace:
+        """The workspace `request` acts on, opened once, the invocation's folder its
+        caller's."""
+        from gitckpt.service.workspace import opened
+
+        return opened(self.root, request, cwd=self.root)
+
+    def perform(self, request: Request[R]) -> R:
+        """The service's result of `request`, in the workspace it opens."""
+        from gitckpt.service.dispatch import perform
+
+        return perform(self.open(request), request)
+
+    def emit(self, result: Any, render: Callable[[Any], str], page: str | None = None) -> None:
         """The result as --json, or rendered; `page` names long output (log, patch, plan)
         that is coloured and paged as git's is (gitckpt.pager)."""
         if self.json:
@@ -48,7 +70,7 @@ class ShownUntilUnread:
     stopped, rather than failing each later drift, and `ended` gives the command's exit code
     as `finish` would (141 silently, or 1 with the error line). The drift is recorded by then."""
 
-    def __init__(self, c: Ctx, render) -> None:
+    def __init__(self, c: Ctx, render: Callable[[Any], str]) -> None:
         self.c, self.render = c, render
         self.stop: Callable[[], None] | None = None  # the watch's, once it has started
         self.failed: ReaderGone | OutputFailed | None = None
@@ -68,46 +90,6 @@ class ShownUntilUnread:
             _say(self.failed, self.c.json)
             return 1
         return PIPE_CLOSED if self.failed is not None else 0
-
-
-def plan_items(texts: tuple[str, ...] | list[str]) -> tuple[list, list[str]]:
-    """`--plan` values as plan items: "TEXT[=STATUS]", "+TEXT[=STATUS]" for an item said to
-    be new (else its text must match one); and the texts said to be new."""
-    from gitckpt.engine.notes import PlanItem
-
-    items, new = [], []
-    for text in texts:
-        fresh = text.startswith("+")
-        item = PlanItem.parse(text[1:] if fresh else text)
-        items.append(item)
-        if fresh:
-            new.append(item.item)
-    return items, new
-
-
-def resume(c: Ctx, task: str | None, full: bool) -> None:
-    """`gitckpt resume`: the handoff."""
-    c.emit(service.resume(c.root, task=task, full=full), lambda r: r.text)
-
-
-def save(c: Ctx, title: str, conclusion: str, next_: tuple[str, ...], description: str,
-         verified: tuple[str, ...], ran: tuple[str, ...], exits: tuple[int, ...],
-         question: tuple[str, ...], answered: tuple[str, ...], decision: tuple[str, ...],
-         gotcha: tuple[str, ...], drop: tuple[str, ...], files: tuple[str, ...],
-         plan: tuple[str, ...], close: bool, task: str | None) -> None:
-    """`gitckpt save`: one step. Its caller has checked that each --ran has its --exit."""
-    from gitckpt.cli.render import render_save
-
-    notes = [dict(zip(("path", "note"), f.split("=", 1), strict=False)) for f in files]
-    items, new = plan_items(plan)
-    result = service.save(c.root, title, conclusion=conclusion, next=list(next_) or "",
-                          description=description, verified=list(verified),
-                          commands=[{"command": r, "exit_code": e}
-                                    for r, e in zip(ran, exits, strict=True)],
-                          open_questions=list(question), answered=list(answered),
-                          decisions=list(decision), gotchas=list(gotcha), drop=list(drop),
-                          files=notes, plan=items, plan_new=new, close=close, task=task)
-    c.emit(result, render_save)
 
 
 def finish(work: Callable[[], object], as_json: Callable[[], bool]) -> NoReturn:
@@ -174,7 +156,7 @@ class TerminalProgress:
         self.what: str | None = None
         self.broken = False
 
-    def __call__(self, r) -> None:
+    def __call__(self, r: Report) -> None:
         """Draw `r`; a terminal that went away ends the bar, never the work."""
         if self.broken:
             return
@@ -183,7 +165,7 @@ class TerminalProgress:
         except Exception:
             self.broken = True
 
-    def _draw(self, r) -> None:
+    def _draw(self, r: Report) -> None:
         import click
 
         if r.what != self.what:

@@ -3,27 +3,32 @@
 is the asking side), so they cost what changed, through that process's watcher journal, and
 not a cold start and a full scan.
 
-Contract: a request is served only when the commands it names are RELAYED, its command line
-parses, and the asker's git environment (GIT_*) equals this process's (the relay has already
-checked the peer's uid and the GITCKPT_* settings). Anything else is refused before anything
-is done, and the asker runs the command itself, so a usage error, `--help` or a command this
-process does not serve always reads as it would have. The answer is the command's own output
-(`stdout`, `stderr`, `code`), rendered here as the command renders it, with the asker's
-terminal and colour settings.
+Contract: a call (CommandCall) is served only when the commands it names are RELAYED, its
+command line parses, and the asker's git environment (GIT_*) equals this process's (the relay
+has already checked the peer's uid and the GITCKPT_* settings). Anything else is refused
+before anything is done, and the asker runs the command itself, so a usage error, `--help` or
+a command this process does not serve always reads as it would have. The answer is the
+command's own output (`stdout`, `stderr`, `code`), rendered here as the command renders it,
+with the asker's terminal and colour settings.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitckpt.cli import pager
-from gitckpt.cli.base import Ctx
+from gitckpt.cli.invocation import Ctx
 from gitckpt.core.errors import GitckptError
+from gitckpt.core.operations import CommandCall
 from gitckpt.engine.notes import json_text
+
+if TYPE_CHECKING:
+    from gitckpt.hooks.relay_server import Relay
 
 #: The commands served: each is idempotent (a save saved twice is "nothing new", a capture
 #: taken twice "no change"), so an asker whose relay died mid-command may run it again.
@@ -49,7 +54,7 @@ class Captured(Ctx):
         self.tty, self.env = tty, env
         self.out: list[str] = []
 
-    def emit(self, result: Any, render, page: str | None = None) -> None:
+    def emit(self, result: Any, render: Callable[[Any], str], page: str | None = None) -> None:
         if self.json:
             self.out.append(json_text(result.to_dict()) + "\n")
             return
@@ -59,20 +64,17 @@ class Captured(Ctx):
         self.out.append(text)
 
 
-def serve(cli: click.Group, request: dict) -> dict:
-    """One relayed command line of the CLI `cli`: `{"cli": argv, "here": cwd, "tty": bool,
-    "env": {...}, "git": {...}}` to its output, or `{"refused": why}` with nothing done."""
-    argv, here = request.get("cli"), request.get("here")
-    tty, env, git = request.get("tty"), request.get("env"), request.get("git")
-    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)
-            and isinstance(here, str) and os.path.isabs(here) and isinstance(tty, bool)
-            and _strings(env) and _strings(git)):
+def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
+    """One relayed command line of the CLI `cli` to its output (`stdout`, `stderr`, `code`),
+    or `{"refused": why}` with nothing done."""
+    argv, here, tty = list(call.argv), call.here, call.tty
+    if not os.path.isabs(here):
         return {"refused": "not a command request"}
-    if git != git_environment():
+    if call.git != git_environment():
         return {"refused": "another git environment"}
     made: list[Captured] = []
 
-    shown = {k: v for k, v in dict(env or {}).items() if k in ("NO_COLOR", "TERM")}
+    shown = {k: v for k, v in call.env.items() if k in ("NO_COLOR", "TERM")}
 
     def context(*args: Any) -> Captured:
         made.append(Captured(*args, here=here, tty=tty, env=shown))
@@ -99,13 +101,11 @@ def serve(cli: click.Group, request: dict) -> dict:
     return {"stdout": "".join(made[0].out) if made else "", "stderr": "", "code": 0}
 
 
-def start_relay(cli: click.Group):
-    """The relay of a long-lived gitckpt, serving hooks and the RELAYED commands of `cli`."""
+def start_relay(cli: click.Group | None = None) -> Relay | None:
+    """The relay of a long-lived gitckpt, serving hooks and the RELAYED commands of `cli`
+    (default: the CLI that runs this command)."""
     from gitckpt.hooks.run import start_relay as start
 
-    return start(lambda request: serve(cli, request))
-
-
-def _strings(value: object) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    group = cli or click.get_current_context().find_root().command
+    assert isinstance(group, click.Group)
+    return start(lambda call: serve(group, call))

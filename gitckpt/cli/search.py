@@ -5,42 +5,25 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from gitckpt.cli.base import Ctx, echo, pass_ctx, service
-from gitckpt.cli.complete import complete_task
+from gitckpt.cli.declared import command
+from gitckpt.cli.invocation import Ctx
+from gitckpt.cli.output import echo
+from gitckpt.core import operations as ops
 
-_KINDS = ("title", "conclusion", "next", "description", "verified", "decision", "gotcha",
-          "question", "answered", "dropped", "command", "file", "prompt", "tool", "goal")
-
-
-@click.command()
-@click.argument("query", nargs=-1, required=True)
-@click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
-              help="Only this task's notes.")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(_KINDS), metavar="KIND",
-              help=f"Only fields of this kind; repeatable ({', '.join(_KINDS)}).")
-@click.option("--since", default=None, metavar="WHEN",
-              help="Only checkpoints since then: a duration (7d, 12h) or a date.")
-@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
-              help="At most this many hits.")
-@click.option("--split", is_flag=True,
-              help="Let camelCase identifiers match by their parts (parseConfig: parse, "
-                   "config).")
-@pass_ctx
-def search(c: Ctx, query: tuple[str, ...], task: str | None, kinds: tuple[str, ...],
-           since: str | None, limit: int, split: bool) -> None:
-    """Was this tried before? Every task's notes (fetched and imported ones too): titles,
-    conclusions, next actions, decisions, gotchas, questions, commands with their exit codes,
-    file notes, prompts and tool commands; each word of QUERY must occur ("quoted phrase",
-    prefix*), best first (BM25). Words are runs of letters and digits: parse_config is
-    `parse config`."""
-    c.emit(service.search(c.root, " ".join(query), task=task, kinds=kinds, since=since,
-                          limit=limit, split=split), render_search)
+if TYPE_CHECKING:
+    from gitckpt.engine.search import SearchResult
 
 
-def render_search(r) -> str:
+@command(ops.SearchRequest)
+def search(c: Ctx, r: ops.SearchRequest) -> None:
+    c.emit(c.perform(r), render_search)
+
+
+def render_search(r: SearchResult) -> str:
     """One line a hit: task, checkpoint, kind, the snippet with its matches in bold (the
     pager takes the bold out where colour is off)."""
     if not r.hits:
@@ -57,50 +40,39 @@ def render_search(r) -> str:
     return "\n".join(out) + "\n"
 
 
-@click.command()
-@click.argument("task", required=False, shell_complete=complete_task)
-@click.option("--markdown", "fmt", flag_value="markdown", default=True,
-              help="Markdown for a pull request's body (default), on stdout.")
-@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page.")
-@click.option("-o", "--output", default=None, metavar="FILE",
-              help="Write it to FILE (a new file, or a file it replaces); else stdout.")
-@click.option("--open", "open_it", is_flag=True,
-              help="Open the HTML report in the browser (written to the temporary folder "
-                   "without -o).")
-@pass_ctx
-def report(c: Ctx, task: str | None, fmt: str, output: str | None, open_it: bool) -> None:
-    """A task (default: active) as a reviewer reads it: goal, plan, steps and their
-    conclusions, verification bound to trees, decisions, open questions, files changed,
-    prompts and tokens. `gitckpt report | gh pr create --body-file -`."""
-    html = fmt == "html" or open_it
-    r = service.report(c.root, task=task, html=html)
-    if open_it and output is None:  # not in the workspace, where the next save would take it
+@command(ops.ReportRequest)
+def report(c: Ctx, r: ops.ReportRequest) -> None:
+    result = c.perform(r)
+    output = c.path(r.output) if r.output is not None else None
+    if r.open and output is None:  # not in the workspace, where the next save would take it
         import tempfile
 
-        output = os.path.join(tempfile.gettempdir(), f"gitckpt-report-{r.task}.html")
+        output = os.path.join(tempfile.gettempdir(), f"gitckpt-report-{result.task}.html")
     if output is None:
-        c.emit(r, lambda r: r.text, None)
+        c.emit(result, lambda r: r.text, None)
         return
     from gitckpt.core import atomic
 
     path = os.path.abspath(output)
+    shown = r.output or output
     if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
-        raise click.UsageError(f"{output} exists and is not a plain file; -o writes a new "
+        raise click.UsageError(f"{shown} exists and is not a plain file; -o writes a new "
                                "file or replaces a file (without -o the report goes to stdout).")
     if not os.path.isdir(os.path.dirname(path)):
-        raise click.UsageError(f"The folder of {output} does not exist.")
+        raise click.UsageError(f"The folder of {shown} does not exist.")
     try:
-        atomic.replace_path(path, r.text.encode("utf-8"), mode=0o644)
+        atomic.replace_path(path, result.text.encode("utf-8"), mode=0o644)
     except OSError as e:
-        raise click.UsageError(f"Cannot write {output}: {e.strerror}.") from e
+        raise click.UsageError(f"Cannot write {shown}: {e.strerror}.") from e
+    size = len(result.text.encode())
     if c.json:
         from gitckpt.engine.notes import json_text
 
-        echo(json_text({"task": r.task, "format": r.format, "path": path,
-                        "bytes": len(r.text.encode())}) + "\n")
+        echo(json_text({"task": result.task, "format": result.format, "path": path,
+                        "bytes": size}) + "\n")
     else:
-        echo(f"Wrote {path} ({len(r.text.encode()):,} bytes).\n", err=not sys.stdout.isatty())
-    if open_it:
+        echo(f"Wrote {path} ({size:,} bytes).\n", err=not sys.stdout.isatty())
+    if r.open:
         import webbrowser
 
         webbrowser.open("file://" + path)

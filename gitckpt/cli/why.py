@@ -4,55 +4,36 @@ them, and what a commit of the user's holds of the tasks' work."""
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
 
-from gitckpt.cli.base import Ctx, pass_ctx, service
-from gitckpt.cli.complete import complete_task
+from gitckpt.cli.declared import command
+from gitckpt.cli.invocation import Ctx
+from gitckpt.core import operations as ops
 
-_TASK = click.option("--task", default=None, metavar="ID", shell_complete=complete_task,
-                     help="Read this task's checkpoints (default: active).")
-
-
-@click.command()
-@click.argument("target", metavar="PATH[:LINE[-LINE]]")
-@_TASK
-@pass_ctx
-def why(c: Ctx, target: str, task: str | None) -> None:
-    """Why these lines are here: the step or drift that last changed each, the tool call and
-    the prompt behind it, the step that saved it and the newest command run on a tree that
-    holds it. Renames are followed; a restored or reverted line keeps its first origin."""
-    c.emit(service.why(c.root, target, task=task, cwd="."), render_why, "log")
+if TYPE_CHECKING:
+    from gitckpt.engine.contains import ExplainResult
+    from gitckpt.engine.why import LineOrigin, WhyResult
 
 
-@click.command()
-@click.argument("path")
-@_TASK
-@click.option("--all", "all_tasks", is_flag=True,
-              help="Every task of this workspace that holds the file: each line's earliest "
-                   "checkpoint in any of them, with its task.")
-@pass_ctx
-def blame(c: Ctx, path: str, task: str | None, all_tasks: bool) -> None:
-    """`git blame` over the task's checkpoints: one line each, the checkpoint that wrote it."""
-    if all_tasks and task:
-        raise click.UsageError("--all reads every task: it takes no --task.")
-    c.emit(service.why(c.root, path, task=task, cwd=".", lines=False, all_tasks=all_tasks),
-           render_blame, "log")
+@command(ops.WhyRequest)
+def why(c: Ctx, r: ops.WhyRequest) -> None:
+    c.emit(c.perform(r), render_why, "log")
 
 
-@click.command()
-@click.argument("commit", default="HEAD")
-@pass_ctx
-def explain(c: Ctx, commit: str) -> None:
-    """What COMMIT (default HEAD) holds of the agents' work: for each file it changed, the
-    task checkpoint where that exact content first appeared, the step that saved it, the
-    prompt behind it and what was run on it. Found by content: no hook is needed."""
-    c.emit(service.explain(c.root, commit), render_explain, "log")
+@command(ops.BlameRequest)
+def blame(c: Ctx, r: ops.BlameRequest) -> None:
+    c.emit(c.perform(r), render_blame, "log")
+
+
+@command(ops.ExplainRequest)
+def explain(c: Ctx, r: ops.ExplainRequest) -> None:
+    c.emit(c.perform(r), render_explain, "log")
 
 
 COMMANDS = (why, blame, explain)
 
 
-def render_explain(result) -> str:
+def render_explain(result: ExplainResult) -> str:
     tasks = ", ".join(result.tasks) or "no task"
     lines = [f"commit {result.commit[:7]} {result.subject}", f"holds the work of: {tasks}"]
     for f in result.files:
@@ -60,6 +41,7 @@ def render_explain(result) -> str:
         if f.task is None:
             lines.append(f"{f.path}: in no checkpoint (written outside the tasks)")
             continue
+        assert f.checkpoint is not None  # a file of a task's has that task's checkpoint
         lines.append(f"{f.path}: {f.checkpoint[:7]} {f.label} of {f.task}")
         if f.prompt:
             lines.append(f"  prompt: {f.prompt[:200]!r}")
@@ -70,9 +52,9 @@ def render_explain(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _groups(result) -> list[list]:
+def _groups(result: WhyResult) -> list[list[LineOrigin]]:
     """Runs of consecutive lines that come from the same checkpoint."""
-    out: list[list] = []
+    out: list[list[LineOrigin]] = []
     for o in result.lines:
         if out and (out[-1][-1].commit, out[-1][-1].label) == (o.commit, o.label) \
                 and out[-1][-1].line == o.line - 1:
@@ -82,7 +64,7 @@ def _groups(result) -> list[list]:
     return out
 
 
-def _what(o) -> str:
+def _what(o: LineOrigin) -> str:
     """The checkpoint and its trigger, in a few words."""
     head = f"{o.commit[:7]} {o.label}" if o.commit else o.label
     tool = o.tool or {}
@@ -95,7 +77,7 @@ def _what(o) -> str:
     return head
 
 
-def render_why(result) -> str:
+def render_why(result: WhyResult) -> str:
     lines = [f"{result.path} in task {result.task}: {result.total_lines} lines, "
              f"{result.checkpoints} checkpoints read"]
     for group in _groups(result):
@@ -121,7 +103,7 @@ def render_why(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_blame(result) -> str:
+def render_blame(result: WhyResult) -> str:
     width = len(str(result.total_lines))
     out = []
     tasks = max((len(o.task) for o in result.lines if o.task), default=0)

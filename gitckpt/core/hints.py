@@ -13,46 +13,25 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
+from gitckpt.core.operations import OPERATIONS
 from gitckpt.core.record import dataclass
+from gitckpt.core.request import params
 
 CLI, MCP = "cli", "mcp"
 BLANK = ...
 
-# op: (CLI words, positional argument names). Ops without a tool are CLI-only.
-_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "init": ("init", ("name",)), "save": ("save", ("title",)), "resume": ("resume", ()),
-    "log": ("log", ()), "tasks": ("tasks", ()), "restore": ("restore", ("target", "paths")),
-    "diff": ("diff", ("base", "target")), "capture": ("capture", ()),
-    "switch": ("switch", ("task",)), "export": ("export", ("to",)),
-    "import": ("import", ("package",)), "compress": ("compress", ()),
-    "doctor": ("doctor", ()), "adopt": ("adopt", ()), "scope": ("scope", ("paths",)),
-    "push": ("push", ("remote",)), "fetch": ("fetch", ("remote",)),
-    "revert": ("revert", ("target", "paths")), "config_remote": ("config remote", ("name",)),
-    "config_transcripts": ("config transcripts", ("state",)),
-}
-# op: (tool, arguments the tool call always carries).
-_TOOLS: dict[str, tuple[str, dict[str, object]]] = {
-    "init": ("ckpt_init", {}), "save": ("ckpt_save", {}), "resume": ("ckpt_resume", {}),
-    "log": ("ckpt_log", {}), "tasks": ("ckpt_log", {"all_tasks": True}),
-    "restore": ("ckpt_restore", {}), "diff": ("ckpt_diff", {}),
-    "capture": ("ckpt_capture", {}), "switch": ("ckpt_switch", {}),
-    "export": ("ckpt_export", {}), "import": ("ckpt_import", {}),
-    "compress": ("ckpt_compress", {}),
-    "push": ("ckpt_push", {}), "fetch": ("ckpt_fetch", {}), "revert": ("ckpt_revert", {}),
-}
-# Tool argument: CLI option, where the names differ.
-_FLAGS = {"confirm": "yes", "as_id": "as", "min_steps": "min", "all_tasks": "all"}
-# (tool argument, value): the CLI switch that says the same.
-_SWITCHES: dict[tuple[str, object], str] = {("format", "full"): "--full"}
+# How a call is spelled comes from its operation's declaration (core/operations.py): the CLI
+# command's words, its positional arguments and options, and the MCP tool.
 
 
 @dataclass(frozen=True)
 class Call:
-    """An operation to run next (`op` is a key of the tables above) with its arguments."""
+    """An operation to run next (`op`: a key of core.operations.OPERATIONS) with its
+    arguments."""
 
     op: str
     args: dict[str, object] = field(default_factory=dict)
@@ -66,7 +45,7 @@ class Call:
 
 
 def call(op: str, **args: object) -> Call:
-    if op not in _COMMANDS:
+    if op not in OPERATIONS or OPERATIONS[op].command is None:
         raise ValueError(f"unknown operation {op!r}")
     return Call(op, args)
 
@@ -112,17 +91,18 @@ def tool_prefix() -> str:
 
 
 def _as_tool(c: Call) -> str:
-    if c.op not in _TOOLS:  # a CLI-only operation: say so rather than invent a tool
+    op = OPERATIONS[c.op]
+    if op.tool is None:  # a CLI-only operation: say so rather than invent a tool
         return f"`{_as_command(c)}` in a terminal"
-    tool, fixed = _TOOLS[c.op]
-    tool = tool_prefix() + tool
-    args = {k: v for k, v in {**c.args, **fixed}.items() if v is not None}
-    return f"{tool}({', '.join(f'{k}={_json(v)}' for k, v in args.items())})"
+    args = {k: v for k, v in {**c.args, **op.tool_args}.items() if v is not None}
+    return f"{tool_prefix() + op.tool}({', '.join(f'{k}={_json(v)}' for k, v in args.items())})"
 
 
 def _as_command(c: Call) -> str:
-    words, positional = _COMMANDS[c.op]
-    out, after = ["gitckpt", words], []
+    op = OPERATIONS[c.op]
+    declared = {p.name: p for p in params(op)}
+    positional = [p.name for p in declared.values() if p.spec.positional or p.spec.after_dashes]
+    out, after = ["gitckpt", str(op.command)], []
     for name in positional:
         value = c.args.get(name)
         if value is BLANK:
@@ -132,15 +112,25 @@ def _as_command(c: Call) -> str:
         elif value is not None:
             out.append(shlex.quote(str(value)))
     for name, value in c.args.items():
-        if (name, value) in _SWITCHES:
-            out.append(_SWITCHES[name, value])
-        elif name not in positional and value is not None and value is not False:
+        if name in positional or value is None or value is False:
+            continue
+        p = declared.get(name)
+        switches = p.spec.cli if p is not None and isinstance(p.spec.cli, Mapping) else {}
+        switch = next((flag for flag, (v, _) in switches.items() if v == value), None)
+        if switch is not None:
+            out.append(switch)
+        else:
             out.append(_option(name, '"..."', raw=True) if value is BLANK else _option(name, value))
     return " ".join(out + after)
 
 
 def _option(name: str, value: object, raw: bool = False) -> str:
-    flag = "--" + _FLAGS.get(name, name).replace("_", "-")
+    flag = _FLAGS.get(name) or "--" + name.replace("_", "-")
     if value is True:
         return flag
     return f"{flag} {value if raw else shlex.quote(str(value))}"
+
+
+#: Each input's CLI option, by its name (the same in every operation that takes it).
+_FLAGS = {p.name: p.option for op in OPERATIONS.values() for p in params(op)
+          if isinstance(p.spec.cli, str) and not p.spec.positional}

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from gitckpt.core import json_input
 from gitckpt.core.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
 from gitckpt.core.record import dataclass
-from gitckpt.safety.redact import clean, redact
+from gitckpt.safety.redact import redact
 
 SCHEMA = 2  # 2: gotchas, answered, dropped, commands, files, then (all additive)
 
@@ -32,17 +32,6 @@ class PlanItem:
                 f"Unknown plan status {self.status!r} for {self.item!r}.",
                 f"Use one of: {', '.join(PLAN_STATUSES)}.",
             )
-
-    @classmethod
-    def parse(cls, text: str) -> PlanItem:
-        """`"Logout endpoint=in_progress"` (status optional, default pending)."""
-        text = clean(text, one_line=True)
-        item, sep, status = text.rpartition("=")
-        if sep and status.strip() in PLAN_STATUSES:
-            return cls(item.strip(), status.strip())
-        if sep and re.fullmatch(r"[a-z_]+", status.strip()):
-            return cls(item.strip(), status.strip())  # raises: a word after "=" is a typo
-        return cls(text.strip())
 
 
 def merge_plan(plan: list[PlanItem], updates: list[PlanItem],
@@ -239,8 +228,8 @@ def _check_types(note: Note) -> None:  # noqa: C901 (baseline)
     if note.git is not None and not (isinstance(note.git, dict) and all(
             isinstance(note.git.get(k), str | None) for k in ("head", "branch"))):
         raise TypeError("git is not {head, branch}")
-    for kind, paths in note.changes.items():
-        if kind not in ("added", "modified", "deleted") or not isinstance(paths, list) \
+    for change, paths in note.changes.items():
+        if change not in ("added", "modified", "deleted") or not isinstance(paths, list) \
                 or not all(isinstance(p, str) for p in paths):
             raise TypeError("changes holds a malformed entry")
     for sk in note.skipped:

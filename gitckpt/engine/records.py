@@ -52,7 +52,7 @@ class StepRecord:
     def n(self) -> int:
         return self.note.step
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         n = self.note
         return {"step": n.step, "commit": self.commit, "kind": n.kind, "title": n.title,
                 "conclusion": n.conclusion, "next": n.next, "created_at": n.created_at,
@@ -106,7 +106,7 @@ class TaskInfo:
                            self.head.commit, self.last_activity or self.head.note.created_at,
                            self.meta.workspace)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return self.summary.to_dict()
 
 

@@ -1,20 +1,21 @@
-"""What a save says, checked against the size limits, cleaned and redacted before any lock is
-taken: the step's texts, the memory it adds or retires, the commands it ran and the files it
-says matter."""
+"""What a save or an init says, checked against the size limits, cleaned and redacted before
+any lock is taken: a task's name, goal, constraints, excludes and plan; a step's texts, the
+memory it adds or retires, the commands it ran and the files it says matter."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitckpt.core import limits
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.inputs import CommandRun, FileNote
+from gitckpt.core.operations import InitRequest, SaveRequest
 from gitckpt.core.paths import normalize_paths
-from gitckpt.core.record import dataclass
 from gitckpt.engine.notes import PlanItem
 from gitckpt.safety.redact import clean, redact
+from gitckpt.safety.scope import compile_patterns
 
 LISTS = ("verified", "open_questions", "decisions", "gotchas", "answered", "dropped", "then")
 
@@ -39,43 +40,73 @@ class StepInput:
                 "description": self.description}
 
 
-def prepare(title: str, *, conclusion: str = "", next: str | list[str] = "",
-            description: str = "", plan: list[PlanItem] | None = None,
-            plan_new: Iterable[str] = (), commands: list[dict] | None = None,
-            files: list[dict] | None = None, **lists: list[str] | None) -> StepInput:
+@dataclass(frozen=True)
+class TaskInput:
+    """An init's fields as they will be stored (`redacted`: the secrets taken out)."""
+
+    name: str
+    goal: str
+    constraints: str
+    exclude: list[str]
+    plan: list[PlanItem]
+    redacted: int
+
+
+def prepare_task(r: InitRequest) -> TaskInput:
+    """Check, clean and redact an init: the excludes must be patterns, the name not empty."""
+    exclude = list(r.exclude)
+    for key, value in (("name", r.name), ("goal", r.goal), ("constraints", r.constraints)):
+        limits.check_text(key, value)
+    limits.check_list("exclude", exclude, count=limits.PATTERNS, each=limits.TITLE)
+    plan = [PlanItem(clean(p.item, one_line=True), p.status) for p in r.plan]
+    limits.check_list("plan", [p.item for p in plan], count=limits.PLAN, each=limits.TITLE)
+    limits.check_note({"name": r.name, "goal": r.goal, "constraints": r.constraints,
+                       "exclude": exclude, "plan": [vars(p) for p in plan]})
+    count = 0
+
+    def redacted(text: str) -> str:
+        nonlocal count
+        out, n = redact(text)
+        count += n
+        return out
+
+    exclude = [redacted(e) for e in exclude]
+    compile_patterns(exclude, "--exclude")
+    plan = [PlanItem(redacted(p.item), p.status) for p in plan]
+    name = redacted(clean(r.name, one_line=True))
+    goal, constraints = redacted(clean(r.goal)), redacted(clean(r.constraints))
+    if not name:
+        raise InvalidArgument("The task name is empty.", 'Use gitckpt init "NAME".')
+    return TaskInput(name, goal, constraints, exclude, plan, count)
+
+
+def prepare(r: SaveRequest) -> StepInput:
     """Check, clean and redact a save. `next` may be a list of ordered next actions: the
-    first is `next`, the others `then`. `verified` entries may be command records
-    ({command, exit_code, ...}), which join `commands`."""
-    unknown = set(lists) - set(LISTS)
-    if unknown:
-        raise TypeError(f"unknown fields {sorted(unknown)}")
-    steps = [next] if isinstance(next, str) else list(next)
-    if not all(isinstance(s, str) for s in steps):
-        raise InvalidArgument("next takes a text or a list of texts.",
-                              'For example next=["run the tests", "update the docs"].')
-    verified = lists.get("verified") or []
-    records = [v for v in verified if isinstance(v, dict)]
-    lists["verified"] = [v for v in verified if not isinstance(v, dict)]
-    lists["then"] = [*(lists.get("then") or []), *steps[1:]]
-    raw = {"title": title, "conclusion": conclusion, "next": steps[0] if steps else "",
-           "description": description}
+    first is `next`, the others `then`."""
+    steps = [r.next] if isinstance(r.next, str) else list(r.next)
+    lists: dict[str, list[str]] = {
+        "verified": list(r.verified), "open_questions": list(r.open_questions),
+        "decisions": list(r.decisions), "gotchas": list(r.gotchas),
+        "answered": list(r.answered), "dropped": list(r.drop), "then": steps[1:]}
+    raw = {"title": r.title, "conclusion": r.conclusion, "next": steps[0] if steps else "",
+           "description": r.description}
     for key, value in raw.items():
         limits.check_text(key, value)
     cleaned: dict[str, list[str]] = {}
     for key in LISTS:
-        items = lists.get(key) or []
+        items = lists[key]
         limits.check_list(key, items)
         cleaned[key] = [c for c in map(clean, items) if c]
-    plan = plan or []
+    plan = [PlanItem(clean(p.item, one_line=True), p.status) for p in r.plan]
     limits.check_list("plan", [p.item for p in plan], count=limits.PLAN, each=limits.TITLE)
-    runs = [_command(c) for c in [*records, *(commands or [])]]
+    runs = [_command(c) for c in r.commands]
     limits.check_list("commands", [c["command"] for c in runs])
-    notes = [_file(f) for f in files or []]
+    notes = [_file(f) for f in r.files]
     limits.check_list("files", [f["note"] for f in notes])
     limits.check_note({**raw, **cleaned, "plan": [vars(p) for p in plan], "commands": runs,
                        "files": notes})
-    texts = {"title": clean(title, one_line=True), "conclusion": clean(conclusion),
-             "next": clean(raw["next"]), "description": clean(description)}
+    texts = {"title": clean(r.title, one_line=True), "conclusion": clean(r.conclusion),
+             "next": clean(raw["next"]), "description": clean(r.description)}
     if not texts["title"]:
         raise InvalidArgument("The step title is empty.", "Give the step a title.")
     count = 0
@@ -98,51 +129,38 @@ def prepare(title: str, *, conclusion: str = "", next: str | list[str] = "",
         count += n
     stored_plan = []
     for p in plan:
-        text, n = redact(clean(p.item, one_line=True))
+        text, n = redact(p.item)
         stored_plan.append(PlanItem(text, p.status))
         count += n
-    new = frozenset(redact(clean(t, one_line=True))[0] for t in plan_new)
+    new = frozenset(redact(clean(p.item, one_line=True))[0] for p in r.plan if p.add)
     return StepInput(texts["title"], texts["conclusion"], texts["next"], texts["description"],
                      cleaned, stored_plan, new, runs, notes, count)
 
 
-def _command(c: dict) -> dict[str, Any]:
-    """{command, exit_code, note?, duration_s?}, checked."""
+def _command(c: CommandRun) -> dict[str, Any]:
+    """{command, exit_code, note, duration_s?}: the note's form, checked."""
     example = 'For example commands=[{"command": "pytest -q", "exit_code": 0}].'
-    if not isinstance(c, dict) or not isinstance(c.get("command"), str) \
-            or not clean(c["command"], one_line=True):
+    if not clean(c.command, one_line=True):
         raise InvalidArgument("A command record needs its command text.", example)
-    code = c.get("exit_code")
-    if isinstance(code, bool) or not isinstance(code, int) or not -(2**31) <= code < 2**31:
-        raise InvalidArgument(f"The command {c['command'][:60]!r} needs its exit_code (a whole "
+    code = c.exit_code
+    if not -(2**31) <= code < 2**31:
+        raise InvalidArgument(f"The command {c.command[:60]!r} needs its exit_code (a whole "
                               "number: 0 for success).", example)
-    unknown = set(c) - {"command", "exit_code", "note", "duration_s"}
-    if unknown:
-        raise InvalidArgument(f"A command record has no field {sorted(unknown)[0]!r}.",
-                              "Its fields are command, exit_code, note and duration_s.")
-    note = c.get("note") or ""
-    duration = c.get("duration_s")
-    if not isinstance(note, str) or (duration is not None and (
-            isinstance(duration, bool) or not isinstance(duration, int | float)
-            or not math.isfinite(duration) or duration < 0)):
+    duration = c.duration_s
+    if duration is not None and (not math.isfinite(duration) or duration < 0):
         raise InvalidArgument("A command's note is a text and its duration_s a number of "
                               "seconds.", example)
-    out: dict[str, Any] = {"command": clean(c["command"], one_line=True), "exit_code": code,
-                           "note": clean(note, one_line=True)}
+    out: dict[str, Any] = {"command": clean(c.command, one_line=True), "exit_code": code,
+                           "note": clean(c.note or "", one_line=True)}
     if duration is not None:
         out["duration_s"] = round(float(duration), 3)
     return out
 
 
-def _file(f: dict) -> dict[str, str]:
+def _file(f: FileNote) -> dict[str, str]:
     """{path, note}: the path inside the workspace, cleaned like a restore's path filter."""
-    if not isinstance(f, dict) or not isinstance(f.get("path"), str) \
-            or not isinstance(f.get("note", ""), str) or set(f) - {"path", "note"}:
-        raise InvalidArgument("A file note is {path, note}.",
-                              'For example files=[{"path": "src/auth.py", "note": "the '
-                              'token check lives here"}].')
-    paths = normalize_paths([f["path"]])
+    paths = normalize_paths([f.path])
     if not paths:
         raise InvalidArgument("A file note names a file or folder, not the whole workspace.",
                               "Give the path of the file it is about.")
-    return {"path": paths[0], "note": clean(f.get("note", ""), one_line=True)}
+    return {"path": paths[0], "note": clean(f.note, one_line=True)}

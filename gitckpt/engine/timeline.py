@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input, limits
 from gitckpt.core.errors import (
@@ -25,10 +25,10 @@ from gitckpt.core.errors import (
     TaskNotFound,
 )
 from gitckpt.core.ids import ObjectId, TaskId, new_task_id
-from gitckpt.core.lazy import lazy
+from gitckpt.core.inputs import ToolCall
 from gitckpt.core.values import Changes, Snapshot
 from gitckpt.engine import prompts as prompting
-from gitckpt.engine.notes import Note, PlanItem, merge_plan
+from gitckpt.engine.notes import Note, merge_plan
 from gitckpt.engine.records import (
     DriftResult,
     Run,
@@ -43,17 +43,12 @@ from gitckpt.engine.records import (
     rfc3339,
     step_message,
 )
-from gitckpt.safety.redact import clean, redact
-from gitckpt.safety.scope import Scope, compile_patterns
+from gitckpt.safety.redact import redact
+from gitckpt.safety.scope import Scope
 from gitckpt.store.base import Store
 
 if TYPE_CHECKING:
-    from gitckpt.engine.step_input import StepInput
-
-# What only a save or a history walk needs: a hook's drift and a resume do without.
-open_items, reach = lazy("gitckpt.engine.open_items"), lazy("gitckpt.engine.reach")
-search, sessions = lazy("gitckpt.engine.search"), lazy("gitckpt.engine.sessions")
-memory = lazy("gitckpt.engine.memory")
+    from gitckpt.engine.step_input import StepInput, TaskInput
 
 REF_ROOT = "refs/checkpoints/"
 Clock = Callable[[], float]
@@ -143,6 +138,8 @@ class Timeline:
         tips = [commit for name, commit in self.store.list_refs(prefix).items()
                 if name[len(prefix):] == "head"
                 or name[len(prefix):].startswith(("steps/", "drifts/"))]  # not a card
+        from gitckpt.engine import reach  # a history walk's: a drift does without
+
         return reach.commits(self.store.read_commit, tips)
 
     def task_ids(self) -> list[TaskId]:
@@ -230,25 +227,10 @@ class Timeline:
         self.store.create_ref(step_ref(task, note.step), commit)
         return commit
 
-    def init(self, name: str, goal: str = "", constraints: str = "",
-             exclude: list[str] | None = None, plan: list[PlanItem] | None = None,
-             ) -> tuple[TaskId, SaveResult]:
-        """Create a task, take snapshot 0, make it active."""
-        exclude = list(exclude or [])
-        for key, value in (("name", name), ("goal", goal), ("constraints", constraints)):
-            limits.check_text(key, value)
-        limits.check_list("exclude", exclude, count=limits.PATTERNS, each=limits.TITLE)
-        _check_plan(plan or [])
-        limits.check_note({"name": name, "goal": goal, "constraints": constraints,
-                           "exclude": exclude, "plan": [vars(p) for p in plan or []]})
-        exclude, n0 = _redact_all(exclude)
-        compile_patterns(exclude, "--exclude")
-        plan, n4 = _redact_plan(plan or [])
-        name, n1 = redact(clean(name, one_line=True))
-        goal, n2 = redact(clean(goal))
-        constraints, n3 = redact(clean(constraints))
-        if not name:
-            raise InvalidArgument("The task name is empty.", 'Use gitckpt init "NAME".')
+    def init(self, spec: TaskInput) -> tuple[TaskId, SaveResult]:
+        """Create a task, take snapshot 0, make it active. `spec` is the checked init
+        (step_input.prepare_task)."""
+        name, goal, constraints, exclude = spec.name, spec.goal, spec.constraints, spec.exclude
         self.store.prepare()
         with self.store.lock():
             task = new_task_id(name)
@@ -257,7 +239,7 @@ class Timeline:
             snap = self.store.snapshot(Scope.load(str(self.store.root), exclude))
             now = self.clock()
             note = Note(kind="init", task=task, step=0, created_at=rfc3339(now), title=name,
-                        plan=merge_plan([], plan or []), skipped=_skipped(snap),
+                        plan=merge_plan([], spec.plan), skipped=_skipped(snap),
                         git=_git(self.store), name=name, goal=goal, constraints=constraints,
                         exclude=exclude, workspace=self.store.workspace)
             lines = [f"init: {name}", ""]
@@ -267,7 +249,7 @@ class Timeline:
             commit = self._commit(task, snap.tree, None, message, note, now)
             self.set_active(task)
         result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), snap.skipped,
-                            n0 + n1 + n2 + n3 + n4, note.plan)
+                            spec.redacted, note.plan)
         return task, result
 
     def create_task(self, meta: Note, steps: list[tuple[ObjectId, Note]], *,
@@ -304,6 +286,8 @@ class Timeline:
         `spec` is the checked save (step_input.prepare); its commands ran on this save's
         snapshot. The runs recorded since the last step (`gitckpt run`), each with the tree
         it ran on, join the step's commands."""
+        from gitckpt.engine import memory, open_items, search, sessions  # a save's alone
+
         tid = self.resolve(task)  # before the lock: a store that does not exist stays so
         with self.store.lock():
             head, meta = self.writable(tid)
@@ -331,8 +315,13 @@ class Timeline:
             changes = self.store.diff_trees(head.tree, snap.tree)
             heard = prompting.pending(self.store, tid)  # the user's prompts since the step
             said = sessions.since(self.store, tid)  # and what the sessions' transcripts say
+            lists = spec.lists
             note = Note(kind="step", task=tid, step=head.n + 1, created_at=rfc3339(now),
-                        **spec.texts(), **spec.lists, plan=merged, closed=close,
+                        title=spec.title, conclusion=spec.conclusion, next=spec.next,
+                        description=spec.description, verified=lists["verified"],
+                        open_questions=lists["open_questions"], decisions=lists["decisions"],
+                        gotchas=lists["gotchas"], answered=lists["answered"],
+                        dropped=lists["dropped"], then=lists["then"], plan=merged, closed=close,
                         commands=commands, files=spec.files, changes=changes.to_dict(),
                         skipped=_skipped(snap), git=_git(self.store), prompts=heard,
                         sessions=sorted({p["session"] for p in heard if p.get("session")}
@@ -394,7 +383,7 @@ class Timeline:
         return Scope.load(str(self.store.root), meta.exclude or [])
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
-                lock_timeout: float | None = None, tool: dict | None = None,
+                lock_timeout: float | None = None, tool: ToolCall | None = None,
                 exact: bool = False) -> DriftResult:
         """Record a drift if in-scope files differ from the tip; `tool` names the tool call
         that made the change (a host's hook); `exact` as for `Store.snapshot`."""
@@ -406,7 +395,7 @@ class Timeline:
 
     def record_drift(self, tid: TaskId, head: StepRecord, snap: Snapshot, trigger: str, *,
                      partial: bool = False, always: bool = False,
-                     tool: dict | None = None) -> DriftResult:
+                     tool: ToolCall | None = None) -> DriftResult:
         """A drift of `snap` after step `head` if it differs from the tip (`always`: even if
         not). The caller holds the lock and took `snap` under it."""
         tip = self.tip(tid, head)
@@ -414,12 +403,12 @@ class Timeline:
         if not changes and not always:
             return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger, partial,
                                changes, snap.skipped)
-        if tool and isinstance(tool.get("command"), str):  # redacted before it is cut
-            tool = {**tool, "command": redact(tool["command"])[0][:limits.COMMAND]}
+        # its command as kept: redacted, then cut
+        by = tool.to_note(redact(tool.command or "")[0][:limits.COMMAND]) if tool else None
         now = self.clock()
         note = Note(kind="drift", task=tid, step=head.n, created_at=rfc3339(now),
                     trigger=trigger, partial=partial, changes=changes.to_dict(),
-                    skipped=_skipped(snap), git=_git(self.store), tool=tool)
+                    skipped=_skipped(snap), git=_git(self.store), tool=by)
         commit = self._drift(tid, snap.tree, tip, drift_message(tid, note, changes), note, now)
         return DriftResult(tid, True, commit, snap.tree, head.n, trigger, partial, changes,
                            snap.skipped)
@@ -470,30 +459,11 @@ def _runs_file(tid: TaskId) -> str:
     return f"runs-{tid}.json"
 
 
-def _redact_all(texts: list[str]) -> tuple[list[str], int]:
-    out, count = [], 0
-    for t in texts:
-        text, n = redact(t)
-        out.append(text)
-        count += n
-    return out, count
-
-
-def _redact_plan(plan: list[PlanItem]) -> tuple[list[PlanItem], int]:
-    """Plan items as they will be stored (redacted), and how many secrets that took out."""
-    texts, count = _redact_all([clean(p.item, one_line=True) for p in plan])
-    return [PlanItem(t, p.status) for t, p in zip(texts, plan, strict=True)], count
-
-
-def _check_plan(plan: list[PlanItem]) -> None:
-    limits.check_list("plan", [p.item for p in plan], count=limits.PLAN, each=limits.TITLE)
-
-
-def _skipped(snap: Snapshot) -> list[dict]:
+def _skipped(snap: Snapshot) -> list[dict[str, Any]]:
     return [s.to_dict() for s in snap.skipped]
 
 
-def _git(store: Store) -> dict | None:
+def _git(store: Store) -> dict[str, Any] | None:
     state = store.git_state()
     return state.to_dict() if state else None
 

@@ -20,13 +20,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
 from gitckpt.core.record import dataclass
 from gitckpt.core.switches import watch_enabled
 from gitckpt.store import journal as journals
 from gitckpt.store.journal import Journal
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger("gitckpt.engine.watch")
 
@@ -258,6 +261,7 @@ def run_until_stopped(run: Callable[[], None], stop: Callable[[], None],
     import sys
 
     main = threading.main_thread().ident
+    assert main is not None  # the main thread has started: it runs this
     failure: list[BaseException] = []
 
     def body() -> None:
@@ -344,7 +348,7 @@ class WatchdogSource(Source):
                  cookie_dir: str | None = None) -> None:
         self.root = root
         self.private = private
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._hint: Hint | None = None
         # What it sees, for snapshots in this process (see journal.py); `cookie_dir` is a
         # folder of gitckpt's inside `root` for the sync cookies.
@@ -359,7 +363,7 @@ class WatchdogSource(Source):
         self._hint = hint
 
         class Handler(ev.FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
+            def on_any_event(self, event: ev.FileSystemEvent) -> None:
                 if event.event_type in _READ_EVENTS:
                     return
                 paths = [os.fsdecode(event.src_path)]

@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitckpt.core.record import dataclass
+
+if TYPE_CHECKING:
+    from gitckpt.core.ops.fields import Voice
 
 
 @dataclass(frozen=True)
@@ -33,10 +36,10 @@ class Event:
     prompt: str | None = None  # prompt: what the user submitted
     model: str | None = None  # the model, where the host's input names it
     transcript: str | None = None  # the session's transcript file, where the host names one
-    voice: str = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
+    voice: Voice = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
 
 
-def _text(data: dict, *keys: str) -> str | None:
+def _text(data: dict[str, Any], *keys: str) -> str | None:
     """The first of `keys` whose value is a non-empty string."""
     for key in keys:
         value = data.get(key)
@@ -45,7 +48,7 @@ def _text(data: dict, *keys: str) -> str | None:
     return None
 
 
-def _dict(value: Any) -> dict:
+def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -78,7 +81,7 @@ class Host:
 
     # -- input ---------------------------------------------------------------------------
 
-    def event(self, kind: str, data: dict, here: str) -> Event:
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         tool_input = _dict(data.get("tool_input"))
         tool = _text(data, "tool_name")
         return Event(cwd=_text(data, "cwd"), session=_text(data, "session_id"), tool=tool,
@@ -126,10 +129,10 @@ class Host:
         suffix = "" if self.name == "claude" else f" --host {self.name}"
         return f"{program} hook {kind}{suffix}{' --cli' if self.cli else ''}"
 
-    def hooks(self, program: str = "gitckpt") -> dict:
+    def hooks(self, program: str = "gitckpt") -> dict[str, list[dict[str, Any]]]:
         """The `hooks` object gitckpt adds to the host's config; `program` starts gitckpt
         (the plugin's: its launcher)."""
-        out: dict[str, list] = {}
+        out: dict[str, list[dict[str, Any]]] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
                 group: dict[str, Any] = {}
@@ -139,10 +142,10 @@ class Host:
                 out.setdefault(event, []).append(group)
         return out
 
-    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+    def handler(self, kind: str, program: str = "gitckpt") -> dict[str, Any]:
         return {"type": "command", "command": self.command(kind, program), "timeout": 30}
 
-    def without(self, config: dict) -> dict:
+    def without(self, config: dict[str, Any]) -> dict[str, Any]:
         """`config` without gitckpt's hooks: an event left empty goes, and `hooks` too if
         nothing is left in it; every other key and handler is kept as it was."""
         out = dict(config)
@@ -155,7 +158,7 @@ class Host:
             out.pop("hooks", None)
         return out
 
-    def merged(self, config: dict) -> dict:
+    def merged(self, config: dict[str, Any]) -> dict[str, Any]:
         """`config` with gitckpt's hooks in it: any earlier gitckpt handler is replaced, every
         other key and handler is kept as it was."""
         out = dict(config)
@@ -182,11 +185,12 @@ def _ours(handler: Any) -> bool:
     return isinstance(command, str) and _OURS.fullmatch(command.strip()) is not None
 
 
-def _without_ours(groups: Any) -> list:
-    """A host's list for one event without gitckpt's handlers (nested groups or flat)."""
+def _without_ours(groups: Any) -> Any:
+    """A host's list for one event without gitckpt's handlers (nested groups or flat);
+    anything else as it was."""
     if not isinstance(groups, list):
         return groups
-    out = []
+    out: list[Any] = []
     for group in groups:
         if _ours(group):
             continue
@@ -199,7 +203,7 @@ def _without_ours(groups: Any) -> list:
     return out
 
 
-def _json(value: dict) -> str:
+def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
@@ -221,7 +225,7 @@ class Devin(Host):
     DEVIN_PROJECT_DIR, which Devin sets for its hooks (the hook's `here`, see
     relay.hook_folder). Tool names are lower case: exec, edit, write."""
 
-    def event(self, kind: str, data: dict, here: str) -> Event:
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         return replace(super().event(kind, data, here), cwd=_text(data, "cwd") or here)
 
 
@@ -257,7 +261,7 @@ class Gemini(Host):
             return _json({"decision": "deny", "reason": line})
         return _json({"systemMessage": line})
 
-    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+    def handler(self, kind: str, program: str = "gitckpt") -> dict[str, Any]:
         return {"name": f"gitckpt-{kind}", "type": "command",
                 "command": self.command(kind, program), "timeout": 30_000}
 
@@ -266,7 +270,7 @@ class Cursor(Host):
     """Cursor: camelCase events with flat handlers; `workspace_roots` and `conversation_id`
     on stdin; `additional_context`, `followup_message` and `user_message` back."""
 
-    def event(self, kind: str, data: dict, here: str) -> Event:
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         roots = data.get("workspace_roots")
         root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) \
             else None
@@ -293,14 +297,14 @@ class Cursor(Host):
             return _json({"followup_message": line})
         return _json({"user_message": line})
 
-    def hooks(self, program: str = "gitckpt") -> dict:
-        out: dict[str, list] = {}
+    def hooks(self, program: str = "gitckpt") -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
                 out.setdefault(event, []).append({"command": self.command(kind, program)})
         return out
 
-    def merged(self, config: dict) -> dict:
+    def merged(self, config: dict[str, Any]) -> dict[str, Any]:
         out = super().merged(config)
         out.setdefault("version", 1)
         return {"version": out.pop("version"), **out}
@@ -316,7 +320,7 @@ class Copilot(Host):
     READ_ONLY = frozenset({"view", "read", "Read", "grep", "Grep", "glob", "Glob", "ls", "LS",
                            "web_fetch", "WebFetch", "WebSearch", "fetch", "think", "report_intent"})
 
-    def event(self, kind: str, data: dict, here: str) -> Event:
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         base = super().event(kind, data, here)
         return replace(base, cwd=base.cwd or here,
                        session=base.session or _text(data, "sessionId"))
@@ -324,13 +328,13 @@ class Copilot(Host):
     def changes_files(self, tool: str | None) -> bool:
         return tool is not None and tool not in self.READ_ONLY
 
-    def handler(self, kind: str, program: str = "gitckpt") -> dict:
+    def handler(self, kind: str, program: str = "gitckpt") -> dict[str, Any]:
         return {"type": "command", "bash": self.command(kind, program), "timeoutSec": 30}
 
-    def hooks(self, program: str = "gitckpt") -> dict:
+    def hooks(self, program: str = "gitckpt") -> dict[str, list[dict[str, Any]]]:
         return {event: [self.handler(kind, program)] for kind, event in self.events.items()}
 
-    def merged(self, config: dict) -> dict:
+    def merged(self, config: dict[str, Any]) -> dict[str, Any]:
         out = super().merged(config)
         out.setdefault("version", 1)
         return {"version": out.pop("version"), **out}
@@ -340,7 +344,7 @@ class Windsurf(Host):
     """Windsurf (Cascade): snake_case events, `tool_info` on stdin, no output channel and no
     session or compaction events: only the post-tool drift."""
 
-    def event(self, kind: str, data: dict, here: str) -> Event:
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         info = _dict(data.get("tool_info"))
         name = _text(data, "agent_action_name")
         tool = {"post_run_command": "run_command", "post_write_code": "write_code"}.get(
@@ -350,8 +354,8 @@ class Windsurf(Host):
                      tool=tool, command=_text(info, "command_line") if tool == "run_command"
                      else None)
 
-    def hooks(self, program: str = "gitckpt") -> dict:
-        out: dict[str, list] = {}
+    def hooks(self, program: str = "gitckpt") -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
         for kind, events in self.events.items():
             for event in events.split(","):
                 out.setdefault(event, []).append({"command": self.command(kind, program),

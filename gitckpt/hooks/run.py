@@ -15,18 +15,31 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import hints, json_input
+from gitckpt.core.inputs import ToolCall
+from gitckpt.core.operations import (
+    CommandCall,
+    CompactingRequest,
+    HookCall,
+    PromptRequest,
+    SessionStartRequest,
+    StoppingRequest,
+    ToolRanRequest,
+)
+from gitckpt.core.ops.fields import Voice
 from gitckpt.core.record import dataclass
 from gitckpt.hooks import EVENTS
 from gitckpt.hooks.hosts import HOSTS, Event, Host
 from gitckpt.hooks.relay import emit, hook_folder
 
 if TYPE_CHECKING:
+    from gitckpt.hooks.relay_server import Relay
     from gitckpt.service.events import Unsaved
+    from gitckpt.service.workspace import Workspace
 
-__all__ = ["EVENTS", "main", "run", "serve"]
+__all__ = ["EVENTS", "answer", "main", "run", "serve"]
 
 #: A hook gives up on a busy store after this long: the change is then the next boundary's.
 LOCK_WAIT = 1.0
@@ -40,7 +53,7 @@ class Outcome:
     log: str = ""
 
 
-def run(host_name: str, kind: str, raw: str, here: str, voice: str = hints.MCP) -> Outcome:
+def run(host_name: str, kind: str, raw: str, here: str, voice: Voice = "mcp") -> Outcome:
     """One hook event (`here`: the hook's own working folder; `voice`: whether its texts name
     tool calls or CLI commands). Never raises: any failure is the host's empty answer and a
     log line."""
@@ -51,7 +64,7 @@ def run(host_name: str, kind: str, raw: str, here: str, voice: str = hints.MCP) 
     return outcome
 
 
-def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
+def _run(host_name: str, kind: str, raw: str, here: str, voice: Voice) -> Outcome:
     try:
         host = HOSTS[host_name]
         if kind not in host.events:
@@ -69,10 +82,14 @@ def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
             return Outcome(log="the host's input names no folder (cwd); nothing done")
         if not os.path.isdir(event.cwd):
             return Outcome(log=f"{event.cwd} is not a folder; nothing done")
-        from gitckpt.service import api as service
+        from gitckpt.core.errors import GitckptError
+        from gitckpt.service.workspace import open_workspace
 
-        with service.one_call(event.cwd, boundary=False):  # the workspace opened once
-            return _ACTIONS[kind](host, event, event.cwd)
+        try:
+            ws = open_workspace(event.cwd)  # once, for the event; nothing is created here
+        except GitckptError:  # no store can be used here: as a folder without a task
+            return Outcome(log=f"no active task at {event.cwd}")
+        return _ACTIONS[kind](host, event, ws)
     except Exception as e:  # the host's session goes on whatever happened here
         from gitckpt.core.errors import GitckptError
 
@@ -86,14 +103,14 @@ def _run(host_name: str, kind: str, raw: str, here: str, voice: str) -> Outcome:
         return Outcome(log=f"internal error ({type(e).__name__}: {e}); details: {where}")
 
 
-def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
+def _session_start(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
-    start = events.session_start(cwd, compacted=event.source == "compact", voice=event.voice,
-                                 session=event.session, source=event.source,
-                                 transcript=event.transcript, host=host.name)
+    start = events.session_start(ws, SessionStartRequest(
+        event.source == "compact", event.voice, event.session, event.source, event.transcript,
+        host.name))
     if start is None:
-        return Outcome(log=f"no active task at {cwd}")
+        return Outcome(log=f"no active task at {ws.cwd}")
     if start.twice is not None:  # the host runs two recipes (it reads another host's file)
         return Outcome(log=f"session start: the handoff of {start.task} was given "
                            f"{start.twice:.1f} s ago by another gitckpt hook of this start "
@@ -108,22 +125,18 @@ def _session_start(host: Host, event: Event, cwd: str) -> Outcome:
                    f"session {event.source or 'start'}: handoff of {start.task}")
 
 
-def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
+def _post_tool(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
     if not host.changes_files(event.tool):
         return Outcome(log=f"{event.tool} does not change files; nothing done")
-    tool = {"name": event.tool or "?", "host": host.name}
-    if event.session:
-        tool["session"] = event.session
-    if event.transcript:  # remembered for the step's usage; not kept in the drift
-        tool["transcript"] = event.transcript
-    if event.command:  # redacted and cut where a drift is written (Timeline.record_drift)
-        tool["command"] = event.command
+    # the command is redacted and cut where the drift is written (Timeline.record_drift); the
+    # transcript is remembered for the step's usage, not kept in the drift
+    tool = ToolCall(event.tool or "?", host.name, event.session, event.command)
     start = time.monotonic()
-    d = events.tool_ran(cwd, tool, lock_timeout=LOCK_WAIT)
+    d = events.tool_ran(ws, ToolRanRequest(tool, event.transcript, LOCK_WAIT))
     if d is None:
-        return Outcome(log=f"no active task at {cwd}")
+        return Outcome(log=f"no active task at {ws.cwd}")
     took = f"{(time.monotonic() - start) * 1000:.0f} ms"
     if not d.recorded:
         return Outcome(log=f"{event.tool}: no files changed ({took})")
@@ -131,15 +144,15 @@ def _post_tool(host: Host, event: Event, cwd: str) -> Outcome:
                    f"{event.tool}: drift {d.commit[:7]}, {len(d.changes.paths())} paths ({took})")
 
 
-def _prompt(host: Host, event: Event, cwd: str) -> Outcome:
+def _prompt(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
     if not event.prompt:
         return Outcome(log="the host's input holds no prompt; nothing done")
-    kept = events.prompted(cwd, event.prompt, session=event.session, host=host.name,
-                           model=event.model, transcript=event.transcript)
+    kept = events.prompted(ws, PromptRequest(event.prompt, event.session, host.name,
+                                             event.model, event.transcript))
     if kept is None:
-        return Outcome(log=f"no active task at {cwd}")
+        return Outcome(log=f"no active task at {ws.cwd}")
     return Outcome(host.prompt_output(), f"prompt {kept['id']} kept ({len(kept['text'])} chars)")
 
 
@@ -151,12 +164,12 @@ def _unsaved_line(u: Unsaved, voice: str) -> str:
             f"as a step; if that work is finished, save it with {how}.")
 
 
-def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
+def _pre_compact(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
-    r = events.compacting(cwd, lock_timeout=LOCK_WAIT)
+    r = events.compacting(ws, CompactingRequest(LOCK_WAIT))
     if r is None:
-        return Outcome(log=f"no active task at {cwd}")
+        return Outcome(log=f"no active task at {ws.cwd}")
     u = r.unsaved
     if not u.changed:
         return Outcome(log=f"pre-compact: nothing unsaved since step {u.step}")
@@ -167,12 +180,12 @@ def _pre_compact(host: Host, event: Event, cwd: str) -> Outcome:
                    f"pre-compact: {files} unsaved")
 
 
-def _stop(host: Host, event: Event, cwd: str) -> Outcome:
+def _stop(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
-    s = events.stopping(cwd, lock_timeout=LOCK_WAIT, again=event.stop_active or event.aborted)
+    s = events.stopping(ws, StoppingRequest(event.stop_active or event.aborted, LOCK_WAIT))
     if s is None:
-        return Outcome(log=f"no active task at {cwd}")
+        return Outcome(log=f"no active task at {ws.cwd}")
     u = s.unsaved
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
     if not u.changed:
@@ -191,33 +204,43 @@ _ACTIONS = {"session-start": _session_start, "prompt": _prompt, "post-tool": _po
             "pre-compact": _pre_compact, "stop": _stop}
 
 
-def serve(request: dict) -> dict:
-    """A relayed hook (gitckpt.hook_relay), run in a long-lived gitckpt process."""
-    host, kind = request.get("host"), request.get("kind")
-    raw, here = request.get("raw"), request.get("here")
-    voice = request.get("voice", hints.MCP)
-    if host not in HOSTS or kind not in _ACTIONS or not isinstance(raw, str) \
-            or not isinstance(here, str) or voice not in (hints.MCP, hints.CLI):
+def serve(call: HookCall) -> dict[str, str]:
+    """A relayed hook (hooks/relay.py), run in a long-lived gitckpt process."""
+    if call.host not in HOSTS or call.event not in _ACTIONS:
         return {"refused": "not a hook request"}
-    outcome = run(host, kind, raw, here, voice)
+    outcome = run(call.host, call.event, call.raw, call.here, call.voice)
     return {"stdout": outcome.stdout, "log": outcome.log}
 
 
-def start_relay(commands: Callable[[dict], dict] | None = None):
+def answer(message: dict[str, Any],
+           commands: Callable[[CommandCall], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A relay's answer to `message`, `{"op": "hook" | "command", "request": <the call's wire
+    form>}`: a hook served here, a command line by `commands` (the CLI's side,
+    gitckpt/cli/relayed.py), anything else refused with nothing done."""
+    from gitckpt.core.decode import decode
+    from gitckpt.core.errors import InvalidArgument
+
+    kind = {"hook": HookCall, "command": CommandCall}.get(str(message.get("op")))
+    try:
+        call = decode(kind, message.get("request")) if kind is not None else None
+    except InvalidArgument:
+        call = None
+    if isinstance(call, CommandCall):
+        return commands(call) if commands is not None else {"refused": "no commands"}
+    if isinstance(call, HookCall):
+        return serve(call)
+    return {"refused": "not a request"}
+
+
+def start_relay(commands: Callable[[CommandCall], dict[str, Any]] | None = None) -> Relay | None:
     """The hooks' relay in a long-lived gitckpt (`mcp`, `watch`): this user's hooks run
-    there, warm, and so do the CLI commands `commands` serves (a request with "cli"; the
-    CLI's side, gitckpt/cli/relayed.py). None where it cannot listen (the hooks then run in
-    their own process)."""
+    there, warm, and so do the CLI commands `commands` serves. None where it cannot listen
+    (the hooks then run in their own process)."""
     import logging
 
     from gitckpt.hooks.relay_server import Relay
 
-    def either(request: dict) -> dict:
-        if "cli" in request:
-            return commands(request) if commands is not None else {"refused": "no commands"}
-        return serve(request)
-
-    relay = Relay(either)
+    relay = Relay(lambda message: answer(message, commands))
     try:
         if relay.start():
             logging.getLogger("gitckpt").info("hook relay at %s", relay.path)
@@ -236,7 +259,7 @@ def read_stdin() -> str:
         return ""
 
 
-def main(host_name: str, kind: str, raw: str, voice: str = "mcp") -> None:
+def main(host_name: str, kind: str, raw: str, voice: Voice = "mcp") -> None:
     """`gitckpt hook KIND [--host NAME] [--cli]` after stdin was read (`raw`), in this
     process: the outcome to stdout, a log line to stderr and the log file; exit 0."""
     outcome = run(host_name, kind, raw, hook_folder(host_name), voice)

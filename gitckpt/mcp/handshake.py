@@ -6,9 +6,10 @@ Standard library only. `claim()` takes the wire the way the SDK's stdio transpor
 so nothing else reads the client's input or writes on the wire). `answer()` reads the first
 messages and answers those it knows with the same result the SDK would write (tests compare
 the two, for every protocol version the SDK knows): the handshake (`initialize`, or the
-2026-07-28 era's `server/discover`), that era's `subscriptions/listen` acknowledgement, and
-`tools/list` from a static copy of the SDK's list (`tools.json`, kept equal by a test). It
-stops at the tool list, at the first message it does not know, or when the client is quiet.
+2026-07-28 era's `server/discover`; that era's `subscriptions/listen` is refused, as the SDK
+refuses it: no list here changes) and `tools/list` from a static copy of the SDK's list
+(`tools.json`, kept equal by a test). It stops at the tool list, at the first message it does
+not know, or when the client is quiet.
 Every message read goes on to the SDK as its own input; the SDK's second answers are dropped.
 """
 
@@ -19,7 +20,7 @@ import os
 import select
 from dataclasses import field
 from pathlib import Path
-from typing import BinaryIO, TypeGuard
+from typing import Any, BinaryIO, TypeGuard
 
 from gitckpt import __version__
 from gitckpt.core import json_input
@@ -30,15 +31,11 @@ from gitckpt.core.record import dataclass
 # the SDK learns later goes through the SDK unanswered until these lists learn it too.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
-CAPABILITIES = {"prompts": {"listChanged": False},
-                "resources": {"listChanged": False, "subscribe": False},
-                "tools": {"listChanged": False}}
-MODERN_CAPABILITIES = {"prompts": {"listChanged": True},
-                       "resources": {"listChanged": True, "subscribe": True},
-                       "tools": {"listChanged": True}}
+#: What the server offers, in either era: tools, in a list that does not change (the SDK's
+#: low-level server announces what it has handlers for).
+CAPABILITIES = {"tools": {"listChanged": False}}
+MODERN_CAPABILITIES = CAPABILITIES
 META = "io.modelcontextprotocol/"
-# The list-changed kinds a listen request may ask for; the SDK honours each one asked for.
-LISTS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 TOOLS = Path(__file__).with_name("tools.json")
 #: How long to wait for the client's next message before the SDK takes over (a host sends
 #: it within milliseconds of the answer; a client that waits costs at most this, once).
@@ -73,8 +70,7 @@ class Held:
     dropped)."""
 
     lines: list[bytes] = field(default_factory=list)
-    answered: set = field(default_factory=set)
-    acked: set = field(default_factory=set)
+    answered: set[object] = field(default_factory=set)
 
 
 def claim() -> Wire:
@@ -96,11 +92,11 @@ def _said_more(inp: BinaryIO) -> bool:
         return False
 
 
-def _server_info() -> dict:
+def _server_info() -> dict[str, str]:
     return {"name": "gitckpt", "version": __version__}
 
 
-def _modern(params: object) -> TypeGuard[dict]:
+def _modern(params: object) -> TypeGuard[dict[str, Any]]:
     """Whether a request's params carry the 2026-07-28 envelope of a version known here."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     return (isinstance(meta, dict) and meta.get(META + "protocolVersion") in MODERN_VERSIONS
@@ -108,20 +104,22 @@ def _modern(params: object) -> TypeGuard[dict]:
             and isinstance(meta.get(META + "clientCapabilities"), dict))
 
 
-def _stamped(result: dict) -> dict:
+def _stamped(result: dict[str, Any]) -> dict[str, Any]:
     """A 2026-07-28 result as the SDK sends it: fresh for no time, this client's only."""
     return {"cacheScope": "private", **result, "resultType": "complete", "ttlMs": 0,
             "_meta": {META + "serverInfo": _server_info()}}
 
 
-def _tools() -> list | None:
+def _tools() -> list[Any] | None:
     try:
-        return json_input.loads(TOOLS.read_text(encoding="utf-8"))
+        tools: list[Any] = json_input.loads(TOOLS.read_text(encoding="utf-8"))  # a list
     except (OSError, ValueError):
         return None  # not shipped: the SDK lists them
+    return tools
 
 
-def _reply(msg: dict, era: str | None, held: Held) -> tuple[str | None, dict | None]:
+def _reply(msg: dict[str, Any], era: str | None, held: Held
+           ) -> tuple[str | None, dict[str, Any] | None]:
     """(the era after `msg`, the message to write), or (None, None): the SDK takes over."""
     method, params = msg.get("method"), msg.get("params")
     ident = msg.get("id")
@@ -141,15 +139,10 @@ def _reply(msg: dict, era: str | None, held: Held) -> tuple[str | None, dict | N
         return "modern", _stamped({"capabilities": MODERN_CAPABILITIES,
                                    "instructions": INSTRUCTIONS,
                                    "supportedVersions": list(MODERN_VERSIONS)})
-    if era == "modern" and request and method == "subscriptions/listen" and _modern(params) \
-            and ident not in held.acked:
-        asked = params.get("notifications")
-        if set(params) <= {"_meta", "notifications"} and isinstance(asked, dict) \
-                and set(asked) <= set(LISTS) and all(v in (True, False) for v in asked.values()):
-            honoured = {k: True for k in LISTS if asked.get(k)}
-            return era, {"method": "notifications/subscriptions/acknowledged",
-                         "params": {"_meta": {META + "subscriptionId": msg["id"]},
-                                    "notifications": honoured}}
+    if era == "modern" and request and method == "subscriptions/listen":
+        # no list here ever changes: the SDK's refusal of a method it has no handler for
+        return era, {"error": {"code": -32601, "message": "Method not found",
+                               "data": "subscriptions/listen"}}
     if era is not None and request and method == "tools/list" \
             and (params is None or (era == "handshake" and params == {})
                  or (era == "modern" and _modern(params) and set(params) == {"_meta"})):
@@ -181,11 +174,8 @@ def answer(wire: Wire) -> Held:
         if era is None:
             return held  # the SDK answers (or refuses) it, and all that follows
         if reply:
-            if "method" in reply:  # a listen's acknowledgement, a notification
-                held.acked.add(msg["id"])
-            else:
-                held.answered.add(msg["id"])
-                reply = {"id": msg["id"], "result": reply}
+            held.answered.add(msg["id"])
+            reply = {"id": msg["id"], **(reply if "error" in reply else {"result": reply})}
             wire.out.write(json.dumps({"jsonrpc": "2.0", **reply},
                                       separators=(",", ":")).encode() + b"\n")
         if msg.get("method") == "tools/list" or not _said_more(wire.inp):
@@ -201,17 +191,3 @@ def is_reply_to(text: str, request_id: object) -> bool:
     except ValueError:
         return False
     return isinstance(msg, dict) and msg.get("id") == request_id and "method" not in msg
-
-
-def is_ack_of(text: str, subscription: object) -> bool:
-    """Whether a line the SDK writes acknowledges the listen `subscription` (acked here)."""
-    if "notifications/subscriptions/acknowledged" not in text:
-        return False
-    try:
-        msg = json.loads(text)
-    except ValueError:
-        return False
-    params = msg.get("params") if isinstance(msg, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return (msg.get("method") == "notifications/subscriptions/acknowledged"
-            and isinstance(meta, dict) and meta.get(META + "subscriptionId") == subscription)

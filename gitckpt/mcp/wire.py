@@ -14,13 +14,17 @@ from __future__ import annotations
 import io
 import json
 import re
+from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument
-from gitckpt.mcp.handshake import Held, is_ack_of, is_reply_to
+from gitckpt.mcp.handshake import Held, is_reply_to
 from gitckpt.mcp.text import error_result
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 # A JSON escape of a surrogate code point (D800-DFFF): only a line holding one is parsed here.
 _ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -35,7 +39,7 @@ def _half(text: str) -> int | None:
     return None
 
 
-def find_half(value, where: str = "") -> tuple[str, int] | None:
+def find_half(value: object, where: str = "") -> tuple[str, int] | None:
     """(where, code point) of the first string or key in `value` holding a lone surrogate."""
     if isinstance(value, str):
         half = _half(value)
@@ -54,7 +58,7 @@ def find_half(value, where: str = "") -> tuple[str, int] | None:
     return None
 
 
-def _mended(value):
+def _mended(value: object) -> object:
     if isinstance(value, str):
         return "".join(REPLACEMENT if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
     if isinstance(value, list):
@@ -96,14 +100,12 @@ def settle(line: str) -> tuple[str | None, str | None]:
 
 
 class Out:
-    """The wire for the SDK, without its second answer to each request answered already and
-    its second acknowledgement of each listen acknowledged already; `send` writes an answer
-    of the wire's own. One writer at a time: each line whole."""
+    """The wire for the SDK, without its second answer to each request answered already;
+    `send` writes an answer of the wire's own. One writer at a time: each line whole."""
 
-    def __init__(self, out, held: Held) -> None:
+    def __init__(self, out: BinaryIO, held: Held) -> None:
         self.out = anyio.wrap_file(io.TextIOWrapper(out, encoding="utf-8", write_through=True))
         self.answered = set(held.answered)
-        self.acked = set(held.acked)
         self.lock = anyio.Lock()
 
     def _second(self, text: str) -> bool:
@@ -111,14 +113,10 @@ class Out:
             if is_reply_to(text, request):
                 self.answered.discard(request)
                 return True
-        for subscription in self.acked:
-            if is_ack_of(text, subscription):
-                self.acked.discard(subscription)
-                return True
         return False
 
     async def write(self, text: str) -> None:
-        if (self.answered or self.acked) and self._second(text):
+        if self.answered and self._second(text):
             return
         async with self.lock:
             await self.out.write(text)
@@ -136,23 +134,24 @@ class Replay:
     """The client's lines for the SDK: those read during the handshake, then the rest, each
     settled first (see `settle`); answers of the wire's own go out through `out`."""
 
-    def __init__(self, first: list[bytes], inp, out: Out) -> None:
+    def __init__(self, first: list[bytes], inp: BinaryIO, out: Out) -> None:
         self.first = first
         if isinstance(inp, io.RawIOBase):
             inp = io.BufferedReader(inp)  # the handshake read it unbuffered, line by line
         self.rest = anyio.wrap_file(io.TextIOWrapper(inp, encoding="utf-8", errors="replace"))
         self.out = out
 
-    async def _lines(self):
-        for line in self.first:
-            yield line.decode("utf-8", "replace")
+    async def _lines(self) -> AsyncIterator[str]:
+        for raw in self.first:
+            yield raw.decode("utf-8", "replace")
         async for line in self.rest:
             yield line
 
-    async def __aiter__(self):
+    async def __aiter__(self) -> AsyncIterator[str]:
         async for line in self._lines():
             passed, answer = settle(line)
             if answer is not None:
                 await self.out.send(answer)
             else:
+                assert passed is not None  # settle: no answer, so the line goes on
                 yield passed

@@ -9,14 +9,16 @@ import re
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
-from mcp.server.mcpserver import Context
-
 from gitckpt.core.errors import GitckptError, InvalidArgument, WorkspaceError
+from gitckpt.core.operations import WatchRequest
 from gitckpt.engine.session import WatchSession
 from gitckpt.engine.watch import Settings
 from gitckpt.service import api as service
+from gitckpt.service.results import Watchable
+from gitckpt.service.workspace import open_workspace
 
 log = logging.getLogger("gitckpt.mcp")
 BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
@@ -40,13 +42,13 @@ class Workspaces:
         fixed = self.cli_root or os.environ.get("GITCKPT_ROOT")
         return [fixed] if fixed else list(self.client_roots or [])
 
-    async def resolve(self, root: str | None, ctx: Context | None) -> str:
+    async def resolve(self, root: str | None, session: Any = None) -> str:
         """The workspace of a call: `root`, which must lie in a configured root, else the
         first configured root, else the server's working folder. A configured root confines
         every call; without one, `/`, the home folder and system folders are refused."""
         if not self.cli_root and not os.environ.get("GITCKPT_ROOT") \
-                and self.client_roots is None and ctx is not None:
-            self.client_roots = await _client_roots(ctx)
+                and self.client_roots is None and session is not None:
+            self.client_roots = await _client_roots(session)
         allowed = self.configured()
         for given in (*allowed, *([root] if root is not None else [])):
             unexpanded = _UNEXPANDED.search(given)
@@ -81,7 +83,11 @@ class Workspaces:
         """Start the watcher for `root` if it has an active task and none runs yet."""
         if root in self.watched or not Settings.from_env().enabled:
             return  # checked once per folder: no store is opened again on every call
-        found = service.watchable(root)
+        try:
+            workspace = open_workspace(root)
+        except GitckptError:
+            return
+        found = service.watchable(workspace)
         if found is None:
             return
         key = found.key
@@ -91,7 +97,7 @@ class Workspaces:
                 self.watched.add(root)
                 return
             try:
-                session = service.watch(root, on_drift=lambda r: log.info(
+                session = service.watch(workspace, WatchRequest(), on_drift=lambda r: log.info(
                     "drift %s (%s): %d paths", r.commit[:7], r.trigger, len(r.changes.paths())))
             except GitckptError as e:
                 log.warning("no watcher for %s: %s", root, e.message)
@@ -101,7 +107,7 @@ class Workspaces:
         threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
         log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
 
-    def _log_to_store(self, found: service.Watchable) -> None:
+    def _log_to_store(self, found: Watchable) -> None:
         if found.state in self.logged:
             return
         try:
@@ -118,15 +124,16 @@ class Workspaces:
             session.stop()
 
 
-async def _client_roots(ctx: Context) -> list[str]:
-    """The client's file:// roots, where the client offers roots."""
-    caps = ctx.client_capabilities
+async def _client_roots(session: Any) -> list[str]:
+    """The client's file:// roots, where the client offers roots (`session`: the SDK's
+    server session of the call)."""
+    caps = session.client_capabilities
     if caps is None or getattr(caps, "roots", None) is None:
         return []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = await ctx.session.list_roots()
+            result = await session.list_roots()
     except Exception as e:  # a client that declared roots but cannot answer
         log.info("roots/list failed: %s", e)
         return []

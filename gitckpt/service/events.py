@@ -6,26 +6,32 @@ what a compaction left unsaved) live in the store's state folder, written here."
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.lazy import logger
-from gitckpt.core.record import dataclass
+from gitckpt.core.operations import (
+    CompactingRequest,
+    PromptRequest,
+    SessionStartRequest,
+    StoppingRequest,
+    ToolRanRequest,
+)
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import prompts, sessions
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.engine.records import DriftResult
-from gitckpt.engine.timeline import Timeline
 from gitckpt.service import api
-from gitckpt.service.workspace import open_timeline
+from gitckpt.service.workspace import Workspace
 
 if TYPE_CHECKING:
     from gitckpt.service.results import Pending
+    from gitckpt.store.state import StateDir
 
 #: State-file names: the last tip a stop reminder named, the last one a pre-compact reminder
 #: named, and what a compaction left unsaved, kept for the session that follows it (PreCompact
@@ -76,28 +82,18 @@ class Reminder(Shaped):
     said: bool
 
 
-def _active(root: str | Path) -> Timeline | None:
-    try:
-        tl = open_timeline(root)
-        return tl if tl.active_id() is not None else None
-    except GitckptError:
-        return None
-
-
-def _heard(tl: Timeline, session: str | None, transcript: str | None, host: str) -> None:
+def _heard(ws: Workspace, session: str | None, transcript: str | None, host: str) -> None:
     """Remember a session's transcript for the next step's usage (engine/sessions.py); a
     memory that is busy or cannot be written costs the step its usage, never the hook."""
     if not (session and transcript):
         return
     try:
-        sessions.heard(tl.store, tl.resolve(None), session, transcript, host)
+        sessions.heard(ws.store, ws.timeline.resolve(None), session, transcript, host)
     except (OSError, GitckptError) as e:
-        logger("gitckpt").info("the session's transcript is not remembered: %s", e)
+        logging.getLogger("gitckpt").info("the session's transcript is not remembered: %s", e)
 
 
-def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
-                  session: str | None = None, source: str | None = None,
-                  transcript: str | None = None, host: str = "",
+def session_start(ws: Workspace, r: SessionStartRequest,
                   clock: Callable[[], float] = time.time) -> Start | None:
     """The handoff for a session that starts (`compacted`: after a compaction, which gets
     the unsaved files the compaction found), naming tool calls or (`voice` "cli") commands.
@@ -105,18 +101,17 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
     (startup, resume, clear, compact; where either names none, any) within TWICE_WINDOW
     seconds is the same start heard through a second recipe: `twice` says so, and the caller
     gives no second handoff. A store whose memory cannot be written still hands off."""
-    tl = _active(root)
-    if tl is None:
+    if ws.active() is None:
         return None
-    _heard(tl, session, transcript, host)
+    _heard(ws, r.session, r.transcript, r.host)
     from gitckpt.engine import resume as resuming  # a drift's hook does without them
     from gitckpt.engine.handoff import handoff_text
 
     # the handoff as api.resume words it, without its result object (a hook starts cold)
-    facts = resuming.gather(tl, None, voice)
-    task, text = facts.info.id, handoff_text(facts, voice)
-    state = tl.store.state
-    me: dict[str, Any] = {"at": clock(), "session": session, "source": source}
+    facts = resuming.gather(ws.timeline, None, r.voice)
+    task, text = facts.info.id, handoff_text(facts, r.voice)
+    state = ws.store.state
+    me: dict[str, Any] = {"at": clock(), "session": r.session, "source": r.source}
     try:
         with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # two hooks of one start: one hands off
             # the time is read under the lock: a hook that read it first but takes the lock
@@ -133,7 +128,7 @@ def session_start(root: str | Path, *, compacted: bool, voice: str = "mcp",
                 state.remove(AFTER_COMPACT)
     except (OSError, GitckptError):  # read-only or busy: the handoff all the same
         kept = None
-    before = _unsaved(kept) if kept is not None and compacted else None
+    before = _unsaved(kept) if kept is not None and r.compacted else None
     return Start(task, text, before)
 
 
@@ -150,68 +145,63 @@ def _handed(data: bytes | None) -> dict[str, Any] | None:
         return None
 
 
-def tool_ran(root: str | Path, tool: dict, *, lock_timeout: float) -> DriftResult | None:
-    """A tool that changes files has run: its changes as a drift attributed to `tool`, and
-    to the newest prompt of its session that a hook heard."""
-    tl = _active(root)
-    if tl is None:
+def tool_ran(ws: Workspace, r: ToolRanRequest) -> DriftResult | None:
+    """A tool that changes files has run: its changes as a drift attributed to `r.call`,
+    and to the newest prompt of its session that a hook heard."""
+    if ws.active() is None:
         return None
-    transcript = tool.pop("transcript", None)  # remembered, not part of the drift's note
-    _heard(tl, tool.get("session"), transcript, str(tool.get("host", "")))
-    heard = prompts.latest(tl.store, tl.resolve(None), tool.get("session"))
-    if heard is not None:
-        tool = {**tool, "prompt": heard}
-    return api.capture(root, trigger="tool", tool=tool, lock_timeout=lock_timeout)
+    _heard(ws, r.call.session, r.transcript, r.call.host)
+    heard = prompts.latest(ws.store, ws.timeline.resolve(None), r.call.session)
+    tool = replace(r.call, prompt=heard) if heard is not None else r.call
+    return ws.timeline.capture("tool", None, tool=tool, lock_timeout=r.lock_wait)
 
 
-def prompted(root: str | Path, text: str, *, session: str | None, host: str,
-             model: str | None = None, transcript: str | None = None,
-             clock: Callable[[], float] = time.time) -> dict | None:
+def prompted(ws: Workspace, r: PromptRequest,
+             clock: Callable[[], float] = time.time) -> dict[str, Any] | None:
     """The user submitted a prompt: kept (redacted, capped) for the drifts and the step that
     follow; its record, or None in a folder without an active task."""
     from gitckpt.engine.records import rfc3339
 
-    tl = _active(root)
-    if tl is None:
+    if ws.active() is None:
         return None
-    _heard(tl, session, transcript, host)
-    return prompts.add(tl.store, tl.resolve(None), text, session=session, host=host,
-                       at=rfc3339(clock()), model=model)
+    _heard(ws, r.session, r.transcript, r.host)
+    return prompts.add(ws.store, ws.timeline.resolve(None), r.text, session=r.session,
+                       host=r.host, at=rfc3339(clock()), model=r.model)
 
 
-def compacting(root: str | Path, *, lock_timeout: float) -> Reminder | None:
+def compacting(ws: Workspace, r: CompactingRequest) -> Reminder | None:
     """The context is about to be compacted: the workspace captured, what is unsaved kept
     for the session that follows (when anything is), and whether a pre-compact reminder
     named this state already: a host that announces a compaction before every request
     (Gemini CLI, headless) is told once per unsaved state, not at every turn."""
-    if _active(root) is None:
+    if ws.active() is None:
         return None
-    unsaved = _of(api.pending(root, trigger="pre_compact", lock_timeout=lock_timeout))
+    unsaved = _of(api.pending(ws, trigger="pre_compact", lock_timeout=r.lock_wait))
     if not unsaved.changed:
         return Reminder(unsaved, said=False)
-    state = open_timeline(root).store.state
+    state = ws.store.state
     with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
         state.write(AFTER_COMPACT, json.dumps(unsaved.to_dict()).encode())
         said = _said(state, COMPACT_REMINDED, unsaved.tip)
     return Reminder(unsaved, said)
 
 
-def stopping(root: str | Path, *, lock_timeout: float, again: bool) -> Reminder | None:
+def stopping(ws: Workspace, r: StoppingRequest) -> Reminder | None:
     """The agent is about to stop: the workspace captured, and whether this state was
     named by a reminder already. A reminder about to be given (`again` False: the agent is
     not already continuing for a hook) is remembered, so the same state is named once."""
-    if _active(root) is None:
+    if ws.active() is None:
         return None
-    unsaved = _of(api.pending(root, trigger="stop", lock_timeout=lock_timeout))
-    if not unsaved.changed or again:
+    unsaved = _of(api.pending(ws, trigger="stop", lock_timeout=r.lock_wait))
+    if not unsaved.changed or r.again:
         return Reminder(unsaved, said=False)
-    state = open_timeline(root).store.state
+    state = ws.store.state
     with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
         said = _said(state, REMINDED, unsaved.tip)
     return Reminder(unsaved, said)
 
 
-def _said(state, name: str, tip: ObjectId) -> bool:
+def _said(state: StateDir, name: str, tip: ObjectId) -> bool:
     """Whether the reminder `name` named `tip` already; it has from now on. The caller
     holds MEMORY_LOCK."""
     if state.read(name) == tip.encode():
@@ -235,12 +225,10 @@ def _unsaved(data: bytes) -> Unsaved | None:
         return None
 
 
-def commit_trailer(root: str | Path) -> str | None:
+def commit_trailer(ws: Workspace) -> str | None:
     """The `Checkpoint:` trailer's value for a commit of the user's made now ("<task> step
     <n>": the active task's newest step), or None without an active task."""
-    tl = _active(root)
-    if tl is None:
+    tid = ws.active()
+    if tid is None:
         return None
-    tid = tl.resolve(None)
-    return f"{tid} step {tl.head(tid).n}"
-
+    return f"{tid} step {ws.timeline.head(tid).n}"

@@ -212,8 +212,8 @@ class RevertResult(RestoreResult):
 class DiffResult(Shaped):
     brief = ("additions", "deletions")
 
-    base: dict
-    target: dict
+    base: dict[str, Any]
+    target: dict[str, Any]
     files: list[FileDiff]
     patch: str | None
     derived = ("additions", "deletions")

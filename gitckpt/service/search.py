@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import InvalidArgument
+from gitckpt.core.operations import ReportRequest, SearchRequest
 from gitckpt.engine.records import parse_time, rfc3339
-from gitckpt.service.workspace import open_timeline
+from gitckpt.service.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitckpt.engine.report import ReportResult
+    from gitckpt.engine.search import SearchResult
 
 
 def since_time(text: str | None, now: float | None = None) -> str | None:
@@ -33,27 +38,25 @@ def since_time(text: str | None, now: float | None = None) -> str | None:
         raise InvalidArgument(f"--since {text[:40]!r} is out of range ({e}).", hint) from e
 
 
-def search(root: str | Path, query: str, *, task: str | None = None,
-           kinds: list[str] | tuple[str, ...] = (), since: str | None = None, limit: int = 20,
-           split: bool = False):
+def search(ws: Workspace, r: SearchRequest) -> SearchResult:
     """Every task's note fields (titles, conclusions, next actions, decisions, gotchas,
     questions, commands with their exit codes, file notes, prompts, tool commands) that hold
     each word of `query`, best first; the index is brought up to date first."""
     from gitckpt.engine import search as searching
 
-    tl = open_timeline(root)
-    return searching.search(tl, query, task=task, kinds=list(kinds) or None,
-                            since=since_time(since), limit=limit, split=split)
+    return searching.search(ws.timeline, r.query, task=r.task, kinds=list(r.kind) or None,
+                            since=since_time(r.since), limit=r.limit, split=r.split)
 
 
-def report(root: str | Path, *, task: str | None = None, html: bool = False):
+def report(ws: Workspace, r: ReportRequest) -> ReportResult:
     """The active task (or `task`) as a reviewer reads it: Markdown for a pull request's
-    body, or (`html`) one self-contained page."""
+    body, or one self-contained HTML page."""
     from gitckpt.engine import report as reporting
     from gitckpt.engine.report_html import page
 
-    tl = open_timeline(root)
-    tid = tl.resolve(task)
+    tl = ws.timeline
+    tid = tl.resolve(r.task)
     facts = reporting.gather(tl, tid)
+    html = r.format == "html" or r.open
     return reporting.ReportResult(str(tid), "html" if html else "markdown",
                                   page(facts) if html else reporting.markdown(facts))

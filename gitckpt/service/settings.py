@@ -3,35 +3,27 @@ remote push and fetch use when given none, and whether steps keep their sessions
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from gitckpt.core.operations import RemoteSettingRequest, TranscriptsRequest
 from gitckpt.service.results import RemoteSetting, TranscriptSetting
-from gitckpt.service.workspace import open_timeline
+from gitckpt.service.workspace import Workspace
 
 
-def set_remote(root: str | Path, remote: str | None) -> RemoteSetting:
-    """Set (None: forget) the remote push and fetch use when given none; kept in gitckpt's
-    state for this workspace, never in git's config."""
+def config_remote(ws: Workspace, r: RemoteSettingRequest) -> RemoteSetting:
+    """Show the remote push and fetch use when given none; set it (`name`) or forget it
+    (`unset`), in gitckpt's state for this workspace, never in git's config."""
     from gitckpt.transfer import remotes
 
-    store = open_timeline(root, discover=False).store
-    return RemoteSetting(remotes.set_default(store, remote))
+    if r.name is None and not r.unset:
+        return RemoteSetting(*remotes.shown_default(ws.store))
+    return RemoteSetting(remotes.set_default(ws.store, None if r.unset else r.name))
 
 
-def remote_setting(root: str | Path) -> RemoteSetting:
-    from gitckpt.transfer import remotes
-
-    store = open_timeline(root, discover=False).store
-    return RemoteSetting(*remotes.shown_default(store))
-
-
-def transcripts(root: str | Path, on: bool | None = None) -> TranscriptSetting:
+def config_transcripts(ws: Workspace, r: TranscriptsRequest) -> TranscriptSetting:
     """Show, or turn on or off, the keeping of each step's transcript segments (redacted,
     under refs/checkpoints/<task>/transcripts/<n>); with what the store holds of them."""
     from gitckpt.engine import sessions
 
-    store = open_timeline(root, discover=False).store
-    if on is not None:
-        sessions.set_enabled(store, on)
-    kept = sessions.kept(store)
-    return TranscriptSetting(sessions.enabled(store), len(kept), sum(kept.values()))
+    if r.state is not None:
+        sessions.set_enabled(ws.store, r.state == "on")
+    kept = sessions.kept(ws.store)
+    return TranscriptSetting(sessions.enabled(ws.store), len(kept), sum(kept.values()))

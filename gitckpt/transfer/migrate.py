@@ -17,18 +17,20 @@ import stat
 import time
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gitckpt.core import json_input, limits
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import EMPTY_TREE, Mode, apply_changes
+from gitckpt.core.inputs import CommandRun, FileNote, PlanStatus
+from gitckpt.core.objects import EMPTY_TREE, Change, Mode, apply_changes
+from gitckpt.core.operations import InitRequest, PlanEntry, SaveRequest
 from gitckpt.core.paths import WorkPath
 from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import PLAN_STATUSES, Note, PlanItem
 from gitckpt.engine.records import parse_time, rfc3339
-from gitckpt.engine.step_input import prepare
+from gitckpt.engine.step_input import prepare, prepare_task
 from gitckpt.engine.timeline import Timeline
 from gitckpt.safety.sensitive import classify, content_sensitive
 
@@ -137,8 +139,8 @@ def claude_checkpoint(tl: Timeline, path: Path) -> MigrateResult:
             raise _Bad(path, "modifiedFiles holds an entry that is not an object")
         note = _text(f.get("note"), path, "a file note", limits.ITEM)
         status = f.get("status")
-        files.append({"path": _path(f.get("path"), path),
-                      "note": " ".join(x for x in (f"({status})" if status else "", note) if x)})
+        files.append(FileNote(_path(f.get("path"), path),
+                              " ".join(x for x in (f"({status})" if status else "", note) if x)))
     commands, verified = [], []
     for c in data.get("recentCommands") or []:
         if not isinstance(c, dict) or not isinstance(c.get("command"), str):
@@ -146,20 +148,21 @@ def claude_checkpoint(tl: Timeline, path: Path) -> MigrateResult:
         code = c.get("exitCode")
         note = _text(c.get("note"), path, "a command note", limits.ITEM)
         if isinstance(code, int) and not isinstance(code, bool):
-            commands.append({"command": c["command"][: limits.ITEM], "exit_code": code,
-                             "note": note})
+            commands.append(CommandRun(c["command"][: limits.ITEM], code, note))
         else:
             verified.append(f"ran {c['command'][:1800]}" + (f": {note}" if note else ""))
-    spec = prepare("Imported from .claude-checkpoint",
-                   conclusion=_text(data.get("summary"), path, "summary"),
-                   next=_texts(data.get("nextSteps"), path, "nextSteps") or "",
-                   decisions=_texts(data.get("decisions"), path, "decisions"),
-                   verified=verified[: limits.ITEMS], commands=commands[-limits.ITEMS:],
-                   files=files[: limits.ITEMS])
+    spec = prepare(SaveRequest(
+        "Imported from .claude-checkpoint", _text(data.get("summary"), path, "summary"),
+        tuple(_texts(data.get("nextSteps"), path, "nextSteps")) or "",
+        decisions=tuple(_texts(data.get("decisions"), path, "decisions")),
+        verified=tuple(verified[: limits.ITEMS]), commands=tuple(commands[-limits.ITEMS:]),
+        files=tuple(files[: limits.ITEMS])))
     # Commands ran on files gitckpt never saw: no tree, so no check claims this one.
     spec = replace(spec, commands=[{**c, "tree": ""} for c in spec.commands])
     goal_text = _text(goal.get("primary"), path, "goal.primary")
-    task, _ = tl.init(name, goal=goal_text, plan=plan)
+    task, _ = tl.init(prepare_task(InitRequest(
+        name, goal_text, plan=tuple(PlanEntry(p.item, cast(PlanStatus, p.status))
+                                    for p in plan))))  # (statuses checked above)
     saved = tl.save(spec, task=task)
     return MigrateResult("claude-checkpoint", str(path),
                          [Migrated(task, name, saved.step, [])],
@@ -172,7 +175,7 @@ def claude_checkpoint(tl: Timeline, path: Path) -> MigrateResult:
 class _TcStep:
     note: Note
     files: dict[str, tuple[int, str]]  # path -> (mode, sha256)
-    skipped: list[dict] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # as Note.skipped
 
 
 @dataclass
@@ -248,13 +251,15 @@ def _read_task(folder: Path, store: Path, active_here: bool) -> _TcTask:
         m = _STEP.fullmatch(p.name)
         if m:
             numbered.append((int(m.group(1)), p))
-    steps, cache = [], {}
+    steps: list[_TcStep] = []
+    cache: dict[str, dict[str, Any]] = {}  # manifest name -> its full file map
     for n, p in sorted(numbered):
         raw = _json(p)
         if not isinstance(raw, dict):
             raise _Bad(p, "is not an object")
         entries = _manifest(folder / "manifest", raw.get("manifest_ref"), cache, set())
-        files, skipped = {}, []
+        files: dict[str, tuple[int, str]] = {}
+        skipped: list[dict[str, Any]] = []
         for rel, e in sorted(entries.items()):
             rel = _path(rel, p)
             if not isinstance(e, dict):
@@ -270,7 +275,9 @@ def _read_task(folder: Path, store: Path, active_here: bool) -> _TcTask:
             if reason:
                 skipped.append({"path": rel, "reason": reason})
                 continue
-            mode = e.get("mode") if isinstance(e.get("mode"), int) else 0o644
+            assert isinstance(sha, str)  # no reason to skip it: checked above
+            given = e.get("mode")
+            mode = given if isinstance(given, int) else 0o644
             files[rel] = (Mode.EXECUTABLE if mode & 0o111 else Mode.FILE, sha)
         title = _text(raw.get("title"), p, "title", limits.TITLE) or f"step {n}"
         note = Note(kind="step", task="", step=n, created_at=_time(raw.get("timestamp")),
@@ -284,7 +291,8 @@ def _read_task(folder: Path, store: Path, active_here: bool) -> _TcTask:
     return _TcTask(meta, steps, state.get("status") == "closed", active_here, created)
 
 
-def _manifest(folder: Path, ref: Any, cache: dict, seen: set) -> dict:
+def _manifest(folder: Path, ref: Any, cache: dict[str, dict[str, Any]], seen: set[str]
+              ) -> dict[str, Any]:
     """The full file map of manifest `ref`: a delta is its parent's map, plus its entries,
     minus its removed paths."""
     if ref in (None, ""):
@@ -338,7 +346,9 @@ def _trees(tl: Timeline, store: Path, t: _TcTask, contents: dict[str, Path],
            blobs: dict[str, ObjectId]) -> list[ObjectId]:
     """The tree of each step, built as changes on the previous one."""
     st = tl.store
-    trees, prev, tree = [], {}, EMPTY_TREE
+    trees: list[ObjectId] = []
+    prev: dict[str, tuple[int, str]] = {}
+    tree = EMPTY_TREE
     st.prepare()
     with st.lock():
         for s in t.steps:
@@ -352,9 +362,11 @@ def _trees(tl: Timeline, store: Path, t: _TcTask, contents: dict[str, Path],
                     s.skipped.append({"path": rel, "reason": "sensitive"})
                     continue
                 if sha not in blobs:
+                    assert data is not None  # read above: its content is not written yet
                     blobs[sha] = st.write_blob(data)
-            changes = {rel.encode(): (int(m), blobs[sha]) for rel, (m, sha) in s.files.items()
-                       if prev.get(rel) != (m, sha)}
+            changes: dict[bytes, Change] = {
+                rel.encode(): (int(m), blobs[sha]) for rel, (m, sha) in s.files.items()
+                if prev.get(rel) != (m, sha)}
             changes.update({rel.encode(): None for rel in prev if rel not in s.files})
             tree = apply_changes(st.read_tree, st.write_tree, tree, changes)
             trees.append(ObjectId(tree))

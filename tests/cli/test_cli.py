@@ -11,10 +11,9 @@ import time
 
 import filelock
 import pytest
-from conftest import git, run_cli
+from conftest import git, run_cli, service
 
 from gitckpt import __version__
-from gitckpt.service import api as service
 
 
 def test_the_session_from_the_issue(repo, guard):
@@ -153,8 +152,9 @@ def test_version_and_help():
 
 
 def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
-    code = ("import sys, gitckpt.cli.main as c\n"
-            "c.service.tasks = lambda *a, **k: {}['boom']\n"
+    code = ("import sys, gitckpt.cli.main as c, gitckpt.service.dispatch as d\n"
+            "from gitckpt.core.operations import TasksRequest\n"
+            "d.HANDLERS[TasksRequest] = lambda *a, **k: {}['boom']\n"
             "c.main(['tasks'])\n")
     p = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert p.returncode == 3
@@ -168,10 +168,11 @@ def test_a_bug_exits_3_with_the_traceback_in_the_log(repo, hermetic):
 
 def _tasks_raising(repo, exception: str) -> subprocess.CompletedProcess:
     """`gitckpt tasks` in its own process, its service call raising `exception` (source)."""
-    code = ("import sys, gitckpt.cli.main as c\n"
+    code = ("import sys, gitckpt.cli.main as c, gitckpt.service.dispatch as d\n"
+            "from gitckpt.core.operations import TasksRequest\n"
             "def boom(*a, **k):\n"
             f"    raise {exception}\n"
-            "c.service.tasks = boom\n"
+            "d.HANDLERS[TasksRequest] = boom\n"
             "c.main(['tasks'])\n")
     return subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True,
                           text=True)

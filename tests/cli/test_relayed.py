@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git_tree, make_repo, run_cli
+from conftest import RepoGuard, git_tree, make_repo, run_cli, service
 
 from gitckpt.cli.main import cli as gitckpt_cli
 from gitckpt.cli.relayed import start_relay
 from gitckpt.hooks.relay import runtime_dir
-from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 
 
@@ -185,7 +184,7 @@ def test_a_relay_that_took_the_command_and_is_only_slow_is_left_to_finish(tmp_pa
     assert p.returncode == 1
     assert "did not answer in 0.5 s" in p.stderr
     assert "gitckpt log" in p.stderr
-    assert [r["cli"] for r in seen] == [["save", "slow"]]
+    assert [r["request"]["argv"] for r in seen] == [["save", "slow"]]
     assert "slow" not in [s.note.title for s in service.log(root).steps]  # not saved here too
 
 

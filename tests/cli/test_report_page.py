@@ -15,9 +15,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-
-from gitckpt.service import api as service
+from conftest import run_cli, service
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

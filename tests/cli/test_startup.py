@@ -69,7 +69,7 @@ def test_a_narrow_terminal_gets_clicks_wrapping():
 
 
 def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
-    from gitckpt.service import api as service
+    from conftest import service
 
     root = hermetic / "plain"
     root.mkdir()

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import read_terminal, run_cli
+from conftest import read_terminal, run_cli, service
 
 from gitckpt.cli import pager
-from gitckpt.service import api as service
 
 ESC = "\x1b["
 
@@ -143,7 +142,7 @@ def test_a_pager_that_quits_before_reading_leaves_nothing_behind(task):
 def test_a_terminal_that_goes_away_ends_the_bar_not_the_work(monkeypatch):
     import click
 
-    from gitckpt.cli.base import TerminalProgress
+    from gitckpt.cli.invocation import TerminalProgress
     from gitckpt.core.progress import Report
 
     def gone(*a, **k):

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gitckpt.core.decode import plan_entry
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import TaskId, new_task_id, slugify
+from gitckpt.core.inputs import PlanEntry
 from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry, decode_tree, encode_tree, hash_object
 from gitckpt.engine.notes import PlanItem, merge_plan
 from gitckpt.engine.records import parse_time, rfc3339
@@ -109,11 +111,11 @@ def test_bad_task_ids(bad):
 
 
 def test_plan_parse_and_merge():
-    assert PlanItem.parse("Logout endpoint=in_progress") == PlanItem("Logout endpoint",
+    assert plan_entry("Logout endpoint=in_progress") == PlanEntry("Logout endpoint",
                                                                      "in_progress")
-    assert PlanItem.parse("Set x=1 in config") == PlanItem("Set x=1 in config", "pending")
+    assert plan_entry("Set x=1 in config") == PlanEntry("Set x=1 in config", "pending")
     with pytest.raises(InvalidArgument):
-        PlanItem.parse("Logout=doing")
+        plan_entry("Logout=doing")
     plan = merge_plan([PlanItem("a"), PlanItem("b")], [PlanItem("b", "done"), PlanItem("c")])
     assert plan == [PlanItem("a"), PlanItem("b", "done"), PlanItem("c")]
 

@@ -8,10 +8,10 @@ import dataclasses
 
 import jsonschema
 import pytest
+from conftest import service
 
 from gitckpt.core.shape import HIDDEN, MERGED, Shaped, schema
-from gitckpt.mcp.server import _outputs
-from gitckpt.service import api as service
+from gitckpt.mcp.server import TOOLS
 
 
 def _exactly(result, *types) -> None:
@@ -26,7 +26,7 @@ def _exactly(result, *types) -> None:
 def test_every_result_is_the_object_its_schema_declares(ws, monkeypatch, tmp_path):
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     root = ws.root
-    out = _outputs()
+    out = {t.name: t.outputs for t in TOOLS}
     init = service.init(root, "shapes", goal="g", constraints="c")
     _exactly(init, *out["ckpt_init"])
     assert set(init.to_dict()) == set(schema(*out["ckpt_init"])["properties"])

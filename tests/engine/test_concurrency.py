@@ -9,18 +9,21 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+from conftest import service
 
 from gitckpt.core.errors import StoreBusy
-from gitckpt.service import api as service
 
-SAVER = """
+SAVER = f"""
 import sys
 from pathlib import Path
-from gitckpt.service import api as service
+sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+from conftest import service
 root, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(count):
-    (root / f"{who}.txt").write_text(f"{who} {i}\\n")
-    service.save(root, f"{who} step {i}", conclusion=f"{who} did {i}")
+    (root / f"{{who}}.txt").write_text(f"{{who}} {{i}}\\n")
+    service.save(root, f"{{who}} step {{i}}", conclusion=f"{{who}} did {{i}}")
 """
 
 

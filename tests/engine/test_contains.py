@@ -4,10 +4,9 @@ with the step, the prompt and the verification of each file; and what it does no
 from __future__ import annotations
 
 import pytest
-from conftest import git, make_plain, run_cli
+from conftest import git, make_plain, run_cli, service
 
 from gitckpt.core.errors import InvalidArgument, Unsupported
-from gitckpt.service import api as service
 
 
 @pytest.mark.user_git

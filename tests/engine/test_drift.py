@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
+from conftest import git, run_cli, service
 
+from gitckpt.core.decode import plan_entry
 from gitckpt.core.errors import InvalidArgument, StoreBusy
 from gitckpt.engine.notes import PlanItem
 from gitckpt.engine.timeline import Timeline, drift_ref
 from gitckpt.engine.watch import Debouncer, Settings, Source, WatchdogSource, Watcher, ignored
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 
@@ -486,7 +486,7 @@ def test_names_starting_with_two_dots_are_inside_the_workspace(tmp_path):
 
 def test_the_handoff_never_calls_an_open_plan_item_done(ws):
     items = [f"item {i}" for i in range(20)] + ["finished=done"]
-    service.init(ws.root, "big plan", plan=[PlanItem.parse(t) for t in items])
+    service.init(ws.root, "big plan", plan=[plan_entry(t) for t in items])
     text = service.resume(ws.root).text
     assert "more done" not in text
     assert "more (" in text

@@ -8,11 +8,10 @@ import os
 import subprocess
 
 import pytest
-from conftest import git, git_tree, run_cli
+from conftest import git, git_tree, run_cli, service
 
 from gitckpt.core.errors import GitIndexChanged, StoreCorrupt, WorkspaceError
 from gitckpt.safety.scope import Scope
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 
@@ -173,7 +172,7 @@ def test_a_home_that_does_not_exist_is_no_reason_to_fail(ws, monkeypatch, tmp_pa
     """HOME names a folder that is not there (a service account, a container): every call
     failed with an internal error (the home folder's mode was read); it now has no parent
     store to look for above the workspace and goes on."""
-    from gitckpt.service import api as service
+    from conftest import service
 
     monkeypatch.setenv("HOME", str(tmp_path / "no-such-home"))
     assert service.tasks(ws.root).tasks == []  # no task yet: the folders above are looked at

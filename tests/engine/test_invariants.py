@@ -27,7 +27,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import RepoGuard, git, git_tree, make_plain, make_repo
+from conftest import RepoGuard, git, git_tree, make_plain, make_repo, service
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -35,7 +35,6 @@ from mcp import Client
 from gitckpt.engine.watch import Settings
 from gitckpt.hooks import run as hooks
 from gitckpt.mcp.server import build_server
-from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import Workspace, git, make_plain, make_repo, run_cli
+from conftest import Workspace, git, make_plain, make_repo, run_cli, service
 
 from gitckpt.core.errors import (
     InvalidArgument,
@@ -22,7 +22,6 @@ from gitckpt.core.errors import (
     TaskNotFound,
 )
 from gitckpt.engine.timeline import drift_ref
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 DAY = 86400

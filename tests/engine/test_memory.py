@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, service
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine.handoff import LIMIT
 from gitckpt.engine.notes import SCHEMA
-from gitckpt.service import api as service
 
 
 def start(ws) -> str:
@@ -114,7 +113,7 @@ def test_file_notes_are_workspace_paths_and_shown_with_their_notes(ws):
                                           "note": "the token check lives here"}])
     with pytest.raises(InvalidArgument, match="not inside the workspace"):
         service.save(ws.root, "bad", files=[{"path": "../outside.txt", "note": "x"}])
-    with pytest.raises(InvalidArgument, match="file note"):
+    with pytest.raises(InvalidArgument, match='has no field "why"'):
         service.save(ws.root, "bad", files=[{"path": "a", "why": "x"}])
     text = service.resume(ws.root).text
     assert "src/auth.py: the token check lives here" in text
@@ -165,7 +164,7 @@ def test_the_full_resume_has_everything_and_the_brief_one_its_budget(ws):
     assert "decision 30" in brief.text
     assert "question 30?" in brief.text
     assert "more: `gitckpt resume --full`" in brief.text
-    full = service.resume(ws.root, full=True).text
+    full = service.resume(ws.root, format="full").text
     for i in range(1, 31):
         assert f"conclusion {i} " in full
         assert f"decision {i} " in full

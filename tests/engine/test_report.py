@@ -8,18 +8,20 @@ from __future__ import annotations
 import re
 import time
 
+from conftest import service
+
 from gitckpt.engine import report as reporting
 from gitckpt.engine import sessions
-from gitckpt.service import api as service
+from gitckpt.engine.notes import PlanItem
 
 
 def _task(ws, tmp_path) -> str:
     task = service.init(ws.root, "Faster export", goal="stream the CSV export",
-                        plan=[service.PlanItem("Stream rows"),
-                              service.PlanItem("Drop the cache")]).save.task
+                        plan=[PlanItem("Stream rows"),
+                              PlanItem("Drop the cache")]).save.task
     (ws.root / "export.py").write_text("def export(rows):\n    return list(rows)\n")
     service.save(ws.root, "Stream the rows", conclusion="rows are written as they come",
-                 decisions=["a generator, not a list"], plan=[service.PlanItem("Stream rows",
+                 decisions=["a generator, not a list"], plan=[PlanItem("Stream rows",
                                                                              "done")],
                  commands=[{"command": "pytest -q", "exit_code": 0}])
     (ws.root / "export.py").write_text("def export(rows):\n    yield from rows\n")
@@ -60,7 +62,7 @@ def test_the_markdown_a_pull_request_needs(ws, tmp_path):
 
 def test_the_page_fetches_nothing_and_holds_every_step(ws, tmp_path):
     _task(ws, tmp_path)
-    page = service.report(ws.root, html=True).text
+    page = service.report(ws.root, format="html").text
     assert page.startswith("<!doctype html>")
     assert "default-src 'none'" in page  # nothing from elsewhere, even if a note says so
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page)
@@ -92,12 +94,12 @@ def test_five_hundred_steps_stay_small_and_long_diffs_are_cut(ws):
     long = tl.create_task(Note(kind="init", task=tid, step=0, name="five hundred",
                                created_at="2026-12-01T09:00:00Z"), steps, activate=False)
     start = time.monotonic()
-    page = service.report(ws.root, task=str(long), html=True).text
+    page = service.report(ws.root, task=str(long), format="html").text
     took = time.monotonic() - start
     assert len(page.encode()) < 4 << 20, len(page)
     assert page.count('<li class="step"') == 500
     assert "step &lt;500&gt;" in page  # escaped, every one
-    assert "<b>bold" not in service.report(ws.root, html=True).text
+    assert "<b>bold" not in service.report(ws.root, format="html").text
     assert "more bytes of this diff not shown" in page
     shown = page.count("<details>")
     assert 0 < shown < 500
@@ -111,7 +113,7 @@ def test_a_task_without_steps_and_the_cli(ws, tmp_path):
 
     service.init(ws.root, "just started")
     assert "**Verification:** no command was recorded as run." in service.report(ws.root).text
-    assert "No step saved yet." in service.report(ws.root, html=True).text
+    assert "No step saved yet." in service.report(ws.root, format="html").text
     out = tmp_path / "r.html"
     p = run_cli("report", "--html", "-o", str(out), cwd=ws.root)
     assert p.code == 0, p.err

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, service
 
 from gitckpt.core.errors import InvalidArgument, StoreCorrupt, TaskClosed
 from gitckpt.core.objects import Mode, TreeEntry
@@ -21,7 +21,6 @@ from gitckpt.engine.restore import PlanChanged
 from gitckpt.engine.restore_plan import make_plan
 from gitckpt.engine.targets import resolve_target
 from gitckpt.engine.timeline import Timeline, drift_ref
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 SKIP = {".git", ".gitckpt"}
@@ -375,8 +374,9 @@ def test_a_killed_apply_is_reported_and_recoverable(ws):
         (ws.root / f"f{i}.txt").write_text(f"later {i}\n")
     before = fs_state(ws.root)
     code = textwrap.dedent(f"""
-        import os, signal
-        from gitckpt.service import api as service
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from conftest import service
         from gitckpt.engine import workfs
         real = workfs.Workdir.remove
         def dying(self, rel):

@@ -10,13 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git
+from conftest import RepoGuard, git, service
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitckpt.core.errors import InvalidArgument, NeedsConfirmation, TaskClosed
 from gitckpt.engine.revert import Conflicts, RevertChanged, span
-from gitckpt.service import api as service
 
 
 def files_of(root: Path) -> dict[str, bytes]:

@@ -13,12 +13,11 @@ import sys
 import time
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, service
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine import search as searching
 from gitckpt.engine.notes import Note
-from gitckpt.service import api as service
 
 WORDS = ["retry", "timeout", "cache", "parser", "config", "upload", "schema", "token",
          "index", "worker", "queue", "socket", "render", "export", "import", "locale"]
@@ -88,7 +87,7 @@ def test_the_index_catches_up_and_a_save_adds_its_step(ws):
     got = service.search(ws.root, "streaming")
     assert (got.added, got.rebuilt) == (0, False)  # the save put it there under its lock
     assert [(h.step, h.kind) for h in got.hits] == [(1, "decision")]
-    cmd = service.search(ws.root, "test_export", kinds=["command"])
+    cmd = service.search(ws.root, "test_export", kind=["command"])
     assert cmd.hits[0].text == "pytest tests/test_export.py (exit 0)"
     (ws.root / "b.txt").write_text("b\n")
     service.capture(ws.root, trigger="tool", tool={"name": "Bash", "command": "make frobnicate"})
@@ -134,8 +133,9 @@ def test_a_kill_during_an_update_leaves_a_usable_index(ws):
     service.init(ws.root, "killed")
     tl = service.open_timeline(ws.root)
     expected = _corpus(tl, 200, 3)
-    code = ("import sys; from gitckpt.service import api; "
-            f"api.search({str(ws.root)!r}, 'zq1x1')")
+    code = ("from gitckpt.core.operations import SearchRequest; "
+            "from gitckpt.service.dispatch import call; "
+            f"call({str(ws.root)!r}, SearchRequest('zq1x1'))")
     for delay in (0.15, 0.4, 0.8):
         searching.remove(tl.store)
         p = subprocess.Popen([sys.executable, "-c", code], env={**os.environ})
@@ -158,7 +158,7 @@ def test_filters_and_query_words(ws):
     service.save(ws.root, "the locale again", decisions=["locale from the env"])
     assert {h.task for h in service.search(ws.root, "locale").hits} == {task, other}
     assert {h.task for h in service.search(ws.root, "locale", task=task).hits} == {task}
-    assert [h.kind for h in service.search(ws.root, "locale", kinds=["decision"]).hits] == \
+    assert [h.kind for h in service.search(ws.root, "locale", kind=["decision"]).hits] == \
         ["decision"]
     assert service.search(ws.root, "locale", since="2999-01-01").hits == []
     assert len(service.search(ws.root, "locale", since="1d").hits) == 3
@@ -176,7 +176,7 @@ def test_filters_and_query_words(ws):
     with pytest.raises(InvalidArgument, match="no words"):
         service.search(ws.root, '" :*')
     with pytest.raises(InvalidArgument, match="kind"):
-        service.search(ws.root, "locale", kinds=["nonsense"])
+        service.search(ws.root, "locale", kind=["nonsense"])
     with pytest.raises(InvalidArgument, match="neither"):
         service.search(ws.root, "locale", since="yesterday-ish")
     few = service.search(ws.root, "locale", limit=1)

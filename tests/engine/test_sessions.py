@@ -9,11 +9,10 @@ import json
 import subprocess
 import sys
 
-from conftest import git
+from conftest import git, service
 
 from gitckpt.engine import sessions
 from gitckpt.safety.redact import redact
-from gitckpt.service import api as service
 
 
 def _claude(mid: str, inp: int, out: int, *, read: int = 0, write: int = 0,
@@ -97,9 +96,9 @@ def test_transcripts_are_kept_only_when_asked_redacted_and_outside_the_tree(ws, 
     tl = service.open_timeline(ws.root)
     tid = tl.resolve(None)
     assert not tl.store.list_refs(f"refs/checkpoints/{tid}/transcripts/")  # off by default
-    setting = service.transcripts(ws.root)
+    setting = service.config_transcripts(ws.root)
     assert (setting.on, setting.steps) == (False, 0)
-    assert service.transcripts(ws.root, True).on
+    assert service.config_transcripts(ws.root, "on").on
     with transcript.open("a") as f:
         f.write(_claude("m2", 3, 4, text=f"again {secret} and a plain line"))
     note = _note(ws, "on")
@@ -122,7 +121,7 @@ def test_transcripts_are_kept_only_when_asked_redacted_and_outside_the_tree(ws, 
     else:
         assert "and a plain line" in git(ws.root, "--git-dir", str(ws.git_dir), "show",
                                          f"{ref}:s1.jsonl")
-    setting = service.transcripts(ws.root)
+    setting = service.config_transcripts(ws.root)
     assert (setting.on, setting.steps) == (True, 1)
     assert setting.bytes == len(kept.encode())
     dry = service.compress(ws.root, keep="0s", min_steps=0, dry_run=True)
@@ -132,13 +131,13 @@ def test_transcripts_are_kept_only_when_asked_redacted_and_outside_the_tree(ws, 
     assert done.transcripts == 1
     assert tl.store.get_ref(ref) is None
     assert service.doctor(ws.root).healthy
-    assert not service.transcripts(ws.root, False).on
+    assert not service.config_transcripts(ws.root, "off").on
 
 
 def test_a_long_segment_keeps_its_newest_lines(ws, tmp_path, monkeypatch):
     monkeypatch.setattr(sessions, "KEEP_BYTES", 2000)
     transcript = _task(ws, tmp_path)
-    service.transcripts(ws.root, True)
+    service.config_transcripts(ws.root, "on")
     with transcript.open("a") as f:
         for i in range(100):
             f.write(_claude(f"m{i}", 1, 1, text=f"line {i}"))

@@ -6,8 +6,9 @@ import json
 import subprocess
 
 import pytest
-from conftest import git
+from conftest import git, service
 
+from gitckpt.core.decode import plan_update
 from gitckpt.core.errors import (
     InvalidArgument,
     NoActiveTask,
@@ -16,7 +17,6 @@ from gitckpt.core.errors import (
     TaskNotFound,
 )
 from gitckpt.engine.notes import SCHEMA, PlanItem
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 
@@ -157,7 +157,7 @@ def test_plan_updates_merge_by_text(ws):
     assert "[!] Logout" in text
     assert "[ ] Refresh tokens" in text
     with pytest.raises(InvalidArgument):
-        service.save(ws.root, "s3", plan=[PlanItem.parse("Login=finished")])
+        service.save(ws.root, "s3", plan=[plan_update("Login=finished")])
 
 
 def test_free_text_is_redacted_and_counted(ws):

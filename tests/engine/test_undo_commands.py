@@ -14,10 +14,10 @@ import textwrap
 from pathlib import Path
 
 import anyio
+from conftest import service
 from mcp import Client
 
 from gitckpt.mcp.server import build_server
-from gitckpt.service import api as service
 
 OVER = "3"  # GITCKPT_CONFIRM_OVER: an apply that rewrites more files than this is confirmed
 FILES = 8
@@ -45,8 +45,9 @@ def killed(root: Path, call: str) -> None:
     """Run `service.<call>` in a child that dies (SIGKILL) after its fourth file write: more
     than OVER files are left to undo, and more than OVER to finish."""
     code = textwrap.dedent(f"""
-        import os, signal
-        from gitckpt.service import api as service
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from conftest import service
         from gitckpt.engine import workfs
         real, done = workfs.Workdir.write, []
         def dying(self, *a, **k):

@@ -10,13 +10,12 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import git, make_plain, make_repo, run_cli
+from conftest import git, make_plain, make_repo, run_cli, service
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
 from gitckpt.engine.why import _brought_back, chronological, parse_target
-from gitckpt.service import api as service
 
 # repeats: ambiguous pairings on purpose (git's indent heuristic decides some of them)
 WORDS = ["alpha", "beta", "gamma", "delta", "}", "", "if y:", "    pass"]
@@ -327,9 +326,9 @@ def test_blame_across_the_tasks_that_held_the_file(ws):
     with (ws.root / "shared.py").open("a") as f:
         f.write("b = 2\n")
     service.save(ws.root, "b by the second")
-    alone = service.why(ws.root, "shared.py", lines=False)
+    alone = service.blame(ws.root, "shared.py")
     assert [o.kind for o in alone.lines] == ["before_task", "step"]
-    both = service.why(ws.root, "shared.py", lines=False, all_tasks=True)
+    both = service.blame(ws.root, "shared.py", all_tasks=True)
     assert [(o.task, o.kind, o.step) for o in both.lines] == [(first, "step", 1),
                                                              (second, "step", 1)]
     assert set(both.task.split(", ")) == {first, second}

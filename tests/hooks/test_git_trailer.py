@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, make_repo
+from conftest import git, make_repo, service
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.hooks import git_trailer
-from gitckpt.service import api as service
 
 pytestmark = pytest.mark.user_git  # the hook is written into the user's .git, when asked
 

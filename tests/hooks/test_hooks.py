@@ -12,10 +12,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import service
 
 from gitckpt.hooks import EVENTS, HOST_NAMES
 from gitckpt.hooks.hosts import HOSTS
-from gitckpt.service import api as service
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

@@ -11,8 +11,7 @@ import sys
 import time
 
 import pytest
-
-from gitckpt.service import api as service
+from conftest import service
 
 pytestmark = pytest.mark.slow
 

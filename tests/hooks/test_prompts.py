@@ -8,12 +8,14 @@ import json
 import re
 from pathlib import Path
 
+from conftest import service
 from test_hooks import claude, drifts, hook, quiet
 
+from gitckpt.core.operations import PromptRequest
 from gitckpt.engine import prompts
 from gitckpt.safety.redact import redact
-from gitckpt.service import api as service
 from gitckpt.service import events
+from gitckpt.service.workspace import open_workspace
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -104,7 +106,8 @@ def test_nothing_of_a_secret_in_a_prompt_is_stored(ws):
             quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt=text,
                                         session_id=f"s{i}")))
         else:
-            events.prompted(ws.root, text, session=f"s{i}", host="claude")
+            events.prompted(open_workspace(ws.root),
+                            PromptRequest(text, session=f"s{i}", host="claude"))
     (ws.root / "after.txt").write_text("x\n")
     quiet(hook("post-tool", claude("PostToolUse", ws.root, tool_name="Write",
                                    tool_input={"file_path": "after.txt"})))
@@ -182,7 +185,7 @@ def test_the_hooks_name_the_transcript_whose_usage_the_step_sums(ws):
 
 def test_nothing_of_a_secret_in_a_transcript_is_kept(ws):
     service.init(ws.root, "transcript secrets")
-    service.transcripts(ws.root, True)
+    service.config_transcripts(ws.root, "on")
     transcript = Path(claude("", ws.root)["transcript_path"])
     transcript.write_text("")
     quiet(hook("prompt", claude("UserPromptSubmit", ws.root, prompt="go")))

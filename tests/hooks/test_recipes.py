@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import service
 from test_hooks import drifts, hook, quiet
 
 from gitckpt.engine import prompts
 from gitckpt.hooks import install
-from gitckpt.service import api as service
 
 
 def test_copilot_stop_and_compaction(ws):

@@ -13,12 +13,12 @@ import threading
 import time
 from pathlib import Path
 
+from conftest import service
 from test_hooks import claude, drifts, hook, quiet
 
 from gitckpt.hooks import run as hooks
 from gitckpt.hooks.relay import ACK, ask, claim, claims_dir, runtime_dir
 from gitckpt.hooks.relay_server import Relay
-from gitckpt.service import api as service
 
 
 def _silent_peer(path: Path, got: list, stop: threading.Event) -> socket.socket:
@@ -82,7 +82,7 @@ def test_a_slow_relay_that_took_the_hook_finishes_it_and_the_hook_does_not(ws):
 
     def slow(request):
         gate.wait(60)
-        served.append(hooks.serve(request))
+        served.append(hooks.answer(request))
         return served[-1]
 
     relay = Relay(slow)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+from conftest import service
 from test_hooks import claude, hook, quiet
 
-from gitckpt.service import api as service
+from gitckpt.core.operations import SessionStartRequest
 from gitckpt.service import events
+from gitckpt.service.workspace import open_workspace
 
 
 def cursor_start(root) -> dict:
@@ -57,14 +59,12 @@ def test_other_sessions_and_other_moments_are_not_the_same_start(ws):
 def test_the_same_start_after_the_window_is_a_new_start(ws):
     service.init(ws.root, "twice task")
     now = [1000.0]
-    first = events.session_start(ws.root, compacted=False, session="s", source="resume",
-                                 clock=lambda: now[0])
+    start_request = SessionStartRequest(False, session="s", source="resume")
+    first = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
     now[0] += events.TWICE_WINDOW - 0.1
-    again = events.session_start(ws.root, compacted=False, session="s", source="resume",
-                                 clock=lambda: now[0])
+    again = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
     now[0] += events.TWICE_WINDOW
-    later = events.session_start(ws.root, compacted=False, session="s", source="resume",
-                                 clock=lambda: now[0])
+    later = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
     assert (first.twice, later.twice) == (None, None)
     assert again.twice is not None
     assert abs(again.twice - (events.TWICE_WINDOW - 0.1)) < 1e-6

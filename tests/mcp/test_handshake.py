@@ -47,7 +47,7 @@ def script(version: str) -> list[dict]:
 
 
 def converse(root, messages: list[dict], fast: str) -> tuple[list[dict], list[dict], float]:
-    """Send each message, waiting for its answer (a listen: its acknowledgement); (what came
+    """Send each message, waiting for its answer; (what came
     back in order, what came after the client closed, seconds until the tool list)."""
     proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(root)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -63,9 +63,7 @@ def converse(root, messages: list[dict], fast: str) -> tuple[list[dict], list[di
             while "id" in msg:
                 frame = json.loads(proc.stdout.readline())
                 got.append(frame)
-                if frame.get("id") == msg["id"] or (
-                        msg["method"] == "subscriptions/listen"
-                        and frame.get("method") == "notifications/subscriptions/acknowledged"):
+                if frame.get("id") == msg["id"]:
                     break
             if msg.get("method") == "tools/list":
                 listed = time.monotonic() - start
@@ -87,11 +85,10 @@ def test_the_fast_path_knows_every_protocol_version_the_sdk_knows():
 def test_each_answer_before_the_sdk_loads_is_the_sdks_own(tmp_path, version):
     fast, fast_rest, _ = converse(tmp_path, script(version), "1")
     slow, slow_rest, _ = converse(tmp_path, script(version), "0")
-    assert fast == slow  # the handshake, the acknowledgement, the tool list, the first call
+    assert fast == slow  # the handshake, the listen refused, the tool list, the first call
     assert fast_rest == slow_rest  # and no second answer after them
     assert [f["id"] for f in fast if "id" in f] == [m["id"] for m in script(version)
-                                                 if m["method"] != "subscriptions/listen"
-                                                 and "id" in m]
+                                                 if "id" in m]
 
 
 def test_the_static_tool_list_is_the_sdks(tmp_path):
@@ -114,11 +111,11 @@ def sdk_tools(root) -> list:
 def test_the_answers_are_written_before_the_sdk_is_imported():
     code = ("import sys; from gitckpt.mcp import handshake as h; w = h.claim(); "
             "held = h.answer(w); "
-            "print('mcp' in sys.modules, sorted(map(str, held.answered)), sorted(held.acked), "
+            "print('mcp' in sys.modules, sorted(map(str, held.answered)), "
             "len(held.lines), file=sys.stderr)")
-    for version, said in (("2025-06-18", "False ['0', '1'] [] 3"),
-                          ("2026-07-28", "False ['0', '1', 'server-discover-probe-1'] "
-                                         "['listen:0'] 4")):
+    for version, said in (("2025-06-18", "False ['0', '1'] 3"),
+                          ("2026-07-28", "False ['0', '1', 'listen:0', "
+                                         "'server-discover-probe-1'] 4")):
         lines = [json.dumps(m) + "\n" for m in script(version)[:-1]]
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

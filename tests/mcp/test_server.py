@@ -70,7 +70,7 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
 
 def ws_drift_paths(root) -> list[str]:
     """Every path the active task's drifts changed."""
-    from gitckpt.service import api as service
+    from conftest import service
 
     tl = service.open_timeline(root)
     tid = tl.resolve(None)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import make_plain, make_repo, run_cli
+from conftest import make_plain, make_repo, run_cli, service
 from mcp import Client
 
 from gitckpt.core.errors import (
@@ -28,7 +28,6 @@ from gitckpt.core.errors import (
     StoreUnsafe,
 )
 from gitckpt.mcp.server import build_server
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 

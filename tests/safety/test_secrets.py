@@ -10,9 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, git, make_repo, run_cli
-
-from gitckpt.service import api as service
+from conftest import REPO, git, make_repo, run_cli, service
 
 CORPUS = REPO / "tests" / "corpus"
 sys.path.insert(0, str(CORPUS))

@@ -7,11 +7,14 @@ import threading
 
 import anyio
 import pytest
+from conftest import service
 from mcp import Client
 
 from gitckpt.core.errors import StoreBusy
+from gitckpt.core.operations import SaveRequest
 from gitckpt.mcp.server import build_server
-from gitckpt.service import api as service
+from gitckpt.service.dispatch import perform
+from gitckpt.service.workspace import open_workspace
 from gitckpt.store.git.store import GitStore
 from gitckpt.store.plain.store import DirStore
 
@@ -117,16 +120,18 @@ def test_a_busy_store_skips_the_boundary_and_the_call_still_runs(task, scans, mo
     t.start()
     assert holding.wait(10)
     try:
-        with service.one_call(task.root, lock_wait=0.1) as drift:
+        ws = open_workspace(task.root)  # a front end's call: the workspace opened once
+        with ws.boundary(lock_wait=0.1) as drift:
             assert drift is None
             with pytest.raises(StoreBusy):
-                service.save(task.root, "blocked")
+                perform(ws, SaveRequest("blocked"))
     finally:
         release.set()
         t.join(10)
     assert not scans
-    with service.one_call(task.root) as drift:
+    ws = open_workspace(task.root)
+    with ws.boundary(lock_wait=2.0) as drift:
         assert drift is not None
         assert not drift.recorded
-        assert service.save(task.root, "free again").step == 1
+        assert perform(ws, SaveRequest("free again")).step == 1
     assert len(scans) == 1

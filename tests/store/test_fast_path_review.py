@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git, git_tree, make_plain, make_repo, run_cli
+from conftest import RepoGuard, git, git_tree, make_plain, make_repo, run_cli, service
 from test_journal import start_watch
 
 import gitckpt
-from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow
@@ -318,7 +317,8 @@ LOCKED_CHILD = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
     from gitckpt.engine.watch import Settings
-    from gitckpt.service import api as service
+    sys.path.insert(0, os.environ["GITCKPT_TESTS"])  # the tests' own helpers
+    from conftest import service
     from gitckpt.store import journal as journals
 
     journals.COOKIE_WAIT = 10.0
@@ -381,7 +381,8 @@ def locked_run(tmp_path: Path) -> tuple[Path, dict]:
         p = subprocess.run([capsh, "--drop=cap_dac_override,cap_dac_read_search", "--",
                             "-c", f'exec "{sys.executable}" "{script}" "{root}" after_init'],
                            capture_output=True, text=True, timeout=120, cwd=CODE,
-                           env={**os.environ, **CHILD_ENV})
+                           env={**os.environ, **CHILD_ENV,
+                                "GITCKPT_TESTS": str(Path(__file__).parents[1])})
     finally:
         os.chmod(root / "pkg" / "closed.txt", 0o644)
         os.chmod(root / "locked", 0o755)

@@ -10,10 +10,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git, git_tree, make_repo
+from conftest import RepoGuard, git, git_tree, make_repo, service
 
 from gitckpt.safety.scope import Scope
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 

@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git, git_tree, make_repo
+from conftest import RepoGuard, git, git_tree, make_repo, service
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitckpt.engine.watch import Settings
 from gitckpt.safety.sensitive import is_sensitive
-from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 
 pytestmark = pytest.mark.slow

@@ -8,12 +8,11 @@ import os
 import time
 
 import pytest
-from conftest import make_plain
+from conftest import make_plain, service
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_journal import EDITS, _unseen_edit, apply_edit, watched_task
 
-from gitckpt.service import api as service
 from gitckpt.store import journal as journals
 from gitckpt.store.plain import hinted
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import RepoGuard, git, git_tree, make_repo
+from conftest import RepoGuard, git, git_tree, make_repo, service
 
-from gitckpt.service import api as service
 from gitckpt.store.git.trees import index_trees
 from gitckpt.store.packs.write import PackWriter, object_id
 

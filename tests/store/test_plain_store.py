@@ -10,11 +10,10 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import git, git_tree, make_plain, run_cli
+from conftest import git, git_tree, make_plain, run_cli, service
 
 from gitckpt.core.errors import SchemaTooNew
 from gitckpt.safety.scope import Scope
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 from gitckpt.store.plain import scan as snapshot
 
@@ -304,12 +303,13 @@ def test_dir_store_needs_only_the_standard_library(tmp_path):
     code = ("import sys; sys.modules['pygit2'] = None\n"
             "from gitckpt.store.plain.store import DirStore\n"
             "from gitckpt.engine.timeline import Timeline\n"
-            "from gitckpt.engine.step_input import prepare\n"
+            "from gitckpt.engine.step_input import prepare, prepare_task\n"
+            "from gitckpt.core.operations import InitRequest, SaveRequest\n"
             "from pathlib import Path\n"
             f"root = Path({str(root)!r})\n"
             "tl = Timeline(DirStore(root, root / '.gitckpt'))\n"
-            "task, r = tl.init('stdlib only')\n"
-            "print(tl.save(prepare('s', conclusion='c')).step)\n")
+            "task, r = tl.init(prepare_task(InitRequest('stdlib only')))\n"
+            "print(tl.save(prepare(SaveRequest('s', conclusion='c'))).step)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "1", p.stderr

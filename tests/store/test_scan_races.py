@@ -9,8 +9,8 @@ import re
 import threading
 
 import pytest
+from conftest import service
 
-from gitckpt.service import api as service
 from gitckpt.store.files import FileChanging, read_regular
 
 WHOLE = re.compile(rb"(?:(v\d{5}\|)\1*)?")  # one version of the churned file, or empty

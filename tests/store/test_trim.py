@@ -101,7 +101,7 @@ def test_small_or_barely_shared_files_are_merged_whole(tmp_path):
 @pytest.mark.slow
 def test_a_revert_of_a_large_file_merges_only_its_middle(ws, monkeypatch):
     """A 20 MB text file, one conflicting line: libgit2's merge of it is never run whole."""
-    from gitckpt.service import api as service
+    from conftest import service
 
     big = ws.root / "big.txt"
     big.write_bytes(b"".join(f"line {i:07d} {'x' * 30}\n".encode() for i in range(450_000)))

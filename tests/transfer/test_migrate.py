@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, service
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine.targets import resolve_target
 from gitckpt.engine.timeline import Timeline
-from gitckpt.service import api as service
 from gitckpt.store.discover import open_store
 
 # The README's own example of a `.claude-checkpoint` (seed 002), verbatim in its structure.
@@ -94,7 +93,7 @@ def test_a_malformed_claude_checkpoint_is_refused_and_nothing_is_written(ws, dam
     path = ws.root / ".claude-checkpoint"
     path.write_text(json.dumps(data))
     with pytest.raises(InvalidArgument, match=message) as err:
-        service.migrate(ws.root, "claude-checkpoint", path)
+        service.import_(ws.root, path, source="claude-checkpoint")
     assert "nothing was imported" in err.value.message
     assert service.tasks(ws.root).tasks == []
     path.write_text("{not json")
@@ -195,7 +194,7 @@ def test_a_damaged_task_checkpoint_store_is_refused_and_nothing_is_written(ws, t
     payload = next(p for p in (store / "payload").rglob("*") if p.is_file())
     payload.write_bytes(b"tampered")
     with pytest.raises(InvalidArgument, match="missing or damaged"):
-        service.migrate(ws.root, "task-checkpoint", store)
+        service.import_(ws.root, store, source="task-checkpoint")
     assert service.tasks(ws.root).tasks == []
     payload.unlink()
     step = next((store / "tasks").rglob("s0001.json"))
@@ -203,7 +202,7 @@ def test_a_damaged_task_checkpoint_store_is_refused_and_nothing_is_written(ws, t
     data["manifest_ref"] = "../../../etc/passwd"
     step.write_text(json.dumps(data))
     with pytest.raises(InvalidArgument, match="names the manifest"):
-        service.migrate(ws.root, "task-checkpoint", store)
+        service.import_(ws.root, store, source="task-checkpoint")
     assert service.tasks(ws.root).tasks == []
     with pytest.raises(InvalidArgument, match="not a task-checkpoint-mcp store"):
-        service.migrate(ws.root, "task-checkpoint", tmp_path)
+        service.import_(ws.root, tmp_path, source="task-checkpoint")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, fsck, git, make_plain, make_repo, run_cli
+from conftest import RepoGuard, fsck, git, make_plain, make_repo, run_cli, service
 
 from gitckpt.core.errors import (
     Diverged,
@@ -23,7 +23,6 @@ from gitckpt.core.errors import (
     NeedsConfirmation,
     RemoteFailed,
 )
-from gitckpt.service import api as service
 
 pytestmark = pytest.mark.slow
 
@@ -398,14 +397,14 @@ def test_config_remote_is_gitckpts_own_setting(machines):
     with pytest.raises(InvalidArgument) as none:
         service.push(a)
     assert "config remote" in none.value.hint
-    assert service.set_remote(a, "origin").remote == "origin"
+    assert service.config_remote(a, "origin").remote == "origin"
     git(a, "remote", "add", "origin", str(remote))  # the user's own remote, by its name
     config = (a / ".git" / "config").read_bytes()
     task = service.init(a, "by name").save.task
     assert service.push(a, confirm=True).remote == str(remote)
     assert (a / ".git" / "config").read_bytes() == config
-    assert service.remote_setting(a).remote == "origin"
-    assert service.set_remote(a, None).remote is None
+    assert service.config_remote(a).remote == "origin"
+    assert service.config_remote(a, unset=True).remote is None
     assert service.fetch(b, "origin", task=task).created  # b's origin is the remote too
 
 
@@ -510,11 +509,11 @@ def test_credentials_stay_out_of_hints_and_settings(machines, tmp_path):
         assert "p@ss" not in said, said
         assert "tok" not in said, said
     with pytest.raises(InvalidArgument) as kept:  # gitckpt keeps no credentials
-        service.set_remote(a, url)
+        service.config_remote(a, url)
     said = json.dumps(kept.value.to_dict())
     assert "p@ss" not in said, said
     assert "config remote https://example.invalid/" in said, said
-    assert service.remote_setting(a).remote is None
+    assert service.config_remote(a).remote is None
     r = run_cli("-C", str(a), "--json", "push", url)
     assert r.code == 1
     assert "p@ss" not in r.out + r.err
@@ -788,7 +787,7 @@ def test_kept_transcripts_are_listed_before_the_first_push_and_travel(machines, 
     transcript.write_text("")
     tl = service.open_timeline(a)
     sessions.heard(tl.store, task, "sess-9", str(transcript), "claude")
-    service.transcripts(a, True)
+    service.config_transcripts(a, "on")
     transcript.write_text('{"type": "user", "message": {"content": "make it so"}}\n')
     (a / "one.txt").write_text("1\n")
     service.save(a, "one")
@@ -822,7 +821,7 @@ def test_transcripts_kept_after_the_first_push_are_shown_before_they_leave(machi
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("")
     sessions.heard(service.open_timeline(a).store, task, "late", str(transcript), "claude")
-    service.transcripts(a, True)
+    service.config_transcripts(a, "on")
     transcript.write_text('{"type": "user", "message": {"content": "later"}}\n')
     (a / "two.txt").write_text("2\n")
     service.save(a, "two")

@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import RepoGuard, git, make_plain, make_repo, run_cli
+from conftest import RepoGuard, git, make_plain, make_repo, run_cli, service
 
 from gitckpt.core.errors import FileTooLarge, RemoteFailed, RemoteTimeout
-from gitckpt.service import api as service
 from gitckpt.store.quarantine import PREFIX
 
 pytestmark = pytest.mark.slow
@@ -217,9 +216,9 @@ def test_config_remote_keeps_no_credentials(machines):
         assert "SECRET1" not in r.err
         assert "holds credentials" in r.err
         assert "gitckpt config remote https://example.invalid/r.git" in r.err
-        assert service.remote_setting(a).remote is None  # nothing was kept
+        assert service.config_remote(a).remote is None  # nothing was kept
     # a user name is no credential: kept (and shown hidden, as every URL's user is)
-    assert service.set_remote(a, "ssh://git@example.invalid/r.git").remote == \
+    assert service.config_remote(a, "ssh://git@example.invalid/r.git").remote == \
         "ssh://***@example.invalid/r.git"
     assert service.open_timeline(a).store.state.read("remote") == \
         b"ssh://git@example.invalid/r.git\n"

@@ -8,10 +8,9 @@ import json
 import shutil
 
 import pytest
-from conftest import Workspace, make_plain
+from conftest import Workspace, make_plain, service
 
 from gitckpt.core.errors import StoreCorrupt
-from gitckpt.service import api as service
 
 
 def _task(ws) -> str:
