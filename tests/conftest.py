@@ -65,6 +65,19 @@ def hermetic(tmp_path_factory, monkeypatch):
                     pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def settle_quickly(request, monkeypatch):
+    """A file whose times are newer than a tenth of a second is read twice, a tenth of a
+    second apart (store/files.py SETTLED_NS: a write may be under way). A test writes files
+    and saves them at once, and no writer runs beside it: a millisecond is enough there, and
+    saves nearly a second of every ten-step test. Tests with writers beside the reads are
+    marked `settling` and wait the real time."""
+    if request.node.get_closest_marker("settling") is None:
+        from gitckpt.store import files
+
+        monkeypatch.setattr(files, "SETTLED_NS", 1_000_000)
+
+
 def git(root: Path, *args: str, check: bool = True, **kw) -> str:
     out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                          check=False, **kw)
@@ -356,11 +369,73 @@ def git_tree(root: Path, *excludes: str, prefix: str = "") -> str:
 
 
 # What makes a test slow: it starts processes (the CLI, a server, git daemons, writers it
-# kills) or waits on another process. Such tests are marked `slow` by what they call, so a new
-# test is sorted without anyone remembering to mark it; `pytest -m "not slow"` is the fast loop.
-_SLOW_CALLS = ("run_cli(", "cli_json(", "subprocess.", "Popen(", "_start(", "start_raw(",
+# kills) or waits on another process, directly or through a helper of the tests (its calls
+# are followed, in the test modules and here), or it is a property test (hypothesis draws
+# many examples). Such tests are marked `slow` by what they do, so a new test is sorted
+# without anyone remembering to mark it; `pytest -m "not slow"` is the fast loop. A `git`
+# command of the fixtures does not count: it costs a few milliseconds.
+_SLOW_CALLS = ("run_cli(", "cli_json(", "sys.executable", "Popen(", "_start(", "start_raw(",
                "StdioServerParameters", "_params(", "params(ws", "multiprocessing", "SIGKILL",
-               "SIGTERM")
+               "SIGTERM", "@given(", "@settings(")
+
+
+_SOURCES: dict[str, dict[int, str]] = {}
+
+
+def _source(fn) -> str:
+    """The source of function `fn`, its decorators included (each test file parsed once)."""
+    import ast
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ""
+    path = code.co_filename
+    if path not in _SOURCES:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        lines = text.splitlines(keepends=True)
+        found: dict[int, str] = {}
+        for node in ast.walk(ast.parse(text)) if text else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                found[node.lineno] = "".join(lines[first - 1:node.end_lineno])
+        _SOURCES[path] = found
+    return _SOURCES[path].get(code.co_firstlineno) or next(
+        (s for line, s in _SOURCES[path].items() if line == code.co_firstlineno + 1), "") \
+        or _SOURCES[path].get(min((n for n in _SOURCES[path] if n >= code.co_firstlineno),
+                                  default=-1), "")
+
+
+def _slow(fn, seen: set | None = None) -> bool:
+    """Whether `fn` (a test or a helper) starts a process, or calls a helper that does."""
+    import inspect
+
+    seen = set() if seen is None else seen
+    if fn in seen:
+        return False
+    seen.add(fn)
+    source = _source(fn)
+    if any(call in source for call in _SLOW_CALLS):
+        return True
+    code = getattr(fn, "__code__", None)
+    names: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:  # every name the function and the functions nested in it use
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if inspect.iscode(k))
+    scope = getattr(fn, "__globals__", {})
+    for name in names:
+        helper = scope.get(name)
+        if inspect.isfunction(helper) and str(getattr(helper, "__module__", "")) \
+                in _TEST_MODULES and _slow(helper, seen):
+            return True
+    return False
+
+
+_TEST_MODULES: set[str] = set()
 
 
 def pytest_configure(config):
@@ -374,17 +449,20 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    import inspect
-
-    sources: dict = {}
+    """Slow tests are marked (see _SLOW_CALLS) and run after the fast ones, so a run's first
+    failures are the fast loop's."""
+    marked: dict = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None:
+            _TEST_MODULES.add(module.__name__)
+    _TEST_MODULES.add(__name__)
     for item in items:
         fn = getattr(item, "function", None)
         if fn is None:
             continue
-        if fn not in sources:
-            try:
-                sources[fn] = inspect.getsource(fn)
-            except (OSError, TypeError):
-                sources[fn] = ""
-        if any(call in sources[fn] for call in _SLOW_CALLS):
+        if fn not in marked:
+            marked[fn] = _slow(fn)
+        if marked[fn]:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is not None)

@@ -9,6 +9,7 @@ reader to fill in.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -125,12 +126,14 @@ def _as_command(c: Call) -> str:
 
 
 def _option(name: str, value: object, raw: bool = False) -> str:
-    flag = _FLAGS.get(name) or "--" + name.replace("_", "-")
+    flag = _flags().get(name) or "--" + name.replace("_", "-")
     if value is True:
         return flag
     return f"{flag} {value if raw else shlex.quote(str(value))}"
 
 
-#: Each input's CLI option, by its name (the same in every operation that takes it).
-_FLAGS = {p.name: p.option for op in OPERATIONS.values() for p in params(op)
-          if isinstance(p.spec.cli, str) and not p.spec.positional}
+@functools.cache
+def _flags() -> dict[str, str]:
+    """Each input's CLI option, by its name (the same in every operation that takes it)."""
+    return {p.name: p.option for op in OPERATIONS.values() for p in params(op)
+            if isinstance(p.spec.cli, str) and not p.spec.positional}

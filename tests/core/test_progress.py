@@ -27,6 +27,7 @@ def many_files(root: Path, n: int) -> None:
         (d / f"f{i:05d}.txt").write_text(f"file {i}\n")
 
 
+@pytest.mark.slow  # thousands of files or steps: not the fast loop's
 def test_progress_notifications_during_a_first_save_of_5000_files(ws, monkeypatch):
     monkeypatch.setenv("GITCKPT_PROGRESS_AFTER", "0")  # the 1 s threshold, made 0 for a test
     many_files(ws.root, 5000)
@@ -175,6 +176,7 @@ def test_a_bar_on_a_terminal_and_none_with_json_or_a_pipe(ws, how):
     assert out.startswith("{") == (how == "json")
 
 
+@pytest.mark.slow  # thousands of files or steps: not the fast loop's
 def test_progress_only_rises_across_the_phases_of_an_export(ws, monkeypatch, tmp_path):
     """An export scans, then writes its objects, each phase on a meter counting from 0: the
     MCP progress continues from phase to phase (the spec: it MUST increase)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from conftest import service
 
 from gitckpt.engine import report as reporting
@@ -75,6 +76,7 @@ def test_the_page_fetches_nothing_and_holds_every_step(ws, tmp_path):
     assert ".env" not in page
 
 
+@pytest.mark.slow  # thousands of files or steps: not the fast loop's
 def test_five_hundred_steps_stay_small_and_long_diffs_are_cut(ws):
     service.init(ws.root, "a long one <b>bold</b>")
     tl = service.open_timeline(ws.root)

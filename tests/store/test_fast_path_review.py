@@ -21,7 +21,7 @@ from test_journal import start_watch
 import gitckpt
 from gitckpt.store import journal as journals
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.settling]
 
 CODE = str(Path(gitckpt.__file__).resolve().parent.parent)  # the gitckpt under test
 CHILD_ENV = {"PYTHONPATH": CODE}  # child processes import the same gitckpt, whatever their cwd

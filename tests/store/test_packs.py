@@ -36,6 +36,7 @@ def many_files(root: Path, n: int) -> None:
     (root / "gen" / "link").symlink_to("run.sh")
 
 
+@pytest.mark.slow  # thousands of files or steps: not the fast loop's
 def test_a_large_first_save_writes_one_pack_git_reads(tmp_path):
     root = make_repo(tmp_path / "repo")
     guard = RepoGuard(root)
@@ -159,6 +160,7 @@ def test_ten_thousand_new_files_do_not_trip_gc_auto(tmp_path):
     assert "Auto packing" not in p.stderr + p.stdout
 
 
+@pytest.mark.slow  # thousands of files or steps: not the fast loop's
 def test_a_plain_folders_large_first_save_is_a_pack_and_git_gc_on_it_is_safe(hermetic):
     root = hermetic / "plain"
     root.mkdir()

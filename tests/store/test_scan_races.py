@@ -13,6 +13,8 @@ from conftest import service
 
 from gitckpt.store.files import FileChanging, read_regular
 
+pytestmark = pytest.mark.settling  # files read as writers write them: real waits
+
 WHOLE = re.compile(rb"(?:(v\d{5}\|)\1*)?")  # one version of the churned file, or empty
 
 
