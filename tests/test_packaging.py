@@ -386,6 +386,26 @@ def test_ci_runs_the_readmes_test_command_and_nothing_after_it():
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
 
 
+def test_the_pre_commit_hooks_run_what_ci_runs_before_the_tests(tmp_path):
+    """`.pre-commit-config.yaml` runs the same ruff and mypy commands as `.ci/run`, and its
+    subject check refuses a subject of 73 characters and takes one of 72."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert hooks["ruff"]["entry"].removeprefix("python -m ") in ci
+    assert f"&& {hooks['mypy']['entry']} &&" in ci
+    assert "commit-msg" in config["default_install_hook_types"]
+    code = hooks["subject"]["entry"].removeprefix("python -c ").strip('"')
+    for length, refused in ((72, False), (73, True)):
+        path = tmp_path / f"MSG{length}"
+        path.write_text("x" * length + "\n\nbody\n")
+        p = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                           text=True)
+        assert (p.returncode != 0) is refused, (length, p.stderr)
+
+
 def test_the_release_workflow_builds_tests_the_wheel_then_publishes_without_a_token():
     """`.github/workflows/release.yml`, read back: a tag that is not the version fails the
     build; the suite runs on the installed wheel; PyPI by trusted publishing (no password or

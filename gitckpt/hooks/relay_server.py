@@ -69,6 +69,7 @@ class Relay:
             pass
         shutil.rmtree(claims, ignore_errors=True)  # an earlier process of this pid: dead
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.path = path  # before bind: a signal's close() right after it takes the socket
         try:
             os.mkdir(claims, 0o700)
             s.bind(path)
@@ -77,8 +78,9 @@ class Relay:
         except OSError:
             s.close()
             shutil.rmtree(claims, ignore_errors=True)
+            self.path = None
             return False
-        self._sock, self.path, self.claims = s, path, claims
+        self._sock, self.claims = s, claims
         threading.Thread(target=self._accept, args=(s,), name="gitckpt-relay",
                          daemon=True).start()
         return True
