@@ -1,8 +1,7 @@
-"""The console entry point: `--version` and `--help` are answered before anything is imported,
-as a git command answers them; every other command line goes to the click front end.
-
-`usage.txt` is click's own `gitckpt --help` at 80 columns; a test keeps it equal to click's,
-and `python -m gitckpt.entry --write-usage` writes it again after a change to the commands.
+"""The console entry point: `--version` is answered before anything is imported, as a git
+command answers it; a hook, a served command and `gitckpt mcp` go to the user's service
+(service/client.py) and run here only where it cannot serve them; every other command line
+goes to the click front end.
 """
 
 from __future__ import annotations
@@ -17,19 +16,6 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from gitckpt.core.ops.fields import Voice
-
-USAGE = os.path.join(os.path.dirname(__file__), "usage.txt")
-
-
-def _wide_enough() -> bool:
-    """click wraps help to the terminal when it is narrower than 80 columns."""
-    if "COLUMNS" in os.environ:
-        return os.environ["COLUMNS"].isdigit() and int(os.environ["COLUMNS"]) >= 80
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns >= 80
-    except (OSError, ValueError):
-        return True  # not a terminal: click uses 80 columns
-
 
 def _standard_fds() -> None:
     """As git does first (sanitize_stdfds): a closed 0, 1 or 2 (`gitckpt resume >&-`) is
@@ -96,31 +82,28 @@ def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         _print(f"gitckpt, version {__version__}\n")
-    if args in (["--help"], ["-h"]) and _wide_enough():
-        try:
-            with open(USAGE, encoding="utf-8") as f:
-                text = f.read()
-        except OSError:
-            text = ""  # an install without it: click says the same, only later
-        if text:
-            _print(text)
     if len(args) >= 2 and args[0] == "hook" and _hook(args[1:]):
         return
-    _relayed(args)  # returns when no running gitckpt takes the command
-    if args == ["--write-usage"] and argv is None and __name__ == "__main__":
-        _write_usage()
+    mcp = _mcp_root(args)
+    if mcp is not None:
+        from gitckpt.mcp.bridge import main as bridge
+
+        bridge(mcp or None)
         return
+    _served(args)  # returns when the service does not take the command
     from gitckpt.cli.main import main as cli_main
 
     cli_main(args)
 
 
 def _hook(args: list[str]) -> bool:
-    """`gitckpt hook EVENT [--host NAME] [--cli]` runs without click, and is handed to a running
-    gitckpt when there is one (gitckpt.hook_relay): a host runs it on every tool call.
+    """`gitckpt hook EVENT [--host NAME] [--cli]` runs without click, and is handed to the
+    user's service (started for the next hook when none runs): a host runs it on every tool
+    call.
     Anything else (help, a typo) goes to click, which says what is wrong."""
     from gitckpt.hooks import EVENTS, HOST_NAMES
-    from gitckpt.hooks.relay import ask, emit, hook_folder
+    from gitckpt.hooks.ends import emit, hook_folder
+    from gitckpt.service.client import ask, hook_message
 
     kind, rest = args[0], args[1:]
     if kind in ("install", "uninstall", "commit-msg", "-h", "--help") or "-h" in rest \
@@ -146,57 +129,83 @@ def _hook(args: list[str]) -> bool:
     except (OSError, ValueError):
         raw = ""
     reply = None
-    if os.environ.get("GITCKPT_RELAY", "on") != "off":
-        try:
-            from gitckpt.core.ops.events import HookCall
-
-            call = HookCall(host, kind, raw, hook_folder(host), voice)
-            reply = ask({"op": call.op, "request": call.to_wire()})
-        except Exception:
-            reply = None  # any trouble with a relay: the hook runs here
-    if reply is not None:
+    try:
+        reply = ask(hook_message(host, kind, raw, hook_folder(host), voice))
+    except Exception:
+        reply = None  # any trouble with the service: the hook runs here
+    if reply is not None and not reply.get("died"):
         log = str(reply.get("log") or "")
-        emit(str(reply.get("stdout") or ""), log and f"hook {host} {kind}: {log} (relayed)")
+        emit(str(reply.get("stdout") or ""), log and f"hook {host} {kind}: {log} (served)")
         sys.exit(0)
+    # (a service that died with the request: the hook runs here; a post-tool hook whose drift
+    # the service did record finds nothing left to record)
     from gitckpt.hooks.run import main as hook_main
 
     hook_main(host, kind, raw, voice)
     return True
 
 
-#: The commands a running gitckpt (`mcp`, `watch`) serves for the CLI (gitckpt/cli/relayed.py):
-#: there they cost what its watcher saw change, here a cold start and a scan of every file.
-RELAYED = ("save", "capture")
+def _mcp_root(args: list[str]) -> str | None:
+    """For `gitckpt [-C DIR] mcp [--root DIR]`, its root ("" when none is given), after a
+    change to DIR; None for any other command line (help, a typo: click says what is wrong)."""
+    rest = list(args)
+    folder = None
+    while len(rest) >= 2 and rest[0] == "-C":
+        folder = rest[1] if folder is None else os.path.join(folder, rest[1])
+        rest = rest[2:]
+    if not rest or rest[0] != "mcp":
+        return None
+    if rest[1:] == []:
+        root = ""
+    elif len(rest) == 3 and rest[1] == "--root":
+        root = rest[2]
+    elif len(rest) == 2 and rest[1].startswith("--root="):
+        root = rest[1][7:]
+    else:
+        return None
+    if folder is not None:
+        try:
+            os.chdir(folder)  # -C DIR: as if started in DIR
+        except OSError:
+            return None  # click says what is wrong with DIR
+    if root and "$" not in root:  # (an unexpanded $VAR is refused at the first call)
+        root = os.path.abspath(root)  # from DIR, as the click command reads it
+    return root
 
 
-def _relayed(args: list[str]) -> None:
-    """`gitckpt save` or `capture` handed to a running gitckpt over the hooks' relay; its
-    output is printed and the process exits with its code. Returns when none takes it (none
-    runs, or it refused: another git environment, a command line that does not parse)."""
-    if os.environ.get("GITCKPT_RELAY", "on") == "off" or os.environ.get("_GITCKPT_COMPLETE") \
-            or not any(a in RELAYED for a in args) \
-            or any(a in ("-h", "--help", "--version") for a in args):
+def _served(args: list[str]) -> None:
+    """A command the service serves (service/client.py SERVED) handed to it; its output is
+    printed and the process exits with its code. Returns when the service does not take it
+    (GITCKPT_SERVICE=off, none answers, it refused: another git environment, a command line
+    that does not parse), and the command runs here."""
+    from gitckpt.service import client
+
+    if not client.enabled() or os.environ.get("_GITCKPT_COMPLETE") \
+            or not client.served(args, sys.stdout.isatty()):
         return
     try:
-        from gitckpt.core.ops.events import CommandCall
-        from gitckpt.hooks.relay import COMMAND_WAIT, answer_wait, ask, listening
-
-        call = CommandCall(
-            tuple(args), os.getcwd(), sys.stdout.isatty(),
+        message = client.command_message(
+            args, os.getcwd(), sys.stdout.isatty(),
             {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ},
             {k: v for k, v in os.environ.items() if k.startswith("GIT_")})
-        reply = ask({"op": call.op, "request": call.to_wire()}, wait=answer_wait(COMMAND_WAIT))
+        reply = client.ask(message, wait=client.answer_wait(client.COMMAND_WAIT))
     except Exception:
-        return  # any trouble with a relay: the command runs here
+        return  # any trouble with the service: the command runs here
     if reply is None:
         return
     if not isinstance(reply.get("code"), int):  # it took the command and did not answer
-        if not listening(str(reply.get("socket", ""))):
-            return  # it died: the command runs here (it is idempotent)
-        sys.stderr.write(f"gitckpt: the running gitckpt (pid {reply.get('pid')}) took the "
-                         f"command and did not answer in {reply.get('waited')} s; it finishes "
-                         "it there, and `gitckpt log` shows its outcome (GITCKPT_RELAY=off "
-                         "runs commands here)\n")
+        command = next((a for a in args if a in client.SERVED), "")
+        if reply.get("died") and command in client.RERUNNABLE:
+            return  # it died: the command runs here (it only reads, or finds nothing new)
+        if reply.get("died"):
+            sys.stderr.write(f"gitckpt: the gitckpt service (pid {reply.get('pid')}) took the "
+                             f"command and stopped before it answered; `gitckpt log` shows "
+                             "whether it was done (run it again if not)\n")
+        else:
+            sys.stderr.write(f"gitckpt: the gitckpt service (pid {reply.get('pid')}) took the "
+                             f"command and did not answer in {reply.get('waited')} s; it "
+                             "finishes it there, and `gitckpt log` shows its outcome "
+                             "(GITCKPT_SERVICE=off runs commands here)\n")
         sys.exit(1)
     code = reply["code"]
     for stream, text in ((sys.stdout, reply.get("stdout")), (sys.stderr, reply.get("stderr"))):
@@ -211,22 +220,6 @@ def _relayed(args: list[str]) -> None:
             except (ValueError, AttributeError):
                 pass
     sys.exit(code)
-
-
-def click_usage() -> str:
-    """`gitckpt --help` as click prints it to a pipe (a terminal of 80 columns or more gets
-    the same): the click front end run in a child process."""
-    import subprocess
-
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    code = "from gitckpt.cli.main import main; main(['-h'])"
-    return subprocess.run([sys.executable, "-c", code],
-                          env=env, capture_output=True, text=True, check=True).stdout
-
-
-def _write_usage() -> None:
-    with open(USAGE, "w", encoding="utf-8") as f:
-        f.write(click_usage())
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,46 @@ def _strays(base: Path) -> list[Path]:
     return [p / ".gitckpt" for p in places if os.path.lexists(p / ".gitckpt")]
 
 
+def stop_services(runtime: str) -> None:
+    """Every service started with `runtime` as its folder, stopped (killed when it does not
+    leave within 5 s), and the folder removed."""
+    import fcntl
+    import signal
+
+    for lock in Path(runtime).glob("*.lock"):
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            continue  # nobody holds it
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        text = lock.read_text().strip()
+        if not text.isdigit() or int(text) == os.getpid():
+            continue  # (a listener a test runs in its own process closes itself)
+        pid = int(text)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                break
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    break
+                time.sleep(0.02)
+            else:
+                continue
+            break
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory, monkeypatch):
     """No test reads or writes the real home, global git config or log folder, none runs with
@@ -53,12 +94,17 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("GITCKPT_REMOTE_CONNECT_TIMEOUT", raising=False)
     monkeypatch.delenv("GITCKPT_REMOTE_IDLE_TIMEOUT", raising=False)
     monkeypatch.delenv("GITCKPT_LOG_DIR", raising=False)
-    monkeypatch.delenv("GITCKPT_RUNTIME_DIR", raising=False)  # hook relays: under the fake
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # home's state folder
+    # The test's own service folder (short: a socket's path has at most 100 bytes); the
+    # services a test started are stopped when it ends.
+    runtime = tempfile.mkdtemp(prefix="gk", dir="/tmp")
+    monkeypatch.setenv("GITCKPT_RUNTIME_DIR", runtime)
+    monkeypatch.setenv("GITCKPT_SERVICE_IDLE", "60")
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     for k, v in IDENTITY.items():
         monkeypatch.setenv(k, v)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n")
     yield home
+    stop_services(runtime)
     left = _strays(base)
     if left:
         pytest.fail(f"the test left a gitckpt store outside its temp folder: {left}",

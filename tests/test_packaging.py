@@ -282,7 +282,6 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
                            cwd=tmp_path).stdout.strip()
     assert Path(where).parent == site  # the wheel's copy, not the source tree
     assert (Path(where) / "SKILL.md").exists()
-    assert (Path(where) / "usage.txt").exists()
     licenses = list(site.glob(f"gitckpt-{__version__}.dist-info/licenses/LICENSE"))
     assert licenses, "the wheel carries its LICENSE"
     assert "MIT License" in licenses[0].read_text()

@@ -31,7 +31,7 @@ def _event(kind: str, doc: str) -> click.Command:
                   "tool calls (a host without gitckpt's MCP server).")
     def command(host: str, cli: bool) -> None:
         from gitckpt.hooks import run as hooks
-        from gitckpt.hooks.relay import emit
+        from gitckpt.hooks.ends import emit
 
         if host not in HOST_NAMES:
             emit("", f"hook: unknown host {host!r}; hosts: {', '.join(HOST_NAMES)}")
@@ -150,7 +150,7 @@ def commit_msg(c: Ctx, message_file: str, source: str, commit: str) -> None:
     """git's prepare-commit-msg (installed by `hook install --git`): add a `Checkpoint: <task>
     step <n>` trailer to the message in FILE. Never fails the commit."""
     from gitckpt.hooks import git_trailer
-    from gitckpt.hooks.relay import emit
+    from gitckpt.hooks.ends import emit
 
     try:
         from gitckpt.service import events

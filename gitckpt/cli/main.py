@@ -15,6 +15,7 @@ from gitckpt import __version__
 from gitckpt.cli import invocation
 from gitckpt.cli.complete import VAR as COMPLETE_VAR
 from gitckpt.cli.complete import completion
+from gitckpt.cli.daemon import service_group
 from gitckpt.cli.declared import pass_ctx
 from gitckpt.cli.hook import hook
 from gitckpt.cli.invocation import Ctx, TerminalProgress
@@ -49,33 +50,13 @@ def cli(ctx: click.Context, root: str, as_json: bool, color: str, no_pager: bool
 @pass_ctx
 def mcp(c: Ctx, root: str | None) -> None:
     """Serve the MCP tools over stdio (for agents); logs go to stderr and the store."""
-    from gitckpt.mcp import handshake as mcp_handshake
-
-    wire = mcp_handshake.claim()
-    held = mcp_handshake.answer(wire)  # before the SDK loads: hosts wait for this answer
-    from gitckpt.cli.relayed import start_relay
-    from gitckpt.hooks.relay_server import Relay
-    from gitckpt.mcp.server import leave_on_signals, run
+    from gitckpt.mcp.bridge import main as bridge
 
     if root is not None and "$" not in root:  # (an unexpanded $VAR is refused later)
         root = os.path.abspath(c.path(root))
     if c.root != ".":
         os.chdir(c.root)  # -C DIR: as if started in DIR (the server's folder when none is named)
-    started: list[Relay] = []  # before the relay's socket exists: a SIGTERM takes it too
-
-    def close() -> None:
-        for r in started:
-            r.close()
-
-    leave_on_signals(close)
-    relay = start_relay()  # hosts' hooks run in this process, warm
-    if relay is not None:
-        started.append(relay)
-    try:
-        run(root, wire, held, on_exit=relay.close if relay is not None else None)
-    finally:
-        if relay is not None:
-            relay.close()
+    bridge(root)
 
 
 @cli.group()
@@ -124,7 +105,7 @@ def demo(c: Ctx, where: str | None) -> None:
 # -- the one error handler -----------------------------------------------------------------
 
 for _command in (*STEP_COMMANDS, *WHY_COMMANDS, *SEARCH_COMMANDS, *UNDO_COMMANDS,
-                 *TRANSFER_COMMANDS, *UPKEEP_COMMANDS, hook, completion):
+                 *TRANSFER_COMMANDS, *UPKEEP_COMMANDS, hook, completion, service_group):
     cli.add_command(_command)
 
 

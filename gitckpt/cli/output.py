@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.errors import GitckptError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import BinaryIO
+    pass
 
 __all__ = ["PIPE_CLOSED", "OutputFailed", "ReaderGone", "echo", "flush", "written"]
-
-#: click's own pattern for what it strips (click/_compat.py `_ansi_re`; 8.5 changed it, hence
-#: pyproject's `click>=8.5`).
-_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 
 #: The exit code of a command whose reader went away (`gitckpt log | head`): git's, which
 #: SIGPIPE ends; Python ignores SIGPIPE, so gitckpt meets a BrokenPipeError instead.
@@ -74,74 +67,24 @@ def _discard(stream: Any) -> None:
 
 def echo(text: str, err: bool = False, color: bool | None = None) -> None:
     """click.echo(text, nl=False), except that file names which are not UTF-8 go out as their
-    own bytes, and without importing click (`gitckpt resume` and `save` run without it,
-    gitckpt/cli/quick.py). `color=True` keeps colour codes where click would strip them (not
-    a terminal), `color=False` strips them everywhere, None strips them off a terminal.
+    own bytes; a failed write is raised as what it means (`written`)."""
+    import click
 
-    Contract: the bytes written are click.echo's (tests/cli/test_quick.py compares them).
-    A stream click would re-wrap (an ASCII one, or one without an encoding) is handed to
-    click.echo itself."""
     stream: Any = sys.stderr if err else sys.stdout
     if stream is None:
         return  # no stream to write to (click writes nothing either)
     try:
-        _echo(stream, text, err, color)
+        try:
+            click.echo(text, nl=False, err=err, color=color)
+        except UnicodeEncodeError:
+            binary = stream.buffer
+            if (not stream.isatty()) if color is None else not color:  # click's choice
+                text = click.unstyle(text)
+            stream.flush()
+            binary.write(text.encode("utf-8", "surrogateescape"))
+            binary.flush()
     except OSError as e:
         raise written(e, stream) from None
-
-
-def _echo(stream: Any, text: str, err: bool, color: bool | None) -> None:
-    if not _plain_text(stream):
-        _click_echo(text, err, color)
-        return
-    if text and _strips(stream, color):
-        text = _ANSI.sub("", text)
-    if text:
-        try:
-            stream.write(text)
-        except UnicodeEncodeError:
-            stream.flush()
-            stream.buffer.write(text.encode("utf-8", "surrogateescape"))
-    stream.flush()
-
-
-def _plain_text(stream: Any) -> bool:
-    """A text stream that click.echo writes to as it is: it has an encoding that is not
-    ASCII, an error handler, and a binary buffer beneath for the surrogate fallback."""
-    encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
-    if not encoding or not errors or getattr(stream, "buffer", None) is None:
-        return False
-    try:
-        return codecs.lookup(encoding).name != "ascii"
-    except LookupError:
-        return True  # click's is_ascii_encoding: an unknown encoding is not ASCII
-
-
-def _strips(stream: Any, color: bool | None) -> bool:
-    """click's should_strip_ansi, outside a click context (whose `color` gitckpt never sets)."""
-    if color is not None:
-        return not color
-    try:
-        tty = stream.isatty()
-    except Exception:
-        tty = False
-    return not tty and not type(stream).__module__.startswith("ipykernel.")
-
-
-def _click_echo(text: str, err: bool, color: bool | None) -> None:
-    """The rare stream click re-wraps: click itself writes, with the same fallback."""
-    import click
-
-    try:
-        click.echo(text, nl=False, err=err, color=color)
-    except UnicodeEncodeError:
-        # (click 8.5 serves this deprecated name from its module __getattr__, typed `object`)
-        get_binary_stream = cast("Callable[[str], BinaryIO]", click.get_binary_stream)
-        stream = get_binary_stream("stderr" if err else "stdout")
-        if not stream.isatty() and not color:
-            text = click.unstyle(text)
-        stream.write(text.encode("utf-8", "surrogateescape"))
-        stream.flush()
 
 
 def raised_in_click(e: BaseException) -> bool:

@@ -1,15 +1,14 @@
-"""CLI commands run for another process: `gitckpt save` and `gitckpt capture` typed while a
-`gitckpt mcp` or `gitckpt watch` runs are handed to it over the hooks' relay (gitckpt/entry.py
-is the asking side), so they cost what changed, through that process's watcher journal, and
-not a cold start and a full scan.
+"""CLI commands the service runs for a client (gitckpt/entry.py is the asking side): `save`,
+`resume`, `log`, a restore preview and the rest of service/client.py SERVED, served warm, so
+they cost what the service's watcher saw change, not a cold start and a scan of every file.
 
-Contract: a call (CommandCall) is served only when the commands it names are RELAYED, its
-command line parses, and the asker's git environment (GIT_*) equals this process's (the relay
-has already checked the peer's uid and the GITCKPT_* settings). Anything else is refused
-before anything is done, and the asker runs the command itself, so a usage error, `--help` or
-a command this process does not serve always reads as it would have. The answer is the
-command's own output (`stdout`, `stderr`, `code`), rendered here as the command renders it,
-with the asker's terminal and colour settings.
+Contract: a call (CommandCall) is served only when its command is SERVED (a restore without
+--apply), its command line parses, and the client's git environment (GIT_*) equals the
+service's (the listener has checked the peer's uid and the GITCKPT_* settings). Anything else
+is refused before anything is done, and the client runs the command itself, so a usage error,
+`--help` or a command not served always reads as it would have. The answer is the command's
+own output (`stdout`, `stderr`, `code`), rendered here as the command renders it, with the
+client's terminal and colour settings.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -26,13 +25,7 @@ from gitckpt.cli.invocation import Ctx
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.operations import CommandCall
 from gitckpt.engine.notes import json_text
-
-if TYPE_CHECKING:
-    from gitckpt.hooks.relay_server import Relay
-
-#: The commands served: each is idempotent (a save saved twice is "nothing new", a capture
-#: taken twice "no change"), so an asker whose relay died mid-command may run it again.
-RELAYED = ("save", "capture")
+from gitckpt.service.client import SERVED
 
 log = logging.getLogger("gitckpt.relay")
 
@@ -58,9 +51,11 @@ class Captured(Ctx):
         if self.json:
             self.out.append(json_text(result.to_dict()) + "\n")
             return
-        text = render(result)
+        text = render(result)  # coloured as pager.show colours it (the client pages none)
         if not pager.wants_color(self.color, self.tty, self.env):
             text = pager.plain(text)
+        elif page is not None:
+            text = pager.colorize(text, page)
         self.out.append(text)
 
 
@@ -83,7 +78,7 @@ def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
     try:
         with cli.make_context("gitckpt", list(argv), obj=context) as ctx:
             rest = getattr(ctx, "_protected_args", None) or ctx.protected_args
-            if not rest or rest[0] not in RELAYED:
+            if not rest or rest[0] not in SERVED or "--apply" in argv:
                 return {"refused": "not a command served here"}
             cli.invoke(ctx)
     except (click.ClickException, click.exceptions.Exit, click.Abort):
@@ -99,13 +94,3 @@ def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
                           f" ({type(e).__name__}: {e}); this is a bug. Details: its log.\n"}
     log.info("served `gitckpt %s` for %s", " ".join(argv), here)
     return {"stdout": "".join(made[0].out) if made else "", "stderr": "", "code": 0}
-
-
-def start_relay(cli: click.Group | None = None) -> Relay | None:
-    """The relay of a long-lived gitckpt, serving hooks and the RELAYED commands of `cli`
-    (default: the CLI that runs this command)."""
-    from gitckpt.hooks.run import start_relay as start
-
-    group = cli or click.get_current_context().find_root().command
-    assert isinstance(group, click.Group)
-    return start(lambda call: serve(group, call))

@@ -73,7 +73,6 @@ def run(c: Ctx, r: ops.RunRequest) -> None:
 def watch(c: Ctx, r: ops.WatchRequest) -> int:
     import signal
 
-    from gitckpt.cli.relayed import start_relay
     from gitckpt.engine.watch import run_until_stopped, stop_signals_waited
     from gitckpt.service.api import watch as watching
 
@@ -82,7 +81,6 @@ def watch(c: Ctx, r: ops.WatchRequest) -> int:
         shown = ShownUntilUnread(c, render_capture)
         session = watching(c.open(r), r, on_drift=shown)
         shown.stop = session.stop
-        relay = start_relay()  # hosts' hooks run here, warm
         who = f"task {r.task}" if r.task else f"the active task (now {session.task})"
         echo(f"Watching {session.root} for {who} ({session.watcher.mode}); "
              "Ctrl-C stops.\n", err=True)
@@ -94,8 +92,6 @@ def watch(c: Ctx, r: ops.WatchRequest) -> int:
                 session.run()
             except KeyboardInterrupt:
                 session.stop()
-    if relay is not None:
-        relay.close()
     echo("Stopped watching.\n", err=True)
     code = shown.ended()
     if waits:  # the watcher's work is done or abandoned: no interpreter shutdown may hang it

@@ -21,8 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-
-from gitckpt.core.record import dataclass
+from dataclasses import dataclass
 
 _RECEIVED = re.compile(rb"packet:\s+\S+< ")  # a trace line of a packet read from the peer
 _GRACE = 2.0  # seconds between SIGTERM and SIGKILL of a group that is told to end

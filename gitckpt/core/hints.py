@@ -15,12 +15,8 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
-
-from gitckpt.core.operations import OPERATIONS
-from gitckpt.core.record import dataclass
-from gitckpt.core.request import params
 
 CLI, MCP = "cli", "mcp"
 BLANK = ...
@@ -46,8 +42,8 @@ class Call:
 
 
 def call(op: str, **args: object) -> Call:
-    if op not in OPERATIONS or OPERATIONS[op].command is None:
-        raise ValueError(f"unknown operation {op!r}")
+    """A call of `op`, checked when it is spelled (the declarations load only then: errors
+    name calls at import; tests/core/test_request.py spells every call gitckpt makes)."""
     return Call(op, args)
 
 
@@ -91,8 +87,17 @@ def tool_prefix() -> str:
     return prefix if re.fullmatch(r"[A-Za-z0-9_]{0,64}", prefix) else ""
 
 
+def _declared(name: str) -> type[Any]:
+    from gitckpt.core.operations import OPERATIONS
+
+    op = OPERATIONS.get(name)
+    if op is None or op.command is None:
+        raise ValueError(f"unknown operation {name!r}")
+    return op
+
+
 def _as_tool(c: Call) -> str:
-    op = OPERATIONS[c.op]
+    op = _declared(c.op)
     if op.tool is None:  # a CLI-only operation: say so rather than invent a tool
         return f"`{_as_command(c)}` in a terminal"
     args = {k: v for k, v in {**c.args, **op.tool_args}.items() if v is not None}
@@ -100,7 +105,9 @@ def _as_tool(c: Call) -> str:
 
 
 def _as_command(c: Call) -> str:
-    op = OPERATIONS[c.op]
+    from gitckpt.core.request import params
+
+    op = _declared(c.op)
     declared = {p.name: p for p in params(op)}
     positional = [p.name for p in declared.values() if p.spec.positional or p.spec.after_dashes]
     out, after = ["gitckpt", str(op.command)], []
@@ -135,5 +142,8 @@ def _option(name: str, value: object, raw: bool = False) -> str:
 @functools.cache
 def _flags() -> dict[str, str]:
     """Each input's CLI option, by its name (the same in every operation that takes it)."""
+    from gitckpt.core.operations import OPERATIONS
+    from gitckpt.core.request import params
+
     return {p.name: p.option for op in OPERATIONS.values() for p in params(op)
             if isinstance(p.spec.cli, str) and not p.spec.positional}

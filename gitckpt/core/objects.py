@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from gitckpt.core.gitnames import refused_name
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.record import dataclass
 
 if TYPE_CHECKING:
     from hashlib import _Hash

@@ -10,8 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-
-from gitckpt.core.record import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

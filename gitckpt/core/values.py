@@ -5,11 +5,10 @@ Nothing here reads or writes anything."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 
 #: Why a snapshot left an existing file out.

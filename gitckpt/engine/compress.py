@@ -11,13 +11,12 @@ the freed objects are left to the user's own `git gc`: gitckpt never runs gc the
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from gitckpt.core.errors import InvalidArgument, StoreCorrupt
 from gitckpt.core.hints import call
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.reach import commits, reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, drift_ref, step_ref

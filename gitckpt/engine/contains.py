@@ -5,12 +5,12 @@ it and what was run on it: what a reviewer reads before a pull request."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gitckpt.core.errors import InvalidArgument, Unsupported
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.why import TreeReader, _Context, _Version, chronological

@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.hints import CLI
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.core.switches import watch_enabled
 from gitckpt.engine.notes import Note

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from typing import Any
 
 from gitckpt.core.gitnames import refused_path
-from gitckpt.core.record import dataclass
 from gitckpt.safety.scope import Scope, classify
 from gitckpt.safety.sensitive import TRUSTED, content_sensitive, credential_pattern
 from gitckpt.store.base import Store

@@ -7,8 +7,9 @@ a task of any length still fits one screen.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gitckpt.core.hints import BLANK, CLI, MCP, call
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import Changes, GitSince
 from gitckpt.engine.memory import Check, Entry, FileNote, Memory
 from gitckpt.engine.notes import PLAN_MARKS

@@ -10,12 +10,11 @@ way: a question repeated at every step is one question.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import close_item
 from gitckpt.engine.records import StepRecord

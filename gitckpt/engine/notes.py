@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import CHECK_STORE, InvalidArgument, SchemaTooNew, StoreCorrupt
-from gitckpt.core.record import dataclass
 from gitckpt.safety.redact import redact
 
 SCHEMA = 2  # 2: gotchas, answered, dropped, commands, files, then (all additive)

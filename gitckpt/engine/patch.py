@@ -6,11 +6,11 @@ import difflib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, diff_entries
-from gitckpt.core.record import dataclass
 
 ReadTree = Callable[[ObjectId], list[TreeEntry]]
 ReadBlob = Callable[[ObjectId], bytes]

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.core.values import Changes, GitState, Skipped
 from gitckpt.engine.notes import Note, PlanItem

@@ -7,10 +7,9 @@ hold a file a snapshot left out, so no left-out file's content can appear."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from gitckpt.core.ids import TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.memory import Memory, recall
 from gitckpt.engine.patch import FileDiff, file_diffs, unified

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import json_input
@@ -27,7 +27,6 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, CLI, Arg, Call, call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Change, Mode, TreeEntry, apply_changes
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import Left, RestoreMarker
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.restore_plan import Action, Plan, check_obstacles, folders_above, plan_for

@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Container, Iterable
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 
 from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, UnsafeTree, diff_entries, in_filter
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.core.values import POINTER, Left, Snapshot
 from gitckpt.engine.targets import Target

@@ -6,14 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitckpt.core.errors import GitckptError
-from gitckpt.core.lazy import lazy
 from gitckpt.core.switches import watch_enabled
 from gitckpt.core.values import RestoreMarker
 from gitckpt.engine.handoff import Handoff
 from gitckpt.engine.memory import CommandRun, checks, recall, touched
 from gitckpt.engine.timeline import Timeline, step_ref
-
-restore = lazy("gitckpt.engine.restore")  # loaded when a restore was interrupted
 
 
 def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> Handoff:
@@ -43,7 +40,11 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     memory = recall(steps, runs)
     bound = checks(memory, live_tree, tl.store.diff_trees)
     files = touched(steps, memory)
-    stuck = restore.interrupted(tl) if _marked(tl) else None
+    stuck = None
+    if _marked(tl):  # the restore module only where a restore was interrupted
+        from gitckpt.engine import restore
+
+        stuck = restore.interrupted(tl)
     if stuck is not None:
         spelled = [c.spell(voice) for c in restore.undo_calls(stuck, tl.active_id())]
         undo, finish = spelled if voice == "mcp" else [f"`{c}`" for c in spelled]

@@ -12,14 +12,13 @@ store) a revert leaves alone too.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import GitckptError, InvalidArgument
 from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Change, Mode, apply_changes, in_filter
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, MERGED, Shaped
 from gitckpt.core.values import Left, Snapshot
 from gitckpt.engine.records import StepRecord

@@ -20,12 +20,12 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
 from gitckpt.store.base import NOTES_REF

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitckpt.core.errors import GitckptError
-from gitckpt.core.record import dataclass
 from gitckpt.engine.records import DriftResult
 from gitckpt.engine.timeline import Timeline
 from gitckpt.engine.watch import PollingSource, Settings, Source, WatchdogSource, Watcher
@@ -36,10 +36,19 @@ def start(tl: Timeline, task: str | None, on_drift: Callable[[DriftResult], None
     tid = tl.resolve(task)
     settings = settings or Settings.from_env()
 
+    first = [True]
+
     def capture_once(partial: bool) -> DriftResult:
-        result = tl.capture("watch", task, partial=partial)
+        # The first capture, as the watcher starts, leaves alone a change written within the
+        # quiet period: a tool call of the session that starts may be writing it, and its
+        # hook attributes it. It is captured after the quiet period if no hook took it.
+        settled = settings.quiet if first[0] else None
+        first[0] = False
+        result = tl.capture("watch", task, partial=partial, settled=settled)
         if result.recorded and on_drift is not None:
             on_drift(result)
+        elif settled is not None and result.changes:
+            watcher.hint()
         return result
 
     watcher = Watcher(capture_once, settings, clock,

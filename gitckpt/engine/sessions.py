@@ -12,17 +12,16 @@ JSONL (`token_count` events' `last_token_usage`, `turn_context`'s model)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.lazy import logger
 from gitckpt.core.objects import Mode, TreeEntry
-from gitckpt.core.record import dataclass
 from gitckpt.engine.prompts import MEMORY_LOCK, MEMORY_WAIT
 from gitckpt.safety.redact import MARK, clean, redact
 from gitckpt.store.base import Store
@@ -38,7 +37,7 @@ SETTING = "transcripts"
 #: The token counts a step's `usage` holds, summed over its sessions.
 COUNTS = ("input", "output", "cache_read", "cache_write")
 
-_log = logger("gitckpt")
+_log = logging.getLogger("gitckpt")
 
 
 def _file(tid: TaskId) -> str:

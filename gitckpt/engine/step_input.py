@@ -11,7 +11,7 @@ from typing import Any
 from gitckpt.core import limits
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.inputs import CommandRun, FileNote
-from gitckpt.core.operations import InitRequest, SaveRequest
+from gitckpt.core.ops.steps import InitRequest, SaveRequest
 from gitckpt.core.paths import normalize_paths
 from gitckpt.engine.notes import PlanItem
 from gitckpt.safety.redact import clean, redact

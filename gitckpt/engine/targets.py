@@ -4,12 +4,12 @@ prefix, or a ref."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from gitckpt.core.errors import InvalidArgument, NoActiveTask, TaskNotFound
 from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import REF_ROOT, Timeline, step_ref
 

@@ -8,6 +8,7 @@ next writer re-creates it from `head` before doing anything else.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -384,14 +385,34 @@ class Timeline:
 
     def capture(self, trigger: str, task: str | None = None, *, partial: bool = False,
                 lock_timeout: float | None = None, tool: ToolCall | None = None,
-                exact: bool = False) -> DriftResult:
+                exact: bool = False, settled: float | None = None) -> DriftResult:
         """Record a drift if in-scope files differ from the tip; `tool` names the tool call
-        that made the change (a host's hook); `exact` as for `Store.snapshot`."""
+        that made the change (a host's hook); `exact` as for `Store.snapshot`. With
+        `settled` (seconds), a change to a file written less than that long ago is not
+        recorded (the result says `recorded` False with the changes): a tool call may be
+        writing it, and its hook is the one to attribute it."""
         tid = self.resolve(task)
         with self.store.lock(lock_timeout):
             head, meta = self.writable(tid)
             snap = self.store.snapshot(self.scope(meta), exact=exact)
+            if settled is not None:
+                tip = self.tip(tid, head)
+                changes = self.store.diff_trees(tip.tree, snap.tree)
+                if self._written_within(changes, settled):
+                    return DriftResult(tid, False, tip.commit, tip.tree, head.n, trigger,
+                                       partial, changes, snap.skipped)
             return self.record_drift(tid, head, snap, trigger, partial=partial, tool=tool)
+
+    def _written_within(self, changes: Changes, seconds: float) -> bool:
+        """Whether an added or modified file of `changes` was written in the last `seconds`."""
+        since = time.time() - seconds
+        for path in (*changes.added, *changes.modified):
+            try:
+                if os.lstat(os.path.join(self.store.root, path)).st_mtime > since:
+                    return True
+            except OSError:
+                continue  # gone since: the next capture sees it
+        return False
 
     def record_drift(self, tid: TaskId, head: StepRecord, snap: Snapshot, trigger: str, *,
                      partial: bool = False, always: bool = False,

@@ -20,10 +20,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from gitckpt.core.errors import GitckptError, InvalidArgument, NoActiveTask, StoreBusy, TaskClosed
-from gitckpt.core.record import dataclass
 from gitckpt.core.switches import watch_enabled
 from gitckpt.store import journal as journals
 from gitckpt.store.journal import Journal
@@ -175,7 +175,8 @@ class Watcher:
         The first capture runs at once, not after the first event: it is the full scan that
         lets later captures trust the events (journal.py), done while the session starts
         rather than in the first tool call's hook (which would wait behind it), and it records
-        what changed while nothing watched."""
+        what changed while nothing watched (its capture function may leave a change written
+        just now to that change's hook: engine/session.py)."""
         if not self.stopped:
             self._capture(False)
         while True:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import Mode, TreeEntry
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import prompts as prompting
 from gitckpt.engine.records import StepRecord

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from gitckpt.core.record import dataclass
 
 if TYPE_CHECKING:
     from gitckpt.core.ops.fields import Voice

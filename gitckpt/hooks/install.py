@@ -7,13 +7,12 @@ import difflib
 import json
 import math
 import os
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import atomic, json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.hooks import jsonc
 from gitckpt.hooks.hosts import HOSTS

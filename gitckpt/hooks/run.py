@@ -14,12 +14,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import hints, json_input
 from gitckpt.core.inputs import ToolCall
-from gitckpt.core.operations import (
+from gitckpt.core.ops.events import (
     CommandCall,
     CompactingRequest,
     HookCall,
@@ -29,13 +29,11 @@ from gitckpt.core.operations import (
     ToolRanRequest,
 )
 from gitckpt.core.ops.fields import Voice
-from gitckpt.core.record import dataclass
 from gitckpt.hooks import EVENTS
+from gitckpt.hooks.ends import emit, hook_folder
 from gitckpt.hooks.hosts import HOSTS, Event, Host
-from gitckpt.hooks.relay import emit, hook_folder
 
 if TYPE_CHECKING:
-    from gitckpt.hooks.relay_server import Relay
     from gitckpt.service.events import Unsaved
     from gitckpt.service.workspace import Workspace
 
@@ -205,7 +203,7 @@ _ACTIONS = {"session-start": _session_start, "prompt": _prompt, "post-tool": _po
 
 
 def serve(call: HookCall) -> dict[str, str]:
-    """A relayed hook (hooks/relay.py), run in a long-lived gitckpt process."""
+    """A hook the service runs for a client (service/client.py)."""
     if call.host not in HOSTS or call.event not in _ACTIONS:
         return {"refused": "not a hook request"}
     outcome = run(call.host, call.event, call.raw, call.here, call.voice)
@@ -230,24 +228,6 @@ def answer(message: dict[str, Any],
     if isinstance(call, HookCall):
         return serve(call)
     return {"refused": "not a request"}
-
-
-def start_relay(commands: Callable[[CommandCall], dict[str, Any]] | None = None) -> Relay | None:
-    """The hooks' relay in a long-lived gitckpt (`mcp`, `watch`): this user's hooks run
-    there, warm, and so do the CLI commands `commands` serves. None where it cannot listen
-    (the hooks then run in their own process)."""
-    import logging
-
-    from gitckpt.hooks.relay_server import Relay
-
-    relay = Relay(lambda message: answer(message, commands))
-    try:
-        if relay.start():
-            logging.getLogger("gitckpt").info("hook relay at %s", relay.path)
-            return relay
-    except Exception:
-        logging.getLogger("gitckpt").exception("cannot start the hook relay")
-    return None
 
 
 def read_stdin() -> str:

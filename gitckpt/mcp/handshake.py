@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import os
 import select
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeGuard
 
 from gitckpt import __version__
 from gitckpt.core import json_input
-from gitckpt.core.record import dataclass
 
 # The SDK's HANDSHAKE_PROTOCOL_VERSIONS and MODERN_PROTOCOL_VERSIONS, and the capabilities
 # MCPServer announces in each era (tests check them against the installed SDK); a revision

@@ -12,6 +12,7 @@ import gc
 import logging
 import os
 import signal
+import socket
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, cast
@@ -37,9 +38,12 @@ from gitckpt.mcp.text import error_result, printable
 from gitckpt.mcp.tools import Tool
 from gitckpt.mcp.wire import Out, Replay
 from gitckpt.mcp.workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
+from gitckpt.service.watchers import Watchers
 from gitckpt.service.workspace import opened
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from anyio import AsyncFile
 
 log = logging.getLogger("gitckpt.mcp")
@@ -119,9 +123,10 @@ class GitckptServer(Server[Any]):
     workspaces: Workspaces
 
 
-def build_server(root: str | None = None) -> GitckptServer:
-    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root`."""
-    ws = Workspaces(root)
+def build_server(root: str | None = None, ws: Workspaces | None = None) -> GitckptServer:
+    """The MCP server with every gitckpt tool; `root` is `gitckpt mcp --root` (or `ws`, the
+    workspaces of a session the service runs)."""
+    ws = ws if ws is not None else Workspaces(root)
     by_name = {t.name: t for t in TOOLS}
     tools = [listed(t) for t in TOOLS]
 
@@ -167,7 +172,8 @@ async def answer(ws: Workspaces, tool: Tool, request: Any, root: str | None,
     try:
         path = await ws.resolve(root, ctx.session if ctx is not None else None)
         for name in tool.confined:  # a package goes, and comes from, where the workspace may
-            request = _with(request, name, export_target(path, getattr(request, name)))
+            request = _with(request, name,
+                            export_target(path, getattr(request, name), ws.export_dir))
         brief = not tool.whole(request) and reads_structured(ctx)
         rising = Rising()
 
@@ -258,6 +264,36 @@ def run(root: str | None = None, wire: Wire | None = None, held: Held | None = N
         log.info("the client stopped reading; the server ends")
     finally:
         ws.close()
+
+
+def serve_session(conn: socket.socket, reader: BinaryIO, header: dict[str, Any],
+                  watchers: Watchers) -> None:
+    """An MCP session the service runs for a bridge (mcp/bridge.py) over `conn` (read through
+    `reader`, which may hold the first lines already), until the bridge goes. `header` is the
+    bridge's: its folder, `--root`, GITCKPT_ROOT and GITCKPT_EXPORT_DIR, the lines it read
+    while it answered the handshake, and the ids it answered (the SDK's second answers to
+    them are dropped)."""
+    def text(name: str) -> str | None:
+        value = header.get(name)
+        return value if isinstance(value, str) and value else None
+
+    cwd = text("cwd") or "/"
+    ws = Workspaces(text("root"), cwd=cwd, fixed=text("fixed"), export_dir=text("export_dir"),
+                    watchers=watchers)
+    server = build_server(ws=ws)
+    lines = [str(x).encode() for x in header.get("lines") or [] if isinstance(x, str)]
+    answered: set[object] = {x for x in header.get("answered") or []
+                             if isinstance(x, (str, int))}
+    held = Held(lines, answered)
+    first = (ws.configured() or [cwd])[0]
+    if "$" not in first and os.path.isabs(first) and not too_wide(os.path.realpath(first)):
+        watchers.watch(first)
+    # (SocketIO is a raw binary file: what Out writes)
+    wire = Wire(reader, cast("BinaryIO", conn.makefile("wb", buffering=0)))
+    try:
+        anyio.run(_serve, server, wire, held)
+    except* (BrokenPipeError, ConnectionResetError, OSError):
+        log.info("an MCP session's bridge went away")
 
 
 def leave_on_signals(on_exit: Callable[[], object] | None) -> None:

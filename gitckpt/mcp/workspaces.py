@@ -6,19 +6,12 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 import warnings
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from gitckpt.core.errors import GitckptError, InvalidArgument, WorkspaceError
-from gitckpt.core.operations import WatchRequest
-from gitckpt.engine.session import WatchSession
-from gitckpt.engine.watch import Settings
-from gitckpt.service import api as service
-from gitckpt.service.results import Watchable
-from gitckpt.service.workspace import open_workspace
+from gitckpt.core.errors import InvalidArgument, WorkspaceError
+from gitckpt.service.watchers import Watchers
 
 log = logging.getLogger("gitckpt.mcp")
 BOUNDARY_WAIT = 2.0  # seconds a tool call waits for the store lock to record its boundary drift
@@ -28,25 +21,35 @@ class Workspaces:
     """Resolves each call's workspace and keeps one background watcher per workspace that has
     an active task (unless GITCKPT_WATCH=off)."""
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, *, cwd: str | None = None, fixed: str | None = None,
+                 export_dir: str | None = None, watchers: Watchers | None = None) -> None:
+        """`root` is `--root`; `fixed` the session's GITCKPT_ROOT and `export_dir` its
+        GITCKPT_EXPORT_DIR, `cwd` its working folder (this process's when None: a session
+        the service runs for a bridge brings its own); `watchers` the process's, shared."""
         self.cli_root = root
+        self.fixed = fixed if cwd is not None else os.environ.get("GITCKPT_ROOT")
+        self.export_dir = export_dir if cwd is not None else os.environ.get(
+            "GITCKPT_EXPORT_DIR")
+        self.cwd = cwd
         self.client_roots: list[str] | None = None  # asked once, when first needed
-        self.sessions: dict[Path, WatchSession] = {}
-        self.logged: set[Path] = set()
-        self.watched: set[str] = set()  # folders whose workspace has its watcher
-        self.lock = threading.Lock()
+        self.owns_watchers = watchers is None
+        self.watchers = watchers if watchers is not None else Watchers()
+
+    def here(self) -> str:
+        """The session's working folder."""
+        return self.cwd if self.cwd is not None else os.getcwd()
 
     def configured(self) -> list[str]:
         """The folders this server may act in: --root, else GITCKPT_ROOT, else the client's
         file:// roots; empty when none is known."""
-        fixed = self.cli_root or os.environ.get("GITCKPT_ROOT")
+        fixed = self.cli_root or self.fixed
         return [fixed] if fixed else list(self.client_roots or [])
 
     async def resolve(self, root: str | None, session: Any = None) -> str:
         """The workspace of a call: `root`, which must lie in a configured root, else the
         first configured root, else the server's working folder. A configured root confines
         every call; without one, `/`, the home folder and system folders are refused."""
-        if not self.cli_root and not os.environ.get("GITCKPT_ROOT") \
+        if not self.cli_root and not self.fixed \
                 and self.client_roots is None and session is not None:
             self.client_roots = await _client_roots(session)
         allowed = self.configured()
@@ -59,7 +62,7 @@ class Workspaces:
                     "${CLAUDE_PROJECT_DIR} only inside a plugin).",
                     "Set GITCKPT_ROOT (or --root) to the project's absolute path, or leave it "
                     "unset: the client's roots, else the server's working folder, are used.")
-        path = root if root is not None else allowed[0] if allowed else os.getcwd()
+        path = root if root is not None else allowed[0] if allowed else self.here()
         if not os.path.isabs(path):
             raise WorkspaceError(f"The workspace {path!r} is not an absolute path.",
                                  "Pass root as an absolute path, e.g. /home/me/project.")
@@ -81,47 +84,12 @@ class Workspaces:
 
     def watch(self, root: str) -> None:
         """Start the watcher for `root` if it has an active task and none runs yet."""
-        if root in self.watched or not Settings.from_env().enabled:
-            return  # checked once per folder: no store is opened again on every call
-        try:
-            workspace = open_workspace(root)
-        except GitckptError:
-            return
-        found = service.watchable(workspace)
-        if found is None:
-            return
-        key = found.key
-        with self.lock:
-            self._log_to_store(found)
-            if key in self.sessions:
-                self.watched.add(root)
-                return
-            try:
-                session = service.watch(workspace, WatchRequest(), on_drift=lambda r: log.info(
-                    "drift %s (%s): %d paths", r.commit[:7], r.trigger, len(r.changes.paths())))
-            except GitckptError as e:
-                log.warning("no watcher for %s: %s", root, e.message)
-                return
-            self.sessions[key] = session
-            self.watched.add(root)
-        threading.Thread(target=session.run, name=f"gitckpt-watch {key}", daemon=True).start()
-        log.info("watching %s for task %s (%s)", key, session.task, session.watcher.mode)
-
-    def _log_to_store(self, found: Watchable) -> None:
-        if found.state in self.logged:
-            return
-        try:
-            handler = logging.StreamHandler(found.log("mcp.log"))
-        except (OSError, GitckptError) as e:  # a symlink planted there is refused
-            log.warning("no log file in %s: %s", found.state, getattr(e, "message", e))
-            return
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        logging.getLogger("gitckpt").addHandler(handler)
-        self.logged.add(found.state)
+        self.watchers.watch(root)
 
     def close(self) -> None:
-        for session in self.sessions.values():
-            session.stop()
+        """The watchers go with the server that owns them (not with a service's session)."""
+        if self.owns_watchers:
+            self.watchers.close()
 
 
 async def _client_roots(session: Any) -> list[str]:
@@ -145,11 +113,12 @@ async def _client_roots(session: Any) -> list[str]:
     return out
 
 
-def export_target(workspace: str, to: str) -> str:
-    """Where a package may be written over MCP: inside GITCKPT_EXPORT_DIR, or else inside the
+def export_target(workspace: str, to: str, export_dir: str | None = None) -> str:
+    """Where a package may be written over MCP: inside `export_dir` (the session's
+    GITCKPT_EXPORT_DIR), or else inside the
     workspace's parent folder (service.export keeps it out of the store)."""
     dest = os.path.realpath(os.path.join(workspace, to))
-    allowed = os.path.realpath(os.environ.get("GITCKPT_EXPORT_DIR") or os.path.dirname(
+    allowed = os.path.realpath(export_dir or os.path.dirname(
         os.path.realpath(workspace)))
     inside = os.path.relpath(dest, allowed).split(os.sep)
     if (not _inside(os.path.dirname(dest), allowed) or dest == allowed

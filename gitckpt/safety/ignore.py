@@ -9,9 +9,8 @@ parent folder (which is where general-purpose gitignore libraries differ from gi
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Protocol, cast
-
-from gitckpt.core.record import dataclass
 
 _CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
             "lower": "a-z", "space": r"\s", "blank": r" \t", "xdigit": "0-9a-fA-F",

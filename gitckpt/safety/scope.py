@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 
 from gitckpt.core.errors import InvalidArgument
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import Reason
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.sensitive import RULES_VERSION, classify, is_sensitive

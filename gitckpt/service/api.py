@@ -1,13 +1,11 @@
 """The one API every front end calls: each function takes a workspace opened for the call
 (service/workspace.py) and a typed request (core/operations.py), acts, and returns a typed
-result; `perform` dispatches a request to its function. Read top to bottom, this is the list
-of what gitckpt can do. Nothing here prints."""
+result. Read top to bottom, this is the list of what gitckpt can do. Nothing here prints."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,45 +16,43 @@ from gitckpt.core.errors import InvalidArgument, NeedsConfirmation, NoActiveTask
 from gitckpt.core.hints import call
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.inputs import CommandRun
-from gitckpt.core.operations import (
-    AdoptRequest,
-    BlameRequest,
-    CaptureRequest,
-    CompressRequest,
-    DiffRequest,
-    DoctorRequest,
-    ExplainRequest,
-    ExportRequest,
-    FetchRequest,
-    ImportRequest,
-    InitRequest,
-    LogRequest,
-    PushRequest,
-    RestoreRequest,
-    ResumeRequest,
-    RevertRequest,
-    RunRequest,
-    SaveRequest,
-    ScopeRequest,
-    SwitchRequest,
-    TasksRequest,
-    WatchRequest,
-    WhyRequest,
-)
 from gitckpt.core.paths import WorkPath, normalize_paths
-from gitckpt.engine import step_input
 from gitckpt.engine.records import DriftResult, Run, SaveResult, TaskInfo
 from gitckpt.engine.targets import LIVE, resolve_target
-from gitckpt.service import results
 from gitckpt.service.workspace import Workspace
 
 if TYPE_CHECKING:
+    from gitckpt.core.operations import (
+        AdoptRequest,
+        BlameRequest,
+        CaptureRequest,
+        CompressRequest,
+        DiffRequest,
+        DoctorRequest,
+        ExplainRequest,
+        ExportRequest,
+        FetchRequest,
+        ImportRequest,
+        InitRequest,
+        LogRequest,
+        PushRequest,
+        RevertRequest,
+        RunRequest,
+        ScopeRequest,
+        SwitchRequest,
+        TasksRequest,
+        WatchRequest,
+        WhyRequest,
+    )
+    from gitckpt.core.ops.steps import ResumeRequest, SaveRequest
+    from gitckpt.core.ops.undo import RestoreRequest
     from gitckpt.engine.compress import CompressResult
     from gitckpt.engine.contains import ExplainResult
     from gitckpt.engine.doctor import DoctorResult
     from gitckpt.engine.session import WatchSession
     from gitckpt.engine.watch import Settings, Source
     from gitckpt.engine.why import WhyResult
+    from gitckpt.service import results
     from gitckpt.transfer.fetch import FetchResult
     from gitckpt.transfer.migrate import MigrateResult
     from gitckpt.transfer.package import ExportResult, ImportResult
@@ -67,6 +63,9 @@ if TYPE_CHECKING:
 
 def init(ws: Workspace, r: InitRequest) -> results.InitResult:
     """Start a task: snapshot 0, make it active (the previous active task is suspended)."""
+    from gitckpt.engine import step_input
+    from gitckpt.service import results  # (each function imports what it uses, when used)
+
     tl = ws.timeline
     before = tl.active_id()
     task, result = tl.init(step_input.prepare_task(r))
@@ -81,6 +80,8 @@ def save(ws: Workspace, r: SaveRequest) -> SaveResult:
     """Save a finished step of the active task (or `r.task`, without changing the active
     one). Decisions, gotchas and open questions accumulate over the task; `answered` closes
     open questions and `drop` retires any of the three, by exact text."""
+    from gitckpt.engine import step_input
+
     return ws.timeline.save(step_input.prepare(r), close=r.close, task=r.task)
 
 
@@ -88,6 +89,7 @@ def resume(ws: Workspace, r: ResumeRequest) -> results.ResumeResult:
     """The handoff for a new session. Read-only: no lock, no commit, no cache write."""
     from gitckpt.engine import handoff
     from gitckpt.engine import resume as resuming
+    from gitckpt.service import results
 
     facts = resuming.gather(ws.timeline, r.task, r.voice, r.exact)
     text = handoff.full_text(facts, r.voice) if r.format == "full" \
@@ -101,6 +103,8 @@ def log(ws: Workspace, r: LogRequest) -> results.LogResult:
     """The timeline of the active task (or `r.task`), oldest first: the newest `limit` steps
     older than step `before` (all by default), or only `step`; with the drifts after each
     unless `steps_only`."""
+    from gitckpt.service import results
+
     tl = ws.timeline
     tid = tl.resolve(r.task)
     info = tl.info(tid)
@@ -123,6 +127,8 @@ def log(ws: Workspace, r: LogRequest) -> results.LogResult:
 
 def tasks(ws: Workspace, r: TasksRequest) -> results.TasksResult:
     """Every task in the workspace's store."""
+    from gitckpt.service import results
+
     return results.TasksResult(ws.timeline.tasks(), ws.timeline.active_id())
 
 
@@ -140,14 +146,19 @@ def run(ws: Workspace, r: RunRequest) -> results.RunResult:
     """Run `argv` (its output goes where ours goes) on the workspace as it is now: the files
     are captured first (a `run` drift if they changed), so the outcome is bound to that tree;
     the next save records it. A command that cannot start exits 127, as in a shell."""
+    import subprocess
+
+    from gitckpt.core.ops.steps import SaveRequest
+    from gitckpt.engine import step_input
+    from gitckpt.service import results
+
     if not r.argv:
         raise InvalidArgument("gitckpt run needs a command.",
                               "For example: gitckpt run -- pytest -q")
     tl = ws.timeline
     tid = tl.resolve(r.task)
     before = tl.capture("run", tid)
-    start = time.monotonic()
-    failure = None
+    start, failure = time.monotonic(), None
     try:
         code = subprocess.call(list(r.argv), cwd=ws.root)
     except OSError as e:
@@ -178,6 +189,8 @@ def pending(ws: Workspace, *, trigger: str, lock_timeout: float | None = None
             ) -> results.Pending:
     """What is not saved as a step: the workspace is captured first (a `trigger` drift if it
     changed), then the files that differ from the newest step are counted."""
+    from gitckpt.service import results
+
     tl = ws.timeline
     tid = tl.resolve(None)
     drift = tl.capture(trigger, tid, lock_timeout=lock_timeout)
@@ -189,6 +202,8 @@ def pending(ws: Workspace, *, trigger: str, lock_timeout: float | None = None
 
 def watchable(ws: Workspace) -> results.Watchable | None:
     """The workspace a watcher here would serve, or None without an active task."""
+    from gitckpt.service import results
+
     if ws.active() is None:
         return None
     state = ws.store.state
@@ -201,6 +216,7 @@ def watchable(ws: Workspace) -> results.Watchable | None:
 def diff(ws: Workspace, r: DiffRequest) -> results.DiffResult:
     """What changed from `base` to `target` (each a step, commit prefix, ref, or `live`)."""
     from gitckpt.engine import patch as patching
+    from gitckpt.service import results
 
     tl = ws.timeline
     only = _paths(ws, r.paths)
@@ -288,6 +304,7 @@ def restore(ws: Workspace, r: RestoreRequest) -> results.RestoreResult:
     rewrites many files needs `confirm`."""
     from gitckpt.engine import patch as patching
     from gitckpt.engine import restore as restoring
+    from gitckpt.service import results
 
     tl = ws.timeline
     only = _paths(ws, r.paths)
@@ -320,6 +337,7 @@ def revert(ws: Workspace, r: RevertRequest) -> results.RevertResult:
     settles conflicting files: markers, ours or theirs; an apply refuses them without it."""
     from gitckpt.engine import restore as restoring
     from gitckpt.engine import revert as reverting
+    from gitckpt.service import results
 
     reverting.check_choice(r.conflicts)
     tl = ws.timeline
@@ -357,6 +375,7 @@ def scope(ws: Workspace, r: ScopeRequest) -> results.ScopeResult:
     apply when a task is active or named)."""
     from gitckpt.engine import explain as explaining
     from gitckpt.safety.scope import Scope
+    from gitckpt.service import results
 
     tl = ws.timeline
     only = [q for p in r.paths for q in normalize_paths([p], str(tl.store.root), ws.cwd)
@@ -372,6 +391,8 @@ def scope(ws: Workspace, r: ScopeRequest) -> results.ScopeResult:
 def adopt(ws: Workspace, r: AdoptRequest) -> results.AdoptResult:
     """Record this folder as the workspace of its own plain-folder store after the folder was
     moved or copied: the store's tasks of the old path become this folder's."""
+    from gitckpt.service import results
+
     store = ws.store
     with store.lock():
         earlier = store.adopt()
@@ -421,6 +442,8 @@ def export(ws: Workspace, r: ExportRequest) -> ExportResult:
     if dest == store or store in dest.parents:
         raise InvalidArgument(f"A package cannot be written inside the store ({store}).",
                               "Export to a folder outside it, e.g. next to the workspace.")
+    from gitckpt.core.ops.steps import ResumeRequest
+
     handoff = resume(ws, ResumeRequest(task=str(tid), exact=True)).text
     return package.export(tl, tid, Path(to), handoff)
 
@@ -440,6 +463,8 @@ def import_(ws: Workspace, r: ImportRequest) -> ImportResult | MigrateResult:
     out = package.import_package(ws.timeline, Path(pkg), r.as_id)
     if r.checkout:
         try:
+            from gitckpt.core.ops.undo import RestoreRequest
+
             done = restore(ws, RestoreRequest("head", apply=True, task=str(out.task),
                                               confirm=r.confirm))
         except NeedsConfirmation as e:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gitckpt.core import json_input
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.operations import (
+from gitckpt.core.ops.events import (
     CompactingRequest,
     PromptRequest,
     SessionStartRequest,

@@ -5,12 +5,11 @@ structured content) and the output schema the MCP server publishes (core/shape.p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, MERGED, Shaped, merged_of
 from gitckpt.core.values import Changes, GitSince, Left
 from gitckpt.engine.memory import Check, FileNote, Memory

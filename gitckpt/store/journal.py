@@ -20,20 +20,18 @@ one journal are serialised, and each starts from the cache the one before left.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from gitckpt.core.lazy import logger
-from gitckpt.core.record import dataclass
 
 if TYPE_CHECKING:
     from gitckpt.core.values import Skipped
 
-log = logger("gitckpt.store.journal")
+log = logging.getLogger("gitckpt.store.journal")
 
 COOKIE_WAIT = 0.5  # seconds a snapshot waits for its cookie's event before a full scan
 VERIFY_EVERY = 60.0  # seconds between full verification scans (what events cannot show)

@@ -8,13 +8,13 @@ git-style markers, and the tree after each conflict is settled.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pygit2
 from pygit2.enums import FileMode
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
-from gitckpt.core.record import dataclass
 from gitckpt.store.staging import Held
 from gitckpt.store.trim import Trims, trimmed, view
 

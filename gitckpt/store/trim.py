@@ -15,13 +15,13 @@ file is made in Python until its merged text is built.
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pygit2
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode
-from gitckpt.core.record import dataclass
 from gitckpt.store.staging import Held
 
 TRIM_OVER = 1 << 20  # bytes: a smaller file is merged whole

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gitckpt.core import json_input
@@ -17,7 +17,6 @@ from gitckpt.core.hints import Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import Mode
 from gitckpt.core.progress import Meter
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine import reach
 from gitckpt.engine.notes import Note

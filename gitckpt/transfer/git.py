@@ -19,12 +19,12 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitckpt.core import child_process
 from gitckpt.core.errors import InvalidArgument, RemoteFailed, RemoteTimeout
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.record import dataclass
 from gitckpt.safety.url_secrets import scrub, secrets_of
 
 _SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",

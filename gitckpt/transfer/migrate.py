@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +26,6 @@ from gitckpt.core.inputs import CommandRun, FileNote, PlanStatus
 from gitckpt.core.objects import EMPTY_TREE, Change, Mode, apply_changes
 from gitckpt.core.operations import InitRequest, PlanEntry, SaveRequest
 from gitckpt.core.paths import WorkPath
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import PLAN_STATUSES, Note, PlanItem
 from gitckpt.engine.records import parse_time, rfc3339

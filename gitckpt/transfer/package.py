@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,6 @@ from gitckpt.core.errors import FileTooLarge, InvalidArgument, SchemaTooNew, Sto
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.progress import Meter
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note, json_text
 from gitckpt.engine.reach import reachable

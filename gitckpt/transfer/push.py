@@ -6,6 +6,7 @@ a remote, the user confirmed what it publishes."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitckpt.core import json_input
@@ -19,7 +20,6 @@ from gitckpt.core.errors import (
 from gitckpt.core.hints import BLANK, Arg, call
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import EMPTY_TREE, Mode, TreeEntry
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref

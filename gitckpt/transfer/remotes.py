@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from gitckpt.core import json_input
 from gitckpt.core.errors import InvalidArgument, RemoteFailed
 from gitckpt.core.hints import BLANK, call
 from gitckpt.core.ids import ObjectId, TaskId
-from gitckpt.core.record import dataclass
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.engine.timeline import REF_ROOT
 from gitckpt.safety import url_secrets

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gitckpt.core import limits
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Commit
 from gitckpt.core.progress import Meter
-from gitckpt.core.record import dataclass
 from gitckpt.engine.notes import Note
 from gitckpt.engine.reach import reachable
 from gitckpt.safety.scope import max_file_size

@@ -39,7 +39,7 @@ def setup(tmp_path, monkeypatch, hermetic):
     elsewhere.mkdir()
     (elsewhere / "f.txt").write_text("a decoy of the same name\n")
     monkeypatch.chdir(elsewhere)
-    monkeypatch.setenv("GITCKPT_RELAY", "off")
+    monkeypatch.setenv("GITCKPT_SERVICE", "off")
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     return repo, repo / "sub"
 

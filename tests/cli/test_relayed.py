@@ -1,10 +1,11 @@
-"""`gitckpt save` and `gitckpt capture` typed beside a running gitckpt are served there, through
-its watcher's journal: the same output and exit code as run here, trees equal to git's own,
-and the command runs here whenever that process refuses it, dies, or lives elsewhere.
+"""`gitckpt save`, `capture` and the other served commands are served by the user's service,
+through its watcher's journal where one runs: the same output and exit code as run here,
+trees equal to git's own, and the command runs here whenever the service refuses it, dies, or
+lives elsewhere.
 
 Where a test must know that the command was served elsewhere, its process cannot load the
 engine at all (a `pygit2` that fails to import comes first on its path): it can only succeed
-through the relay."""
+through the service."""
 
 from __future__ import annotations
 
@@ -20,10 +21,18 @@ from pathlib import Path
 import pytest
 from conftest import RepoGuard, git_tree, make_repo, run_cli, service
 
+from gitckpt.cli import relayed
 from gitckpt.cli.main import cli as gitckpt_cli
-from gitckpt.cli.relayed import start_relay
-from gitckpt.hooks.relay import runtime_dir
+from gitckpt.hooks.run import answer
+from gitckpt.service import client
+from gitckpt.service.listener import Listener
 from gitckpt.store import journal as journals
+
+pytestmark = pytest.mark.service
+
+
+def Relay(serve):  # the service's listener in this process, serving requests only
+    return Listener(client.address(), serve, lambda request, conn: None)
 
 
 def no_engine(tmp_path: Path) -> dict:
@@ -41,21 +50,20 @@ def cli(root: Path, *args: str, env: dict | None = None) -> subprocess.Completed
 
 @pytest.fixture
 def served(tmp_path, monkeypatch):
-    """A repository watched by a real `gitckpt watch` process, its relay listening."""
+    """A repository and a real service process listening for this user."""
     root = make_repo(tmp_path / "repo")
     guard = RepoGuard(root)
     service.init(root, "relayed")
-    watcher = subprocess.Popen([sys.executable, "-m", "gitckpt", "watch"], cwd=root,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    sock = Path(runtime_dir()) / f"{watcher.pid}.sock"
+    server = subprocess.Popen([sys.executable, "-m", "gitckpt", "service", "run"], cwd=root,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not sock.exists():
-        assert watcher.poll() is None, watcher.stderr.read()
-        assert time.monotonic() < deadline, "the watcher's relay never listened"
+    while not client.listening(client.address()):
+        assert server.poll() is None, server.stderr.read()
+        assert time.monotonic() < deadline, "the service never listened"
         time.sleep(0.05)
-    yield root, watcher
-    watcher.terminate()
-    watcher.wait(30)
+    yield root, server
+    server.terminate()
+    server.wait(30)
     guard.check(status_changes=True)
 
 
@@ -83,7 +91,7 @@ def test_a_save_and_a_capture_are_served_by_the_running_watcher(served, tmp_path
     assert (p.returncode, p.stdout) == (0, f"No change since {drift['commit'][:7]} (task "
                                            f"{drift['task']}); nothing recorded.\n")
     # The same command run here says the same: a full scan finds nothing the relay missed.
-    here = run_cli("-C", str(root), "capture", env={**os.environ, "GITCKPT_RELAY": "off"})
+    here = run_cli("-C", str(root), "capture", env={**os.environ, "GITCKPT_SERVICE": "off"})
     assert (here.code, here.out) == (0, p.stdout)
 
 
@@ -91,7 +99,7 @@ def test_an_error_there_reads_as_it_does_here(served, tmp_path):
     root, _ = served
     env = no_engine(tmp_path)
     p = cli(root, "save", "t", "--task", "nosuch", env=env)
-    local = cli(root, "save", "t", "--task", "nosuch", env={**os.environ, "GITCKPT_RELAY": "off"})
+    local = cli(root, "save", "t", "--task", "nosuch", env={**os.environ, "GITCKPT_SERVICE": "off"})
     assert (p.returncode, p.stdout, p.stderr) == (1, "", local.stderr)
     assert p.stderr.startswith("gitckpt: error: ")
     assert "\nhint: " in p.stderr
@@ -110,7 +118,7 @@ def test_a_reader_that_goes_away_ends_a_served_save_as_it_ends_one_run_here(serv
             p = subprocess.run([sys.executable, "-m", "gitckpt", "save", f"gone {relay}"],
                                cwd=root, stdout=write, stderr=subprocess.PIPE, text=True,
                                timeout=120, env=env if relay == "on" else
-                               {**os.environ, "GITCKPT_RELAY": "off"})
+                               {**os.environ, "GITCKPT_SERVICE": "off"})
         finally:
             os.close(write)
         assert (p.returncode, p.stderr) == (141, ""), relay
@@ -131,16 +139,17 @@ def test_what_the_relay_refuses_runs_here(served, tmp_path):
     p = cli(root, "save", "elsewhere", env=other)
     assert p.returncode != 0
     assert "no engine in this process" in p.stderr
-    # a command the relay does not serve, whose words hold one it does
-    p = cli(root, "log", "--limit", "1", env={**os.environ, "PYTHONPATH": env["PYTHONPATH"]})
+    # a command the service does not serve, whose words hold one it does
+    p = cli(root, "init", "save", env={**os.environ, "PYTHONPATH": env["PYTHONPATH"]})
     assert p.returncode != 0
     assert "no engine in this process" in p.stderr
     assert "elsewhere" not in [s.note.title for s in service.log(root).steps]
 
 
-def test_a_relay_that_dies_mid_command_leaves_it_to_run_here(tmp_path):
-    """A relay that took the save and died before it answered: the save, idempotent, runs
-    here (whether or not the dead one had written it, there is one step)."""
+def test_a_service_that_dies_mid_command_is_never_done_twice(tmp_path):
+    """A service that took a save and died before it answered: the save is not run again
+    here (the dead one may have saved it: a second save is a second step); the command says
+    so and exits 1. A capture, which records nothing twice, does run here."""
     root = make_repo(tmp_path / "repo")
     guard = RepoGuard(root)
     service.init(root, "t")
@@ -148,8 +157,10 @@ def test_a_relay_that_dies_mid_command_leaves_it_to_run_here(tmp_path):
     dying = tmp_path / "dying.py"
     dying.write_text(textwrap.dedent("""
         import os, signal, sys, time
-        from gitckpt.hooks.relay_server import Relay
-        relay = Relay(lambda request: os.kill(os.getpid(), signal.SIGKILL))
+        from gitckpt.service.client import address
+        from gitckpt.service.listener import Listener
+        relay = Listener(address(), lambda request: os.kill(os.getpid(), signal.SIGKILL),
+                         lambda request, conn: None)
         assert relay.start()
         print(relay.path, flush=True)
         time.sleep(120)
@@ -159,13 +170,17 @@ def test_a_relay_that_dies_mid_command_leaves_it_to_run_here(tmp_path):
         sock = server.stdout.readline().strip()
         assert sock.endswith(".sock")
         p = cli(root, "save", "once", "--conclusion", "c")
-        assert p.returncode == 0, p.stderr
-        assert p.stdout.startswith("Saved step 1 of t-"), p.stdout
+        assert p.returncode == 1, p.stderr
+        assert "stopped before it answered; `gitckpt log` shows whether it was done" \
+            in p.stderr, p.stderr
         assert server.wait(30) == -signal.SIGKILL  # it took the request, and died with it
     finally:
         server.kill()
         server.wait()
-    assert [s.note.title for s in service.log(root).steps][-1] == "once"
+    assert "once" not in [s.note.title for s in service.log(root).steps]  # died before
+    env = {**os.environ, "GITCKPT_SERVICE": "off"}
+    assert cli(root, "save", "once", "--conclusion", "c", env=env).returncode == 0
+    assert [s.note.title for s in service.log(root).steps].count("once") == 1
     guard.check(status_changes=True)
 
 
@@ -173,12 +188,10 @@ def test_a_relay_that_took_the_command_and_is_only_slow_is_left_to_finish(tmp_pa
     root = make_repo(tmp_path / "repo")
     service.init(root, "t")
     seen = []
-    from gitckpt.hooks.relay_server import Relay
-
     relay = Relay(lambda request: seen.append(request) or time.sleep(3) or {"code": 0})
     assert relay.start()
     try:
-        p = cli(root, "save", "slow", env={**os.environ, "GITCKPT_RELAY_WAIT": "0.5"})
+        p = cli(root, "save", "slow", env={**os.environ, "GITCKPT_SERVICE_WAIT": "0.5"})
     finally:
         relay.close()
     assert p.returncode == 1
@@ -215,8 +228,8 @@ def test_relayed_saves_are_the_files_as_they_are(tmp_path, monkeypatch):
     if session.watcher.mode != "events":
         session.stop()
         pytest.skip("no file events on this machine")
-    relay = start_relay(gitckpt_cli)
-    assert relay is not None
+    relay = Relay(lambda m: answer(m, lambda call: relayed.serve(gitckpt_cli, call)))
+    assert relay.start()
     journal = journals.for_root(str(root))
     env = no_engine(tmp_path)
 

@@ -1,15 +1,14 @@
-"""A CLI that starts like a tool: `--version` and `--help` load no engine, and the stored
-help text is click's own."""
+"""A CLI that starts like a tool: `--version` loads no engine, a hook client loads no pygit2,
+click or mcp, and a plain folder's resume alone loads no pygit2."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 
 import pytest
-
-from gitckpt.entry import USAGE, click_usage
 
 pytestmark = pytest.mark.slow
 
@@ -29,20 +28,12 @@ def modules_after(*argv: str) -> tuple[str, set[str]]:
     return p.stdout, set(p.stderr.rpartition("MODULES ")[2].split())
 
 
-@pytest.mark.parametrize("argv", [("--version",), ("--help",), ("-h",)])
-def test_version_and_help_import_no_engine(argv):
-    out, mods = modules_after(*argv)
-    assert out.startswith("gitckpt, version " if argv == ("--version",) else "Usage: gitckpt")
+def test_version_imports_no_engine():
+    out, mods = modules_after("--version")
+    assert out.startswith("gitckpt, version ")
     loaded = {m for m in mods if m.split(".")[0] in {h.split(".")[0] for h in HEAVY}
               and any(m == h or m.startswith(h + ".") for h in HEAVY)}
     assert not loaded, loaded
-
-
-def test_the_stored_help_is_clicks_own():
-    with open(USAGE, encoding="utf-8") as f:
-        stored = f.read()
-    assert stored == click_usage(), (
-        "gitckpt/usage.txt is stale: run python -m gitckpt.entry --write-usage")
 
 
 def test_other_command_lines_go_to_click(tmp_path):
@@ -80,7 +71,39 @@ def test_a_plain_folder_resume_loads_no_pygit2(hermetic):
             "    '\\nPYGIT2 %s' % ('pygit2' in sys.modules)))\n"
             f"sys.argv = ['gitckpt', '-C', {str(root)!r}, 'resume']\n"
             "from gitckpt.entry import main\nmain()\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = {**os.environ, "GITCKPT_SERVICE": "off"}  # alone: this process does the work
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
     assert "no git here" in p.stdout, p.stderr
     assert p.stderr.rstrip().endswith("PYGIT2 False"), p.stderr
+
+
+@pytest.mark.service
+def test_a_hook_client_served_by_the_service_loads_no_pygit2_click_or_mcp(repo):
+    """The service serves the hook (started by an earlier client); the hook's own process
+    loads none of the engine's libraries."""
+    import json
+
+    from conftest import service
+
+    service.init(repo, "t")
+    payload = json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "PostToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules)))\n"
+            "sys.argv = ['gitckpt', 'hook', 'post-tool']\n"
+            "from gitckpt.entry import main\nmain()\n")
+    subprocess.Popen([sys.executable, "-m", "gitckpt", "service", "run", "--detach"],
+                     cwd=repo, start_new_session=True)
+    from gitckpt.service import client
+
+    deadline = time.monotonic() + 60
+    while not client.listening(client.address()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p = subprocess.run([sys.executable, "-c", code], input=payload, cwd=repo,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "(served)" in p.stderr, p.stderr  # the service answered it
+    mods = set(p.stderr.rpartition("MODULES ")[2].split())
+    assert not mods & {"pygit2", "click", "mcp", "watchdog", "gitckpt.engine.timeline"}, \
+        sorted(mods & {"pygit2", "click", "mcp", "watchdog", "gitckpt.engine.timeline"})

@@ -310,3 +310,19 @@ def test_a_suggested_command_runs_as_the_call_it_spells(suggested):
         assert getattr(got, key) == (tuple(value) if isinstance(value, list) else value), key
     tool = suggested.spell(hints.MCP)
     assert tool.startswith(f"{cls.tool}(") if cls.tool else tool.endswith("in a terminal")
+
+
+def test_every_call_gitckpt_names_is_an_operation_with_a_command():
+    """hints.call() checks its operation only when spelled: here every `call("op"` in the
+    package is checked at once, so a misspelled one fails a test, not a user's error."""
+    import re
+    from pathlib import Path
+
+    from gitckpt.core.operations import OPERATIONS
+
+    package = Path(__file__).resolve().parents[2] / "gitckpt"
+    named = {m for p in package.rglob("*.py")
+             for m in re.findall(r"\bcall\(\s*\"([a-z_]+)\"", p.read_text())}
+    assert named, "no call found: the pattern is stale"
+    unknown = {n for n in named if n not in OPERATIONS or OPERATIONS[n].command is None}
+    assert not unknown, unknown

@@ -284,7 +284,9 @@ def test_the_first_capture_runs_at_start_so_the_first_hook_is_not_behind_it(ws, 
     the watcher starts (a change made while nothing watched is recorded at once, long before
     the quiet period), and the capture after it takes the hinted path."""
     task = start(ws)
-    (ws.root / "src" / "while_nobody_watched.py").write_text("x = 1\n")
+    made = ws.root / "src" / "while_nobody_watched.py"
+    made.write_text("x = 1\n")
+    os.utime(made, (time.time() - 600, time.time() - 600))  # long before the watcher
     monkeypatch.setenv("GITCKPT_QUIET", "60")  # no event-driven capture within the test
     drifts = []
     session = service.watch(ws.root, on_drift=drifts.append)
@@ -309,6 +311,39 @@ def test_the_first_capture_runs_at_start_so_the_first_hook_is_not_behind_it(ws, 
         session.stop()
         t.join(10)
     assert ws.git("rev-parse", drift_ref(task, 0) + "~1").strip() == drifts[0].commit
+
+
+@pytest.mark.parametrize("hooked", [True, False])
+def test_the_first_capture_leaves_a_change_being_written_to_its_hook(ws, monkeypatch, hooked):
+    """A tool call that writes while the session's watcher starts: the watcher's first capture
+    leaves the fresh change alone, so the tool's hook records it with its attribution; with no
+    hook, the watcher records it after the quiet period."""
+    from gitckpt.core.inputs import ToolCall
+
+    task = start(ws)
+    monkeypatch.setenv("GITCKPT_QUIET", "1")
+    (ws.root / "src" / "by_the_tool.py").write_text("y = 2\n")  # just now
+    drifts = []
+    session = service.watch(ws.root, on_drift=drifts.append)
+    t = threading.Thread(target=session.run)
+    t.start()
+    try:
+        tl = service.open_timeline(ws.root)
+        if hooked:
+            made = tl.capture("tool", tool=ToolCall(name="Write", command="write it"))
+            assert made.recorded
+            assert made.changes.added == ("src/by_the_tool.py",)
+        deadline = time.monotonic() + 15
+        while not hooked and not drifts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.5 if hooked else 0)  # a quiet period: the watcher's second look
+    finally:
+        session.stop()
+        t.join(10)
+    tl = service.open_timeline(ws.root)
+    notes = [d.note for d in tl.drifts(tl.resolve(task), tl.head(tl.resolve(task)).n)]
+    assert [(n.trigger, n.tool["name"] if n.tool else None) for n in notes] == \
+        ([("tool", "Write")] if hooked else [("watch", None)])
 
 
 def test_resume_reports_drifts_unsaved_and_the_watcher_switch(ws, monkeypatch):

@@ -19,7 +19,7 @@ def test_a_post_tool_drift_still_redacts_its_command(repo):
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "PostToolUse",
                "tool_name": "Bash", "tool_input": {"command": f"curl -H 'token {secret}'"}}
-    env = {**os.environ, "GITCKPT_RELAY": "off"}  # this process, not a running server's
+    env = {**os.environ, "GITCKPT_SERVICE": "off"}  # this process, not a running server's
     p = subprocess.run([sys.executable, "-m", "gitckpt", "hook", "post-tool"],
                        input=json.dumps(payload), cwd=repo, capture_output=True, text=True,
                        env=env)

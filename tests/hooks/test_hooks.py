@@ -436,14 +436,15 @@ def test_windsurf(ws):
     assert tools == [("run_command", "traj-1"), ("write_code", "traj-1")]
 
 
-# -- the relay: a running gitckpt answers the hook ---------------------------------------
+# -- the service answers the hook -------------------------------------------------------
 
-def test_a_running_server_answers_the_hooks(ws):
+@pytest.mark.service
+def test_the_service_answers_the_hooks(ws):
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    service.init(ws.root, "relayed")
+    service.init(ws.root, "served")
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "gitckpt", "mcp", "--root", str(ws.root)],
                                    env={**os.environ})
@@ -451,7 +452,7 @@ def test_a_running_server_answers_the_hooks(ws):
     async def body():
         async with Client(params) as c:
             await c.call_tool("ckpt_resume", {})
-            (ws.root / "r.txt").write_text("relayed change\n")
+            (ws.root / "r.txt").write_text("served change\n")
             p = await anyio.to_thread.run_sync(lambda: hook("post-tool", claude(
                 "PostToolUse", ws.root, tool_name="Bash", tool_input={"command": "gen"})))
             s = await anyio.to_thread.run_sync(lambda: hook("session-start", claude(
@@ -462,96 +463,109 @@ def test_a_running_server_answers_the_hooks(ws):
 
     p, s, spoken = anyio.run(body)
     quiet(p)
-    assert p.stderr.rstrip().endswith("(relayed)"), p.stderr
-    assert "relayed" in json.loads(s.stdout)["hookSpecificOutput"]["additionalContext"]
-    # the voice goes through the relay too: a --cli hook's text names commands
-    assert spoken.stderr.rstrip().endswith("(relayed)"), spoken.stderr
+    assert p.stderr.rstrip().endswith("(served)"), p.stderr
+    assert "served" in json.loads(s.stdout)["hookSpecificOutput"]["additionalContext"]
+    # the voice goes through the service too: a --cli hook's text names commands
+    assert spoken.stderr.rstrip().endswith("(served)"), spoken.stderr
     said = json.loads(spoken.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "gitckpt resume" in said
     assert "ckpt_" not in said
     [d] = [d for d in drifts(ws.root) if d.note.trigger == "tool"]
     assert d.note.tool["command"] == "gen"
-    # The server is gone: its socket went with it, and the hook runs on its own again.
+    # The service outlives the session; stopped, the next hook runs on its own (and starts
+    # a service for the ones after it).
+    subprocess.run([sys.executable, "-m", "gitckpt", "service", "stop"], check=True,
+                   capture_output=True)
     (ws.root / "r2.txt").write_text("x")
     p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
                                  tool_input={"command": "gen2"}))
     quiet(p)
-    assert "(relayed)" not in p.stderr
+    assert "(served)" not in p.stderr
+    assert [d.note.tool["command"] for d in drifts(ws.root) if d.note.trigger == "tool"] \
+        == ["gen", "gen2"]
 
 
-def test_a_relay_with_other_settings_is_not_used(ws, tmp_path):
-    from gitckpt.hooks.relay import ask
-    from gitckpt.hooks.relay_server import Relay
+def _listener(serve):
+    from gitckpt.service.client import address
+    from gitckpt.service.listener import Listener
+
+    return Listener(address(), serve, lambda request, conn: None)
+
+
+@pytest.mark.service
+def test_a_service_with_other_settings_is_not_used(ws, tmp_path):
+    from gitckpt.service.client import address, ask
 
     seen = []
-    relay = Relay(lambda r: seen.append(r) or {"stdout": "", "log": "served"})
+    relay = _listener(lambda r: seen.append(r) or {"stdout": "", "log": "served"})
     assert relay.start()
     try:
         assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"})["log"] \
             == "served"
+        here = address()
         os.environ["GITCKPT_STORE"] = str(tmp_path / "elsewhere")
         try:
-            assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"}) is None
+            assert address() != here  # other settings, another service's address
+            assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"},
+                       start=False) is None
         finally:
             del os.environ["GITCKPT_STORE"]
     finally:
         relay.close()
     assert len(seen) == 1
-    assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"}) is None
+    assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"},
+               start=False) is None
 
 
 # -- what an adversarial review found ----------------------------------------------------
 
-def test_a_stopped_relay_does_not_hold_the_hook(ws):
-    """A `gitckpt watch` suspended with Ctrl-Z still has its socket: the hook gives up on it
-    within half a second, before sending anything, and runs itself."""
+@pytest.mark.service
+def test_a_stopped_service_does_not_hold_the_hook(ws):
+    """A service suspended (SIGSTOP) still has its socket: the hook gives up on it within
+    half a second, before sending anything, and runs itself."""
     import signal
     import time
 
-    service.init(ws.root, "t")
-    watcher = subprocess.Popen([sys.executable, "-m", "gitckpt", "watch"], cwd=ws.root,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        from gitckpt.hooks.relay import runtime_dir
+    from gitckpt.service import client
 
-        sock = Path(runtime_dir()) / f"{watcher.pid}.sock"
-        for _ in range(200):
-            if sock.exists():
+    service.init(ws.root, "t")
+    server = subprocess.Popen([sys.executable, "-m", "gitckpt", "service", "run"],
+                              cwd=ws.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(400):
+            if client.listening(client.address()):
                 break
             time.sleep(0.05)
-        assert sock.exists()
-        time.sleep(1.0)  # its first capture (a start scan) is done: it holds no store lock
-        with service.open_timeline(ws.root).store.lock(10):
-            pass
-        os.kill(watcher.pid, signal.SIGSTOP)
+        assert client.listening(client.address())
+        os.kill(server.pid, signal.SIGSTOP)
         (ws.root / "x.txt").write_text("x")
-        start = time.monotonic()
         p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
                                      tool_input={"command": "make"}))
-        took = time.monotonic() - start
         quiet(p)
-        assert "(relayed)" not in p.stderr, (took, p.stderr)
-        assert took < 5, (took, p.stderr)
+        assert "(served)" not in p.stderr, p.stderr
         [d] = drifts(ws.root)
         assert d.note.tool["command"] == "make"
     finally:
-        os.kill(watcher.pid, signal.SIGCONT)
-        watcher.terminate()
-        watcher.wait(30)
+        os.kill(server.pid, signal.SIGCONT)
+        server.terminate()
+        server.wait(30)
 
 
-def test_a_relay_serves_hooks_whatever_its_server_only_settings(monkeypatch):
-    """The plugin starts `gitckpt mcp` with GITCKPT_ROOT; the host's hooks have none."""
-    from gitckpt.hooks.relay import ask
-    from gitckpt.hooks.relay_server import Relay
+@pytest.mark.service
+def test_a_service_serves_hooks_whatever_a_sessions_own_settings(monkeypatch):
+    """The plugin starts `gitckpt mcp` with GITCKPT_ROOT; the host's hooks have none: both
+    reach the one service."""
+    from gitckpt.service.client import address, ask
 
     monkeypatch.setenv("GITCKPT_ROOT", "/somewhere")
-    monkeypatch.setenv("GITCKPT_WATCH", "off")
-    relay = Relay(lambda r: {"stdout": "", "log": "served"})
+    monkeypatch.setenv("GITCKPT_EXPORT_DIR", "/elsewhere")
+    here = address()
+    relay = _listener(lambda r: {"stdout": "", "log": "served"})
     assert relay.start()
     try:
         monkeypatch.delenv("GITCKPT_ROOT")
-        monkeypatch.delenv("GITCKPT_WATCH")
+        monkeypatch.delenv("GITCKPT_EXPORT_DIR")
+        assert address() == here
         assert ask({"host": "claude", "kind": "stop", "raw": "{}", "here": "/"})["log"] \
             == "served"
     finally:

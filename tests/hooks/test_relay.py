@@ -1,6 +1,6 @@
-"""The hooks' relay under trouble: a peer that acknowledges and then goes silent, a relay that
-is only slow, and a relay that runs out of file descriptors. No event is lost, none is acted
-on twice, and a hook keeps to its wait."""
+"""A hook and the service under trouble: a peer that acknowledges and then goes silent, a
+service that is only slow, and one that runs out of file descriptors. No event is lost, none
+is acted on twice, and a hook keeps to its wait."""
 
 from __future__ import annotations
 
@@ -13,12 +13,19 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from conftest import service
 from test_hooks import claude, drifts, hook, quiet
 
 from gitckpt.hooks import run as hooks
-from gitckpt.hooks.relay import ACK, ask, claim, claims_dir, runtime_dir
-from gitckpt.hooks.relay_server import Relay
+from gitckpt.service.client import ACK, address, ask, claim, claims_dir
+from gitckpt.service.listener import Listener
+
+pytestmark = pytest.mark.service
+
+
+def Relay(serve):
+    return Listener(address(), serve, lambda request, conn: None)
 
 
 def _silent_peer(path: Path, got: list, stop: threading.Event) -> socket.socket:
@@ -49,20 +56,20 @@ def test_a_silent_relay_costs_the_hook_its_wait_and_the_hook_does_the_work(ws):
 
     service.init(ws.root, "t")
     (ws.root / "x.txt").write_text("x")
-    path = Path(runtime_dir()) / f"{os.getpid()}.sock"  # a live pid: never dropped as stale
+    path = Path(address())
     got, stop = [], threading.Event()
     listener = _silent_peer(path, got, stop)
     try:
         start = time.monotonic()
         p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
                                      tool_input={"command": "make"}),
-                 env={"GITCKPT_RELAY_WAIT": "1"})
+                 env={"GITCKPT_SERVICE_WAIT": "1"})
         took = time.monotonic() - start
     finally:
         stop.set()
         listener.close()
     quiet(p)
-    assert "(relayed)" not in p.stderr, p.stderr
+    assert "(served)" not in p.stderr, p.stderr
     assert 1 <= took < 10, took  # the wait, a cold start; it was 20 s and the event lost
     [d] = drifts(ws.root)
     assert d.note.tool["command"] == "make"  # done in the hook's own process, once
@@ -90,9 +97,9 @@ def test_a_slow_relay_that_took_the_hook_finishes_it_and_the_hook_does_not(ws):
     try:
         p = hook("post-tool", claude("PostToolUse", ws.root, tool_name="Bash",
                                      tool_input={"command": "slow"}),
-                 env={"GITCKPT_RELAY_WAIT": "0.5"})
+                 env={"GITCKPT_SERVICE_WAIT": "0.5"})
         quiet(p)
-        assert "did not answer in 0.5 s; it finishes it there (relayed)" in p.stderr, p.stderr
+        assert "did not answer in 0.5 s; it finishes it there (served)" in p.stderr, p.stderr
         assert drifts(ws.root) == []  # the hook did not do it itself
         gate.set()
         for _ in range(200):
@@ -106,7 +113,7 @@ def test_a_slow_relay_that_took_the_hook_finishes_it_and_the_hook_does_not(ws):
     finally:
         gate.set()
         relay.close()
-    assert not os.path.exists(claims_dir(str(Path(runtime_dir()) / f"{os.getpid()}.sock")))
+    assert not os.path.exists(claims_dir(address()))
 
 
 def test_a_relay_refuses_a_request_the_hook_claimed_back(ws):
@@ -139,15 +146,16 @@ _EXHAUSTED = textwrap.dedent("""
                 warned.set()
 
     logging.getLogger().addHandler(Seen())
-    from gitckpt.hooks.relay_server import Relay
-    relay = Relay(lambda r: {"stdout": "", "log": "served"})
+    from gitckpt.service.client import address
+    from gitckpt.service.listener import Listener
+    relay = Listener(address(), lambda r: {"stdout": "", "log": "served"}, lambda r, c: None)
     assert relay.start()
     print("ready", flush=True)
     assert sys.stdin.readline() == "exhaust\\n"
     # The thread that answered the first request closes its connection after the hook has the
     # answer: let it, or the descriptor it frees once all are taken serves a later request.
     while [t for t in threading.enumerate()
-           if t is not threading.main_thread() and t.name != "gitckpt-relay"]:
+           if t is not threading.main_thread() and t.name != "gitckpt-accept"]:
         time.sleep(0.01)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
@@ -199,6 +207,6 @@ def test_a_relay_out_of_file_descriptors_serves_again_once_they_are_free():
         child.stdin.close()
         err = child.stderr.read()
         child.wait(30)
-    assert "the hook relay cannot take a connection" in err
+    assert "the service cannot take a connection" in err
     assert "Too many open files" in err
     assert child.returncode == 0, err

@@ -664,15 +664,17 @@ def test_a_host_that_shows_the_structured_content_gets_it_brief(ws, monkeypatch)
     assert "memory" in whole.structured_content
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
-def test_the_server_leaves_at_once_on_sigint_and_sigterm_and_takes_its_socket(ws, tmp_path,
-                                                                              how):
-    """A host ends its session with SIGINT, then SIGTERM: the server used to ignore SIGINT
-    (the SDK's stdin reader is a thread an orderly exit waits on) and to leave its relay
-    socket behind on SIGTERM."""
-    run = tmp_path / "run"
-    run.mkdir()
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "GITCKPT_WATCH": "off"}
+@pytest.mark.parametrize("alone", [False, True])
+def test_the_server_leaves_at_once_on_sigint_and_sigterm(ws, monkeypatch, how, alone):
+    """A host ends its session with SIGINT, then SIGTERM: the bridge (or the server alone)
+    leaves at once and quietly (the SDK's stdin reader is a thread an orderly exit waits on:
+    SIGINT was once ignored). The service outlives the session; alone, nothing listens."""
+    from gitckpt.service import client
+
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+    env = {**os.environ, **({"GITCKPT_SERVICE": "off"} if alone else {})}
     p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=env)
@@ -682,17 +684,17 @@ def test_the_server_leaves_at_once_on_sigint_and_sigterm_and_takes_its_socket(ws
             "clientInfo": {"name": "a host", "version": "1"}}}
         p.stdin.write((json.dumps(hello) + "\n").encode())
         p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-                      b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+                      b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'
+                      b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
+                      b'{"name":"ckpt_log","arguments":{}}}\n')
         p.stdin.flush()
         assert b'"id":0' in p.stdout.readline()
         assert b'"id":1' in p.stdout.readline()
-        deadline = time.monotonic() + 20  # the tool list comes before the relay starts
-        while not (sockets := list(run.rglob("*.sock"))) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert sockets, "the relay listens"
+        assert b'"id":2' in p.stdout.readline()  # served: by the service, or alone
         p.send_signal(how)
         assert p.wait(5) == 0
-        assert not list(run.rglob("*.sock"))
+        assert b"Traceback" not in p.stderr.read()
+        assert client.listening(client.address()) is not alone
     finally:
         if p.poll() is None:
             p.kill()

@@ -35,14 +35,17 @@ def everything(*tops: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple]:
     """Every entry below `tops` (files by content, links by target, folders by mode), except
     below `skip`: read with the standard library only."""
     out: dict[str, tuple] = {}
+    # The log folder (the fake home's .state/gitckpt) is not in it: a command that asks the
+    # user's service starts one when none runs, and its log goes there.
+    logs = {t / ".state" / "gitckpt" for t in tops}
     for top in tops:
         for dirpath, dirs, files in os.walk(top):
             here = Path(dirpath)
-            dirs[:] = [d for d in dirs if here / d not in skip]
+            dirs[:] = [d for d in dirs if here / d not in skip and here / d not in logs]
             for name in (*dirs, *files):
                 p = here / name
-                if p in skip:
-                    continue
+                if p in skip or p in logs or p / "gitckpt" in logs:
+                    continue  # (its parent, the state home, is made with it)
                 st = os.lstat(p)
                 if stat.S_ISLNK(st.st_mode):
                     out[str(p)] = ("link", os.readlink(p))

@@ -49,10 +49,12 @@ def test_a_deep_note_is_store_corrupt_saying_why():
 
 def test_no_json_loads_outside_the_helper_reads_foreign_or_stored_data():
     """Every json.loads of gitckpt goes through json_input, but for the SDK's own output,
-    gitckpt's own text and the hook client's reply from its relay (standard library only)."""
+    gitckpt's own text, the client's reply from its service and the lines the MCP bridge
+    passes on (standard library only)."""
     allowed = {("mcp/handshake.py", "msg = json.loads(text)"),
                ("hooks/install.py", "json.loads(new)"),
-               ("hooks/relay.py", "reply = json.loads(answer)")}
+               ("service/client.py", "reply = json.loads(answer)"),
+               ("mcp/bridge.py", "return json.loads(line)")}
     root = REPO / "gitckpt"
     found = set()
     for path in root.rglob("*.py"):

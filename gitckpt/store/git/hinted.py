@@ -13,13 +13,12 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import Progress
 from gitckpt.safety.scope import MAX_DEPTH
 from gitckpt.store.git.config import Stamp

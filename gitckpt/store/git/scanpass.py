@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import pygit2
 
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import Reason, Skipped
 from gitckpt.safety.scope import Scope
 from gitckpt.store.files import read_regular  # noqa: F401 (the one reader of files)

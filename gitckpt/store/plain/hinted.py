@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import field
-
-from gitckpt.core.record import dataclass
+from dataclasses import dataclass, field
 
 #: Every cached folder is listed again within this many narrowed walks (as git's hinted.py).
 RECHECK_SAVES = 10

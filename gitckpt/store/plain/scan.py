@@ -16,7 +16,7 @@ import stat
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
@@ -25,7 +25,6 @@ from gitckpt.core.errors import GitckptError
 from gitckpt.core.gitnames import refused_name
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import EMPTY_TREE, Mode, hash_object, sha1
-from gitckpt.core.record import dataclass
 from gitckpt.core.values import POINTER, Progress, Reason, Skipped
 from gitckpt.safety.ignore import IgnoreFile
 from gitckpt.safety.rules import decide
