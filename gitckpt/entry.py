@@ -130,7 +130,7 @@ def _hook(args: list[str]) -> bool:
         raw = ""
     reply = None
     try:
-        reply = ask(hook_message(host, kind, raw, hook_folder(host), voice))
+        reply = ask(hook_message(host, kind, raw, hook_folder(host), voice), start=True)
     except Exception:
         reply = None  # any trouble with the service: the hook runs here
     if reply is not None and not reply.get("died"):
@@ -188,7 +188,7 @@ def _served(args: list[str]) -> None:
             args, os.getcwd(), sys.stdout.isatty(),
             {k: os.environ[k] for k in ("NO_COLOR", "TERM") if k in os.environ},
             {k: v for k, v in os.environ.items() if k.startswith("GIT_")})
-        reply = client.ask(message, wait=client.answer_wait(client.COMMAND_WAIT))
+        reply = client.ask(message, wait=client.answer_wait(client.COMMAND_WAIT), start=True)
     except Exception:
         return  # any trouble with the service: the command runs here
     if reply is None:

@@ -191,10 +191,11 @@ def _connect(path: str, wait: float) -> socket.socket | None:
 
 
 def ask(request: dict[str, Any], wait: float | None = None,
-        start: bool = True) -> dict[str, Any] | None:
+        start: bool = False) -> dict[str, Any] | None:
     """The service's answer to `request`, or None when the caller is to act alone (no
-    service, or the caller claimed the request back from a silent one). With `start`, a
-    missing service is started for the next caller (this one does not wait for it). A service
+    service, or the caller claimed the request back from a silent one). With `start` (a
+    client process, not a library caller), a missing service is started as this process
+    exits, for the next caller. A service
     that claimed the request but did not answer in `wait` seconds is an answer too,
     `{"log": ..., "pid": ..., "socket": ...}`: it finishes the work, and the caller must not
     act a second time."""
