@@ -1,5 +1,5 @@
 """The agent hosts' hook front end: each host's JSON in, a handoff, an attributed drift or a
-reminder out, and the relay that runs hooks warm."""
+reminder out (served warm by the user's service, service/client.py)."""
 
 #: The hook commands and the hosts (hooks/hosts.py has one entry per name), known here so a
 #: hook is parsed, and the CLI's `hook` group built, before anything else loads.

@@ -221,7 +221,7 @@ class Devin(Host):
     """Devin CLI: Claude Code's shape (docs.devin.ai/cli/extensibility/hooks), its hooks under
     `hooks` in `.devin/config.json`; its input names no folder, so the workspace is
     DEVIN_PROJECT_DIR, which Devin sets for its hooks (the hook's `here`, see
-    relay.hook_folder). Tool names are lower case: exec, edit, write."""
+    ends.hook_folder). Tool names are lower case: exec, edit, write."""
 
     def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
         return replace(super().event(kind, data, here), cwd=_text(data, "cwd") or here)

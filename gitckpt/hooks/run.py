@@ -212,7 +212,7 @@ def serve(call: HookCall) -> dict[str, str]:
 
 def answer(message: dict[str, Any],
            commands: Callable[[CommandCall], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """A relay's answer to `message`, `{"op": "hook" | "command", "request": <the call's wire
+    """The service's answer to `message`, `{"op": "hook" | "command", "request": <the call's wire
     form>}`: a hook served here, a command line by `commands` (the CLI's side,
     gitckpt/cli/relayed.py), anything else refused with nothing done."""
     from gitckpt.core.decode import decode

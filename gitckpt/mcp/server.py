@@ -297,7 +297,7 @@ def serve_session(conn: socket.socket, reader: BinaryIO, header: dict[str, Any],
 
 
 def leave_on_signals(on_exit: Callable[[], object] | None) -> None:
-    """SIGINT or SIGTERM, a host ending its session: `on_exit` (the relay's socket goes),
+    """SIGINT or SIGTERM, a host ending its session: `on_exit`,
     then the process, at once. The SDK reads stdin in a thread that an orderly exit would wait
     on for ever (SIGINT was once ignored, and SIGTERM left the socket behind)."""
     def leave(signum: int, frame: object) -> None:
