@@ -142,9 +142,12 @@ class Bridge:
             try:
                 for line in reader:
                     self._answered(line)
-                    self.write(line)
+                    try:
+                        self.write(line)
+                    except OSError:  # the host stopped reading: the session is over
+                        os._exit(0)
             except OSError:
-                pass
+                pass  # the service's end: as its EOF
             finally:
                 reader.close()
             if self.ended:

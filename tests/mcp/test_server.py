@@ -699,3 +699,34 @@ def test_the_server_leaves_at_once_on_sigint_and_sigterm(ws, monkeypatch, how, a
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.service
+def test_a_bridge_whose_host_stopped_reading_leaves(ws):
+    """The host closed its end of the bridge's stdout: the bridge's next answer cannot be
+    written, and it leaves (it once took that for the service's end and reconnected)."""
+    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "a host", "version": "1"}}}
+        p.stdin.write((json.dumps(hello) + "\n").encode())
+        p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                      b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+                      b'{"name":"ckpt_log","arguments":{}}}\n')
+        p.stdin.flush()
+        assert b'"id":0' in p.stdout.readline()
+        assert b'"id":1' in p.stdout.readline()  # the session is at the service
+        p.stdout.close()
+        for i in range(2, 5):  # answers with nowhere to go
+            try:
+                p.stdin.write(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % i)
+                p.stdin.flush()
+            except BrokenPipeError:
+                break  # it has left already
+        assert p.wait(60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
