@@ -73,8 +73,20 @@ def stop_services(runtime: str) -> None:
     shutil.rmtree(runtime, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def runtime_parent():
+    """One short folder under /tmp for every test's service folder in this process, removed
+    at the end with any service still in it: a service a CLI process spawned as it exited may
+    start after its test's teardown, and would otherwise leave its folder behind."""
+    parent = tempfile.mkdtemp(prefix="gk", dir="/tmp")
+    yield parent
+    for runtime in Path(parent).iterdir():
+        stop_services(str(runtime))
+    shutil.rmtree(parent, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def hermetic(tmp_path_factory, monkeypatch):
+def hermetic(tmp_path_factory, monkeypatch, runtime_parent):
     """No test reads or writes the real home, global git config or log folder, none runs with
     a store above its temp folder, and none leaves a store outside it."""
     base = tmp_path_factory.getbasetemp()
@@ -96,7 +108,7 @@ def hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("GITCKPT_LOG_DIR", raising=False)
     # The test's own service folder (short: a socket's path has at most 100 bytes); the
     # services a test started are stopped when it ends.
-    runtime = tempfile.mkdtemp(prefix="gk", dir="/tmp")
+    runtime = tempfile.mkdtemp(prefix="t", dir=runtime_parent)
     monkeypatch.setenv("GITCKPT_RUNTIME_DIR", runtime)
     monkeypatch.setenv("GITCKPT_SERVICE_IDLE", "60")
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
@@ -109,6 +121,13 @@ def hermetic(tmp_path_factory, monkeypatch):
     if left:
         pytest.fail(f"the test left a gitckpt store outside its temp folder: {left}",
                     pytrace=False)
+
+
+@pytest.fixture
+def full_mcp_results(monkeypatch):
+    """MCP answers carry the result's whole object as structured content (the CLI's
+    `--json`), which these tests read; by default an answer is its text alone."""
+    monkeypatch.setenv("GITCKPT_MCP_RESULTS", "full")
 
 
 @pytest.fixture(autouse=True)
@@ -509,6 +528,9 @@ def pytest_collection_modifyitems(config, items):
             continue
         if fn not in marked:
             marked[fn] = _slow(fn)
-        if marked[fn]:
+        if "hosts" in Path(str(item.fspath)).parts[-2:-1]:  # tests/hosts: a real host each
+            item.add_marker(pytest.mark.hosts)
+            item.add_marker(pytest.mark.slow)
+        elif marked[fn]:
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("slow") is not None)

@@ -19,6 +19,9 @@ from conftest import run_cli
 from gitckpt import __version__
 from gitckpt.hooks.hosts import HOSTS, PLUGIN_PROGRAM
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The field lists of code.claude.com/docs/en/plugins/manifest-reference and

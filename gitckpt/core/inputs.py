@@ -44,9 +44,9 @@ class PlanUpdate:
     """A plan entry a step updates, matched by its text, or (`add`) a new one
     (`[+]ITEM[=STATUS]` on the command line)."""
 
-    item: str = arg("Its text.")
+    item: str = arg("Its text.", brief="")
     status: PlanStatus = arg(brief="", default="pending")
-    add: bool = arg("New (else the text must match).", default=False)
+    add: bool = arg("New (else the text must match).", brief="New item.", default=False)
 
 
 @dataclass(frozen=True)

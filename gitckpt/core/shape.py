@@ -42,9 +42,6 @@ class Shaped:
     a merged key). Every value goes through `to_json`."""
 
     derived: ClassVar[tuple[str, ...]] = ()
-    #: The keys an agent acts on (ids, counts): the brief answer's, beside its text, for a
-    #: host that shows the model the structured content instead of the text.
-    brief: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

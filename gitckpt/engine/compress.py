@@ -50,7 +50,6 @@ class Chain(Shaped):
 
 @dataclass
 class CompressResult(Shaped):
-    brief = ("dry_run", "bytes_freed", "bytes_freeable")
 
     keep_seconds: float
     min_steps: int

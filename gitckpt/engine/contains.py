@@ -37,7 +37,6 @@ class ExplainResult(Shaped):
     subject: str
     tasks: list[str]  # the tasks whose work the commit holds
     files: list[FileStory]
-    brief = ("commit", "tasks")
 
 
 def explain(tl: Timeline, rev: str) -> ExplainResult:

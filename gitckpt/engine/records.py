@@ -112,7 +112,6 @@ class TaskInfo:
 @dataclass(frozen=True)
 class TaskSummary(Shaped):
     """A task as it answers: `steps` is its newest step's number, `head` its tip."""
-    brief = ("task", "status", "steps")
 
     task: TaskId
     name: str | None
@@ -126,7 +125,6 @@ class TaskSummary(Shaped):
 
 @dataclass(frozen=True)
 class SaveResult(Shaped):
-    brief = ("task", "step", "commit", "idempotent")
 
     task: TaskId
     step: int
@@ -196,7 +194,6 @@ def step_message(task: TaskId, note: Note) -> str:
 @dataclass(frozen=True)
 class DriftResult(Shaped):
     """A capture: `recorded` is False when nothing changed since the tip."""
-    brief = ("task", "recorded", "commit", "after_step")
 
     task: TaskId
     recorded: bool

@@ -28,7 +28,6 @@ class ReportResult(Shaped):
     task: str
     format: str  # markdown | html
     text: str
-    brief = ("task", "format")
 
 
 @dataclass

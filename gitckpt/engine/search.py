@@ -73,7 +73,6 @@ class SearchResult(Shaped):
     indexed: int  # checkpoints the index holds
     rebuilt: bool = False  # the index was (re)built from the notes for this answer
     added: int = 0  # checkpoints it read for this answer, catching up
-    brief = ("query", "more")
 
 
 def path(store: Store) -> Path:

@@ -66,7 +66,6 @@ class WhyResult(Shaped):
     checkpoints: int  # the checkpoints of the task read
     lines: list[LineOrigin]
     more: int = 0  # lines asked for and left out (a caller's limit)
-    brief = ("task", "path", "total_lines", "more")
 
 
 @dataclass(frozen=True)

@@ -40,18 +40,12 @@ TOOLS = Path(__file__).with_name("tools.json")
 #: it within milliseconds of the answer; a client that waits costs at most this, once).
 QUIET = 0.25
 
-INSTRUCTIONS = """gitckpt saves long tasks in this workspace as git commits under \
-refs/checkpoints/ (never the user's branches, index or stash).
-1. Call ckpt_resume first in every session.
-2. For a job of several steps, call ckpt_init(name, goal) once.
-3. After each finished step, call ckpt_save(title, conclusion, next).
-4. To go back: ckpt_restore(target) previews; apply=true with its expect applies it and \
-returns a safety id that undoes it. To undo one step but keep later work: ckpt_revert.
-5. Before changing lines you did not write this session: ckpt_why(path:line); before \
-a new approach: ckpt_search(words).
-Edits between calls (shell, user) become drifts automatically.
-Shared: root (absolute; default the server's workspace), task (default the active one), \
-paths (relative, to limit), expect (a preview's plan_id), confirm (for needs_confirm plans)."""
+INSTRUCTIONS = """gitckpt keeps this task's steps as git commits under refs/checkpoints/ \
+(never the user's branches, index or stash). Tool names here are bare: your host may prefix \
+them (mcp__gitckpt__ckpt_save, gitckpt_ckpt_save).
+Call ckpt_resume first in every session; ckpt_init(name, goal) once per job of several \
+steps; ckpt_save(title, conclusion, next) after each finished step. Every tool takes \
+root: the workspace's absolute path (default: the server's)."""
 
 
 @dataclass
@@ -110,6 +104,11 @@ def _stamped(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tools() -> list[Any] | None:
+    """The default tool list, shipped; None when a setting changes it (output schemas, every
+    tool: server.build_server) or it is not shipped: then the SDK lists them."""
+    if os.environ.get("GITCKPT_MCP_RESULTS", "").strip().lower() == "full" \
+            or os.environ.get("GITCKPT_MCP_TOOLS", "").strip().lower() == "all":
+        return None
     try:
         tools: list[Any] = json_input.loads(TOOLS.read_text(encoding="utf-8"))  # a list
     except (OSError, ValueError):

@@ -34,7 +34,7 @@ from gitckpt.engine.watch import release_memory
 from gitckpt.mcp import step_tools, transfer_tools, undo_tools
 from gitckpt.mcp.args import lean
 from gitckpt.mcp.handshake import INSTRUCTIONS, Held, Wire, claim
-from gitckpt.mcp.text import error_result, printable
+from gitckpt.mcp.text import error_result, full_results, printable
 from gitckpt.mcp.tools import Tool
 from gitckpt.mcp.wire import Out, Replay
 from gitckpt.mcp.workspaces import BOUNDARY_WAIT, Workspaces, export_target, too_wide
@@ -51,26 +51,7 @@ log = logging.getLogger("gitckpt.mcp")
 #: Every tool, in the order the server lists them.
 TOOLS: tuple[Tool, ...] = (*step_tools.TOOLS, *undo_tools.TOOLS, *transfer_tools.TOOLS)
 
-#: Clients that show the model a result's structured content instead of its text (Claude
-#: Code hands over JSON.stringify(structuredContent) whenever there is one): they get the
-#: text and the few keys an agent acts on (each result's `brief`), within the text's budget.
-STRUCTURED_READERS = frozenset({"claude-code"})
-
 Context = ServerRequestContext[Any, Any]
-
-
-def reads_structured(ctx: Context | None) -> bool:
-    """Whether this call's answer should be brief: GITCKPT_MCP_RESULTS=brief or full says so,
-    else the client's declared name does."""
-    setting = os.environ.get("GITCKPT_MCP_RESULTS", "").strip().lower()
-    if setting in ("brief", "full"):
-        return setting == "brief"
-    try:
-        params = ctx.session.client_params if ctx is not None else None
-        name = params.client_info.name if params is not None else None
-    except Exception:  # no session (a direct call in a test): the whole object
-        return False
-    return name in STRUCTURED_READERS
 
 
 class Rising:
@@ -97,18 +78,18 @@ class Rising:
         return progress, (self.base + r.total if r.total else None)
 
 
-def listed(tool: Tool) -> types.Tool:
-    """What `tools/list` says of `tool`: its request's input schema (and the shared `root`),
-    its result types' output schema, and only the annotations that differ from the spec's
-    defaults (a read-only tool says nothing of destruction or idempotence, which the spec
-    defines for tools that write)."""
-    inputs = schema(tool.request)
-    inputs["properties"]["root"] = {"type": "string"}
+def listed(tool: Tool, full: bool = False) -> types.Tool:
+    """What `tools/list` says of `tool`: its request's input schema,
+    with `full` its result types' output schema, and only the annotations that differ from
+    the spec's defaults (a read-only tool says nothing of destruction or idempotence, which
+    the spec defines for tools that write)."""
+    inputs = schema(tool.request)  # (`root`, which every tool takes, is said once: INSTRUCTIONS)
     read_only, destructive, idempotent, open_world = tool.hints
     writes = not read_only
     return types.Tool(
         name=tool.name, description=" ".join(tool.request.summary.split()),
-        input_schema=inputs, output_schema=lean(shape.schema(*tool.outputs), output=True),
+        input_schema=inputs,
+        output_schema=lean(shape.schema(*tool.outputs), output=True) if full else None,
         annotations=ToolAnnotations(
             read_only_hint=True if read_only else None,
             destructive_hint=False if writes and not destructive else None,
@@ -128,7 +109,8 @@ def build_server(root: str | None = None, ws: Workspaces | None = None) -> Gitck
     workspaces of a session the service runs)."""
     ws = ws if ws is not None else Workspaces(root)
     by_name = {t.name: t for t in TOOLS}
-    tools = [listed(t) for t in TOOLS]
+    every = os.environ.get("GITCKPT_MCP_TOOLS", "").strip().lower() == "all"
+    tools = [listed(t, full_results()) for t in TOOLS if t.core or every]
 
     async def list_tools(ctx: Context, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -174,7 +156,7 @@ async def answer(ws: Workspaces, tool: Tool, request: Any, root: str | None,
         for name in tool.confined:  # a package goes, and comes from, where the workspace may
             request = _with(request, name,
                             export_target(path, getattr(request, name), ws.export_dir))
-        brief = not tool.whole(request) and reads_structured(ctx)
+        whole = full_results() or tool.whole(request)
         rising = Rising()
 
         def report(r: progressing.Report) -> None:
@@ -187,7 +169,7 @@ async def answer(ws: Workspaces, tool: Tool, request: Any, root: str | None,
             except Exception:  # progress is a courtesy: the call goes on without it
                 log.debug("progress not sent", exc_info=True)
 
-        def work() -> tuple[dict[str, Any], str]:
+        def work() -> tuple[dict[str, Any] | None, str]:
             with progressing.reporting(report if ctx is not None else None):
                 workspace = opened(path, request, cwd=path)
                 held = workspace.boundary(lock_wait=BOUNDARY_WAIT, exact=tool.exact) \
@@ -198,10 +180,7 @@ async def answer(ws: Workspaces, tool: Tool, request: Any, root: str | None,
                                  len(d.changes.paths()))
                     result = tool.perform(workspace, request)
                     said = printable(tool.text(result))
-                    content = printable(result.to_dict())
-                    if brief:
-                        content = {"text": said, **{k: content[k] for k in result.brief
-                                                    if k in content}}
+                    content = printable(result.to_dict()) if whole else None
             try:
                 ws.watch(path)
             except Exception:  # the call succeeded; a watcher that cannot start is logged
@@ -224,7 +203,7 @@ async def answer(ws: Workspaces, tool: Tool, request: Any, root: str | None,
                 f"one: {hints.call('init', name=hints.BLANK, goal=hints.BLANK).spell(hints.MCP)}"
                 f". Other tasks of this store: {hints.call('tasks').spell(hints.MCP)}.")
         return CallToolResult(content=[TextContent(type="text", text=said)],
-                              structured_content={"found": False, "text": said})
+                              structured_content={"found": False} if full_results() else None)
     except GitckptError as e:
         return error_result(e)
     except Exception as e:  # a bug: the agent still gets a result it can read

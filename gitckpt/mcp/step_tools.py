@@ -42,6 +42,7 @@ TOOLS = (
     Tool(ops.WhyRequest, text.why, (WhyResult,), READ_ONLY, boundary=False),
     Tool(ops.SearchRequest, text.search, (SearchResult,), READ_ONLY, boundary=False),
     Tool(ops.CaptureRequest, text.capture, (DriftResult,), (False, False, True, False),
-         boundary=False),
-    Tool(ops.SwitchRequest, text.switch, (TaskSummary,), (False, False, True, False)),
+         boundary=False, core=False),
+    Tool(ops.SwitchRequest, text.switch, (TaskSummary,), (False, False, True, False),
+         core=False),
 )

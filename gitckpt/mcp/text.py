@@ -1,5 +1,5 @@
-"""What an agent reads in each MCP result: a short text over the full object (the structured
-content), for results and errors alike.
+"""What an agent reads in each MCP result: a short text (with GITCKPT_MCP_RESULTS=full, over
+the full object as structured content), for results and errors alike.
 
 Each text function takes the typed result the service returned (the one whose `to_dict()` is
 the structured content) and returns a few lines in tool-call terms: what happened, and the
@@ -8,6 +8,7 @@ call that comes next, spelled by core/hints as every suggestion is.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
@@ -291,13 +292,24 @@ def compress(r: CompressResult) -> str:
     return f"Dropped {len(r.dropped)} old drift chain(s); {r.bytes_freed} bytes freed."
 
 
+def full_results() -> bool:
+    """GITCKPT_MCP_RESULTS=full: every tool declares its output schema and every answer
+    carries the result's whole object as structured content (the CLI's `--json`), for a
+    program that reads MCP. Otherwise an answer is its text alone, because hosts differ in
+    what they show their model of structured content (one shows only its JSON, one the text
+    and the JSON, one only the text), and the text is what gitckpt writes for a model, within
+    its budget (docs/mcp.md)."""
+    return os.environ.get("GITCKPT_MCP_RESULTS", "").strip().lower() == "full"
+
+
 def error_result(e: GitckptError) -> CallToolResult:
-    """An error as the agent reads it: the message and the hint in tool-call terms, over the
-    error object (code, message, hint, and the suggested calls as data)."""
+    """An error as the agent reads it: the message and the hint in tool-call terms (with
+    full results, over the error object: code, message, hint, the suggested calls as data)."""
     hint = e.hint_in(MCP)
     text = f"{e.message}\nhint: {hint}" if hint else e.message
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content=printable(e.to_dict(MCP)))
+                          structured_content=printable(e.to_dict(MCP)) if full_results()
+                          else None)
 
 
 def printable(value: Any) -> Any:

@@ -25,9 +25,9 @@ class Tool:
     changes made since the last call are first recorded as a drift; `exact`: that drift
     stats every file (a call that sends or rewrites the workspace). `perform` answers the
     request (default: the service's function of it); `text` is what the agent reads of the
-    answer; `whole`: the answer is the full object even for a host that shows the model the
-    structured content (see server.reads_structured). `confined` names path inputs that must
-    lie inside the call's workspace."""
+    answer; `whole`: the answer carries the result's whole object as structured content
+    even without GITCKPT_MCP_RESULTS=full (text.full_results). `confined` names path inputs
+    that must lie inside the call's workspace."""
 
     request: type[Request[Any]]
     text: Callable[[Any], str]
@@ -38,6 +38,7 @@ class Tool:
     perform: Callable[[Workspace, Any], Any] = perform
     whole: Callable[[Any], bool] = never
     confined: tuple[str, ...] = ()
+    core: bool = True
 
     @property
     def name(self) -> str:

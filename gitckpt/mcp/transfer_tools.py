@@ -10,11 +10,12 @@ from gitckpt.transfer.package import ExportResult, ImportResult
 from gitckpt.transfer.push import PushResult
 
 TOOLS = (
-    Tool(ops.PushRequest, text.push, (PushResult,), (False, False, True, True), exact=True),
-    Tool(ops.FetchRequest, text.fetch, (FetchResult,), (False, False, True, True)),
+    Tool(ops.PushRequest, text.push, (PushResult,), (False, False, True, True), exact=True,
+         core=False),
+    Tool(ops.FetchRequest, text.fetch, (FetchResult,), (False, False, True, True), core=False),
     # a package is written to, and read from, where the workspace may go
     Tool(ops.ExportRequest, text.export, (ExportResult,), (False, False, False, False),
-         exact=True, confined=("to",)),
+         exact=True, confined=("to",), core=False),
     Tool(ops.ImportRequest, text.import_, (ImportResult,), (False, False, False, False),
-         exact=True, confined=("package",)),
+         exact=True, confined=("package",), core=False),
 )

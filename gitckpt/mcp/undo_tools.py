@@ -13,5 +13,6 @@ TOOLS = (
          exact=True),
     Tool(ops.RevertRequest, text.revert, (r.RevertResult,), (False, True, False, False),
          exact=True),
-    Tool(ops.CompressRequest, text.compress, (CompressResult,), (False, True, True, False)),
+    Tool(ops.CompressRequest, text.compress, (CompressResult,), (False, True, True, False),
+         core=False),
 )

@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # annotations only: a resume loads none of them
 
 @dataclass(frozen=True)
 class InitResult(Shaped):
-    brief = ("task", "step", "commit", "suspended")
 
     save: SaveResult = field(metadata=MERGED)
     name: str
@@ -71,7 +70,6 @@ class _OfTask:
 
 @dataclass(frozen=True)
 class ResumeResult(_OfTask, Shaped):
-    brief = ("found", "task", "step")
 
     info: TaskInfo = field(metadata=HIDDEN)
     steps: list[StepRecord] = field(metadata=HIDDEN)
@@ -147,7 +145,6 @@ class ResumeResult(_OfTask, Shaped):
 class LogResult(_OfTask, Shaped):
     """A page of a task's timeline: `steps` (oldest first) and the drifts after each; `more`
     older steps are not shown (`before=steps[0].n` pages on)."""
-    brief = ("task", "newest_step", "more")
 
     info: TaskInfo = field(metadata=HIDDEN)
     steps: list[StepRecord]
@@ -177,7 +174,6 @@ class LogResult(_OfTask, Shaped):
 
 @dataclass(frozen=True)
 class TasksResult(Shaped):
-    brief = ("active",)
 
     tasks: list[TaskInfo]
     active: str | None
@@ -187,7 +183,6 @@ class TasksResult(Shaped):
 class RestoreResult(Shaped):
     """A restore's preview (`applied` False) or what its apply did; `safety` is the copy
     whose restore undoes it. The plan's keys are the answer's."""
-    brief = ("plan_id", "applied", "needs_confirm", "safety", "counts")
 
     plan: Plan = field(metadata=merged_of("gitckpt.engine.restore_plan:Plan"))
     applied: bool
@@ -209,7 +204,6 @@ class RevertResult(RestoreResult):
 
 @dataclass(frozen=True)
 class DiffResult(Shaped):
-    brief = ("additions", "deletions")
 
     base: dict[str, Any]
     target: dict[str, Any]

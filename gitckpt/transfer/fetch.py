@@ -42,7 +42,6 @@ _DAMAGED = "Nothing was changed here. Push the task again from a good copy."
 
 @dataclass
 class FetchResult(Shaped):
-    brief = ("remote", "task", "steps", "created", "moved")
 
     remote: str
     tasks: list[RemoteTask]

@@ -50,7 +50,6 @@ def _digest(lines: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class ExportResult(Shaped):
-    brief = ("task", "path", "steps")
 
     task: TaskId
     path: Path
@@ -146,7 +145,6 @@ def _instructions(task: TaskId, to: Path) -> str:
 
 @dataclass(frozen=True)
 class ImportResult(Shaped):
-    brief = ("task", "steps", "active", "dry_run")
 
     task: TaskId
     source_task: TaskId

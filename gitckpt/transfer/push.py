@@ -128,7 +128,6 @@ class PushedTask(Shaped):
 
 @dataclass
 class PushResult(Shaped):
-    brief = ("remote",)
 
     remote: str
     tasks: list[PushedTask]

@@ -15,6 +15,9 @@ from gitckpt.cli.main import main
 from gitckpt.core.operations import OPERATIONS
 from gitckpt.core.request import params
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 
 def gitckpt(capsys, *argv: str) -> dict:
     """The CLI's `--json` answer to `argv`, run in this process."""

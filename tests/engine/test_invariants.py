@@ -37,7 +37,7 @@ from gitckpt.hooks import run as hooks
 from gitckpt.mcp.server import build_server
 from gitckpt.store import journal as journals
 
-pytestmark = [pytest.mark.slow, pytest.mark.settling]
+pytestmark = [pytest.mark.slow, pytest.mark.settling, pytest.mark.usefixtures("full_mcp_results")]
 
 QUIET = Settings(quiet=3600.0, max_wait=3600.0, poll=3600.0)  # the harness takes every capture
 NAMES = ["a.txt", "b.txt", "c.py", "d/e.txt", "d/f.txt", "g/h/i.txt"]

@@ -12,6 +12,9 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine.handoff import LIMIT
 from gitckpt.engine.notes import SCHEMA
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 
 def start(ws) -> str:
     return service.init(ws.root, "memory").save.task

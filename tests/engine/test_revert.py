@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from gitckpt.core.errors import InvalidArgument, NeedsConfirmation, TaskClosed
 from gitckpt.engine.revert import Conflicts, RevertChanged, span
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 
 def files_of(root: Path) -> dict[str, bytes]:
     """Every file of the workspace but the store's and git's, by relative path."""

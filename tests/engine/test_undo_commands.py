@@ -164,7 +164,7 @@ def test_the_mcp_texts_undo_calls_run_as_written(ws, monkeypatch):
 
     async def body():
         async with Client(server) as c:
-            resume = (await c.call_tool("ckpt_resume", {})).structured_content["text"]
+            resume = (await c.call_tool("ckpt_resume", {})).content[0].text
             m = re.search(r"Undo it with (ckpt_restore\(.*?\)), or finish it with "
                           r"(ckpt_restore\(.*?\))\.", resume)
             assert m, resume

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from gitckpt.mcp.server import build_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("full_mcp_results")]
 
 # What an MCP text must never say: a CLI command line (the agent cannot run it as a tool).
 CLI_WORDS = re.compile(r"\bgitckpt (init|save|resume|log|tasks|restore|diff|capture|switch|"
@@ -240,9 +240,10 @@ def _strict_schema(schema: dict) -> dict:
     return s
 
 
-def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path):
+def test_every_tool_result_validates_against_its_declared_schema(ws, tmp_path, monkeypatch):
     """Every field a result carries is declared (additional properties refused here), for
     each tool, in its usual and its unusual shapes."""
+    monkeypatch.setenv("GITCKPT_MCP_TOOLS", "all")
     calls = [("ckpt_resume", {}), ("ckpt_init", {"name": "schemas", "plan": [{"item": "a"}]}),
              ("ckpt_save", {"title": "one", "verified": ["pytest: ok"]}),
              ("ckpt_save", {"title": "one", "verified": ["pytest: ok"]}),
@@ -303,7 +304,7 @@ def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(ws):
     assert r.structured_content["found"] is False
 
 
-def test_skill_md_and_the_server_instructions_say_the_same_rules(ws):
+def test_skill_md_and_the_server_instructions_say_the_same_rules(ws, monkeypatch):
     from gitckpt.cli.skill import skill_path
     from gitckpt.mcp.handshake import INSTRUCTIONS
 
@@ -311,6 +312,7 @@ def test_skill_md_and_the_server_instructions_say_the_same_rules(ws):
 
     async def body(c):
         return {t.name for t in (await c.list_tools()).tools}
+    monkeypatch.setenv("GITCKPT_MCP_TOOLS", "all")
     tools = session(build_server(str(ws.root)), body)
     table = set(re.findall(r"^\| `(ckpt_\w+)`(?: / `(ckpt_\w+)`)?", skill, re.M))
     assert {n for pair in table for n in pair if n} == tools  # every tool, and only those

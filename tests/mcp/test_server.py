@@ -19,11 +19,14 @@ from mcp.client.stdio import StdioServerParameters
 
 from gitckpt.mcp.server import build_server
 
-TOOLS = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_why",
-         "ckpt_search",
-         "ckpt_restore",
-         "ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress",
-         "ckpt_push", "ckpt_fetch", "ckpt_revert"}
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
+#: Listed in every session; the others with GITCKPT_MCP_TOOLS=all.
+CORE = {"ckpt_init", "ckpt_save", "ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_why",
+        "ckpt_search", "ckpt_restore", "ckpt_revert"}
+TOOLS = CORE | {"ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ckpt_compress",
+                "ckpt_push", "ckpt_fetch"}
 MODES = ["legacy", "auto"]
 SHARED = ("root", "task", "paths", "apply", "expect", "confirm")
 
@@ -50,16 +53,21 @@ def server(ws):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_every_tool_is_listed_with_schemas_and_agent_docs(server, mode):
+def test_every_tool_is_listed_with_schemas_and_agent_docs(ws, mode, monkeypatch):
+    monkeypatch.setenv("GITCKPT_MCP_TOOLS", "all")
+    server = build_server(str(ws.root))
+
     async def body(c):
         return (await c.list_tools()).tools
-    tools = {t.name: t for t in session(server, mode, body)}
+    try:
+        tools = {t.name: t for t in session(server, mode, body)}
+    finally:
+        server.workspaces.close()
     assert set(tools) == TOOLS
     for t in tools.values():
         assert 40 <= len(t.description) <= 200, t.name
         assert t.output_schema, t.name
         assert t.output_schema["type"] == "object", t.name
-        assert "root" in t.input_schema["properties"], t.name
         for name, prop in t.input_schema["properties"].items():
             # these mean the same everywhere: the instructions say it once
             assert prop.get("description") or name in SHARED, f"{t.name}.{name}"
@@ -261,7 +269,7 @@ def test_raw_json_rpc_from_an_older_client(ws):
         assert "save after every finished step" in init["result"]["instructions"].lower() or \
             "ckpt_save" in init["result"]["instructions"]
         tools = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert {t["name"] for t in tools["result"]["tools"]} == TOOLS
+        assert {t["name"] for t in tools["result"]["tools"]} == CORE
         r = _call(proc, 3, "ckpt_init", {"name": "raw"})
         assert r["result"]["structuredContent"]["step"] == 0
         r = _call(proc, 4, "ckpt_resume", {})
@@ -577,7 +585,7 @@ def test_every_tool_says_what_it_does_and_a_read_only_one_writes_no_ref(ws, monk
         tools = session(server, "legacy", body)
     finally:
         server.workspaces.close()
-    assert set(tools) == TOOLS
+    assert set(tools) == CORE
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     assert read_only == {"ckpt_resume", "ckpt_log", "ckpt_diff", "ckpt_why", "ckpt_search"}
     for name, t in tools.items():
@@ -610,17 +618,45 @@ def test_a_root_with_a_variable_nobody_expanded_is_refused_with_a_hint(ws, monke
     assert "hint: Set GITCKPT_ROOT" in text
 
 
-def test_a_host_that_shows_the_structured_content_gets_it_brief(ws, monkeypatch):
-    """Claude Code hands the model JSON.stringify(structuredContent) and drops the text when
-    there is structured content: for it (by its declared name) the structured content is the
-    text and the few keys an agent acts on, within the text's budget; format="full" and
-    GITCKPT_MCP_RESULTS=full give the whole object."""
-    from mcp_types import Implementation
+def test_what_every_session_loads_first_is_within_its_budget(ws, monkeypatch):
+    """The server's instructions and its tools as hosts hand them to their model (name,
+    description, input schema; no output schema, no annotations): at most 6,000 characters,
+    which every session of every host pays before its first request. The core tools only;
+    every tool with GITCKPT_MCP_TOOLS=all."""
+    from gitckpt.mcp.handshake import INSTRUCTIONS
 
-    monkeypatch.setenv("GITCKPT_WATCH", "off")
-    claude = Implementation(name="claude-code", version="2.1.328")
+    monkeypatch.delenv("GITCKPT_MCP_RESULTS")
 
     async def body(c):
+        init = c.initialize_result if hasattr(c, "initialize_result") else None
+        return init, (await c.list_tools()).tools
+
+    server = build_server(str(ws.root))
+    try:
+        _, tools = session(server, "legacy", body)
+    finally:
+        server.workspaces.close()
+    assert {t.name for t in tools} == CORE
+    loaded = len(INSTRUCTIONS) + sum(len(json.dumps(
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema},
+        separators=(",", ":"))) for t in tools)
+    print(f"\n[mcp] loaded before the first request: {loaded} characters")
+    assert loaded <= 6_000
+    # each core tool's name, in the instructions or a description the model reads
+    for name in ("ckpt_resume", "ckpt_init", "ckpt_save"):
+        assert name in INSTRUCTIONS
+
+
+def test_by_default_an_answer_is_its_text_alone_within_its_budget(ws, monkeypatch):
+    """Hosts differ in what they show their model of structured content (only its JSON, the
+    text and the JSON, only the text): by default an answer is the text alone, so every
+    host's model reads the same words, within budget at 30 steps; the tools declare no
+    output schema then. format="full" and GITCKPT_MCP_RESULTS=full give the whole object."""
+    monkeypatch.delenv("GITCKPT_MCP_RESULTS")
+    monkeypatch.setenv("GITCKPT_WATCH", "off")
+
+    async def body(c):
+        listed = await c.list_tools()
         out = {"init": await c.call_tool("ckpt_init", {"name": "brief", "goal": "g" * 300})}
         for i in range(1, 31):
             (ws.root / "src" / f"m{i}.py").write_text(f"x = {i}\n")
@@ -631,37 +667,41 @@ def test_a_host_that_shows_the_structured_content_gets_it_brief(ws, monkeypatch)
         out["resume"] = await c.call_tool("ckpt_resume", {})
         out["log"] = await c.call_tool("ckpt_log", {})
         out["preview"] = await c.call_tool("ckpt_restore", {"target": "1"})
+        out["bad"] = await c.call_tool("ckpt_restore", {"target": "no such step"})
         out["full"] = await c.call_tool("ckpt_resume", {"format": "full"})
-        return out
+        return listed, out
 
     server = build_server(str(ws.root))
     try:
-        out = session(server, "legacy", body, client_info=claude)
+        listed, out = session(server, "legacy", body)
     finally:
         server.workspaces.close()
-    sizes = {k: len(json.dumps(r.structured_content)) for k, r in out.items()}
-    print(f"\n[mcp] what Claude Code's model reads, in characters: {sizes}")
-    for name in ("init", "save", "resume", "log", "preview"):
+    assert all(t.output_schema is None for t in listed.tools)
+    sizes = {k: len(r.content[0].text) for k, r in out.items()}
+    print(f"\n[mcp] what every host's model reads, in characters: {sizes}")
+    for name in ("init", "save", "resume", "log", "preview", "bad"):
         r = out[name]
-        assert not r.is_error, r.content
-        assert r.structured_content["text"] == r.content[0].text, name
-    assert set(out["save"].structured_content) == {"text", "task", "step", "commit",
-                                                   "idempotent"}
-    assert out["save"].structured_content["step"] == 30
-    assert sizes["save"] <= 300 + 150  # the text's budget and four short keys
-    assert sizes["resume"] <= 2_000 + 150
-    preview = out["preview"].structured_content
-    assert preview["plan_id"] in preview["text"]  # the ready-to-send apply call is there
-    assert "counts" in preview
+        assert r.is_error is (name == "bad"), r.content
+        assert r.structured_content is None, name
+        assert len(r.content) == 1
+    assert "30" in out["save"].content[0].text
+    assert sizes["save"] <= 300
+    assert sizes["resume"] <= 2_000
+    assert sizes["log"] <= 3_000
+    assert "expect=" in out["preview"].content[0].text  # the ready-to-send apply call
     assert "memory" in out["full"].structured_content  # format="full": everything
     monkeypatch.setenv("GITCKPT_MCP_RESULTS", "full")
     server = build_server(str(ws.root))
     try:
-        whole = session(server, "legacy", lambda c: c.call_tool("ckpt_resume", {}),
-                        client_info=claude)
+        listed, whole = session(server, "legacy", lambda c: _both(c))
     finally:
         server.workspaces.close()
     assert "memory" in whole.structured_content
+    assert all(t.output_schema is not None for t in listed.tools)
+
+
+async def _both(c):
+    return await c.list_tools(), await c.call_tool("ckpt_resume", {})
 
 
 @pytest.mark.service

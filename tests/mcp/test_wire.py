@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 HALF = "\ud83d"  # the first half of 😀; json.dumps writes it as the JSON text "\ud83d"
 
 

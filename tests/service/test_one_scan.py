@@ -18,6 +18,9 @@ from gitckpt.service.workspace import open_workspace
 from gitckpt.store.git.store import GitStore
 from gitckpt.store.plain.store import DirStore
 
+#: These tests read each answer's whole object (structured content).
+pytestmark = pytest.mark.usefixtures("full_mcp_results")
+
 
 @pytest.fixture
 def scans(monkeypatch):

@@ -24,7 +24,7 @@ from conftest import RepoGuard, fsck, service
 from gitckpt.cli.daemon import log_path
 from gitckpt.service import client
 
-pytestmark = [pytest.mark.slow, pytest.mark.service]
+pytestmark = [pytest.mark.slow, pytest.mark.service, pytest.mark.usefixtures("full_mcp_results")]
 
 #: How long a condition may take to come true before a test gives up on it (generous: a
 #: loaded machine starts a Python process in seconds, not milliseconds).

@@ -59,9 +59,8 @@ class SaveRequest(Request["SaveResult"]):
     op = "save"
     command = "save"
     tool = "ckpt_save"
-    summary = ("Save a finished step: a commit of the workspace and what it meant. After "
-               "every step you could report in one sentence. Decisions, gotchas and questions "
-               "accumulate until answered or dropped.")
+    summary = ("Save a finished step (one you could report in a sentence): a commit of the "
+               "workspace and what it meant. Decisions, gotchas, questions last until dropped.")
 
     title: str = arg(brief="The step, in a few words.", positional=True)
     conclusion: str = arg("What this step established.", brief="What is now true or learned.",
@@ -74,7 +73,7 @@ class SaveRequest(Request["SaveResult"]):
                                     brief="Checks that passed.", metavar="TEXT", default=())
     commands: tuple[CommandRun, ...] = arg(
         "A command that ran on the workspace as saved; pair each with --exit.",
-        brief="Commands run on these files.", cli="--ran", metavar="CMD",
+        brief="Commands run.", cli="--ran", metavar="CMD",
         pair=("--exit", "N", "The exit code of the --ran at the same position."), default=())
     files: tuple[FileNote, ...] = arg("A file that matters, and why; repeatable.",
                                       brief="Files that matter.", cli="--file",
@@ -91,7 +90,7 @@ class SaveRequest(Request["SaveResult"]):
                                    default=())
     drop: tuple[str, ...] = arg(
         "Retire a decision, gotcha or open question (its exact text); repeatable.",
-        brief="Retire decisions, gotchas or questions.", metavar="TEXT", default=())
+        brief="Retire these notes.", metavar="TEXT", default=())
     plan: tuple[PlanUpdate, ...] = arg("Update a plan item.", brief="Items to update, by text.",
                                        metavar="ITEM[=STATUS]", example=PLAN_EXAMPLE,
                                        default=())
