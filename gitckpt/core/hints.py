@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,12 +80,17 @@ def _json(value: object) -> str:
     return "..." if value is BLANK else json.dumps(value, ensure_ascii=False)
 
 
+#: The prefix of the host a hook runs for (hooks/run.py), where GITCKPT_TOOL_PREFIX says none.
+HOST_PREFIX: ContextVar[str] = ContextVar("host_prefix", default="")
+
+
 def tool_prefix() -> str:
-    """GITCKPT_TOOL_PREFIX: what the host puts before the tool names it shows the model
-    (Claude Code's plugin: `mcp__plugin_gitckpt_gitckpt__`), so a suggested call names the
-    tool the model can call; letters, digits and `_` only, else none."""
-    prefix = os.environ.get("GITCKPT_TOOL_PREFIX", "")
-    return prefix if re.fullmatch(r"[A-Za-z0-9_]{0,64}", prefix) else ""
+    """What the host puts before the tool names it shows the model, so a suggested call
+    names the tool the model can call: GITCKPT_TOOL_PREFIX (Claude Code's plugin:
+    `mcp__plugin_gitckpt_gitckpt__`), else the prefix of the host a hook runs for
+    (`mcp_gitckpt_` in Gemini CLI); letters, digits, `_` and `-` only, else none."""
+    prefix = os.environ.get("GITCKPT_TOOL_PREFIX", "") or HOST_PREFIX.get()
+    return prefix if re.fullmatch(r"[A-Za-z0-9_-]{0,64}", prefix) else ""
 
 
 def _declared(name: str) -> type[Any]:

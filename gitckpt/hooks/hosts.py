@@ -35,6 +35,7 @@ class Event:
     model: str | None = None  # the model, where the host's input names it
     transcript: str | None = None  # the session's transcript file, where the host names one
     voice: Voice = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
+    compressing: bool = True  # pre-compact: the host says it compresses (not only may)
 
 
 def _text(data: dict[str, Any], *keys: str) -> str | None:
@@ -69,6 +70,9 @@ class Host:
     # host without such a file has gitckpt's server wired by hand (`hook install` says how).
     mcp: dict[str, str] = field(default_factory=dict)
     cli: bool = False  # the hooks' texts name CLI commands: the host has no gitckpt server
+    #: What the host puts before the names of the tools of an MCP server named `gitckpt`
+    #: when it shows them to its model (the suite of real hosts reads it off their requests)
+    tools: str = ""
     reads_comments: ClassVar[bool] = False  # its config file may hold // and /* */ comments
     plugin: ClassVar[str | None] = None  # a plugin file of gitckpt's instead of hooks in JSON
 
@@ -251,6 +255,13 @@ class Gemini(Host):
 
     reads_comments = True  # settings.json: comments are stripped before parsing
 
+    def event(self, kind: str, data: dict[str, Any], here: str) -> Event:
+        # PreCompress fires before every request with trigger "auto", before the check of
+        # whether the history is long enough to compress (seen in headless sessions): only
+        # "manual", the user's /compress, says a compression happens.
+        return replace(super().event(kind, data, here),
+                       compressing=kind != "pre-compact" or data.get("trigger") == "manual")
+
     def nothing(self) -> str:
         return _json({})
 
@@ -324,7 +335,14 @@ class Copilot(Host):
                        session=base.session or _text(data, "sessionId"))
 
     def changes_files(self, tool: str | None) -> bool:
-        return tool is not None and tool not in self.READ_ONLY
+        # (gitckpt's own tools record their boundary drifts themselves)
+        return tool is not None and tool not in self.READ_ONLY \
+            and not tool.startswith(self.tools)
+
+    def context(self, kind: str, text: str) -> str:
+        """The handoff as a top-level `additionalContext`: Copilot hands the model that one
+        as a message of its own, and drops `hookSpecificOutput`'s (seen in its requests)."""
+        return _json({"additionalContext": text})
 
     def handler(self, kind: str, program: str = "gitckpt") -> dict[str, Any]:
         return {"type": "command", "bash": self.command(kind, program), "timeoutSec": 30}
@@ -379,7 +397,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            _CLAUDE_TOOLS, frozenset({"Bash", "PowerShell"}),
            {"post-tool": "|".join(sorted(_CLAUDE_TOOLS))},
            "https://code.claude.com/docs/en/hooks", ".claude/settings.local.json",
-           ".claude/settings.json", {"project": ".mcp.json"}),
+           ".claude/settings.json", {"project": ".mcp.json"}, tools="mcp__gitckpt__"),
     Host("codex", "Codex", ".codex/hooks.json",
          {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
           "post-tool": "PostToolUse",
@@ -400,7 +418,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
              "post-tool": "PostToolUse", "pre-compact": "PreCompact", "stop": "Stop"},
             frozenset(), frozenset({"bash", "Bash"}), {},
             "https://docs.github.com/en/copilot/reference/hooks-reference",
-            mcp={"user": ".copilot/mcp-config.json"}),
+            mcp={"project": ".mcp.json", "user": ".copilot/mcp-config.json"}, tools="gitckpt-"),
     Devin("devin", "Devin CLI", ".devin/config.json",
           {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
            "post-tool": "PostToolUse", "stop": "Stop"},
@@ -416,13 +434,15 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
            frozenset({"run_shell_command", "write_file", "replace"}),
            frozenset({"run_shell_command"}), {"post-tool": "run_shell_command|write_file|replace"},
            "https://geminicli.com/docs/hooks/reference", None, ".gemini/settings.json",
-           {"project": ".gemini/settings.json", "user": ".gemini/settings.json"}),
+           {"project": ".gemini/settings.json", "user": ".gemini/settings.json"},
+           tools="mcp_gitckpt_"),
     OpenCode("opencode", "OpenCode", ".opencode/plugins/gitckpt.js",
              {"session-start": "experimental.chat.system.transform",
               "prompt": "chat.message", "post-tool": "tool.execute.after",
               "pre-compact": "experimental.session.compacting", "stop": "session.idle"},
              frozenset({"bash", "edit", "write", "patch", "multiedit"}), frozenset({"bash"}),
-             {}, "https://opencode.ai/docs/plugins", None, ".config/opencode/plugins/gitckpt.js"),
+             {}, "https://opencode.ai/docs/plugins", None, ".config/opencode/plugins/gitckpt.js",
+             tools="gitckpt_"),
     Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
              {"post-tool": "post_run_command,post_write_code"},
              frozenset({"run_command", "write_code"}), frozenset({"run_command"}), {},

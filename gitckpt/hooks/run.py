@@ -11,6 +11,7 @@ stop; each is one call into `service/events.py`.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -55,8 +56,13 @@ def run(host_name: str, kind: str, raw: str, here: str, voice: Voice = "mcp") ->
     """One hook event (`here`: the hook's own working folder; `voice`: whether its texts name
     tool calls or CLI commands). Never raises: any failure is the host's empty answer and a
     log line."""
-    outcome = _run(host_name, kind, raw, here, voice)
     host = HOSTS.get(host_name)
+    # the texts name the tools as this host shows them (reset: the service's thread goes on)
+    token = hints.HOST_PREFIX.set(host.tools if host is not None else "")
+    try:
+        outcome = _run(host_name, kind, raw, here, voice)
+    finally:
+        hints.HOST_PREFIX.reset(token)
     if not outcome.stdout and host is not None:
         return Outcome(host.nothing(), outcome.log)
     return outcome
@@ -147,11 +153,41 @@ def _prompt(host: Host, event: Event, ws: Workspace) -> Outcome:
 
     if not event.prompt:
         return Outcome(log="the host's input holds no prompt; nothing done")
-    kept = events.prompted(ws, PromptRequest(event.prompt, event.session, host.name,
+    words = users_words(event.prompt)
+    if not words:
+        return Outcome(log="the prompt is gitckpt's own handoff or reminder, come back as "
+                           "a user message; not kept")
+    kept = events.prompted(ws, PromptRequest(words, event.session, host.name,
                                              event.model, event.transcript))
     if kept is None:
         return Outcome(log=f"no active task at {ws.cwd}")
     return Outcome(host.prompt_output(), f"prompt {kept['id']} kept ({len(kept['text'])} chars)")
+
+
+#: How gitckpt's texts to the agent begin: the handoff, and a reminder of unsaved files.
+HANDOFF_HEAD = "gitckpt: the task below was in progress in this workspace"
+_REMINDER = re.compile(r"gitckpt: \d+ files? changed since step \d+ ")
+#: A tagged block a host wraps a message or context in (`<hook_context>`, Copilot's
+#: `<current_datetime>`, Codex's `<hook_prompt ...>`).
+_BLOCK = re.compile(r"<(?P<tag>[A-Za-z_][\w-]*)(?:\s[^>]*)?>(?P<body>.*?)</(?P=tag)>", re.S)
+
+
+def _ours(text: str) -> bool:
+    text = text.lstrip()
+    return text.startswith(HANDOFF_HEAD) or _REMINDER.match(text) is not None
+
+
+def users_words(prompt: str) -> str:
+    """The user's own words in what a host's prompt hook calls the prompt: hosts hand back
+    gitckpt's texts as user messages (a stop reminder that continues the turn, Copilot CLI,
+    Gemini CLI) or put the handoff before the user's text (Gemini CLI's `<hook_context>`).
+    Tagged blocks that hold a text of gitckpt's are dropped; a prompt that, past the tagged
+    blocks before it, is one of gitckpt's texts is none of the user's ("")."""
+    text = _BLOCK.sub(lambda m: "" if _ours(m["body"]) else m[0], prompt)
+    rest = text.lstrip()
+    while (m := _BLOCK.match(rest)) is not None:  # (a timestamp a host puts first)
+        rest = rest[m.end():].lstrip()
+    return "" if _ours(rest) else text.strip()
 
 
 def _unsaved_line(u: Unsaved, voice: str) -> str:
@@ -165,6 +201,9 @@ def _unsaved_line(u: Unsaved, voice: str) -> str:
 def _pre_compact(host: Host, event: Event, ws: Workspace) -> Outcome:
     from gitckpt.service import events
 
+    if not event.compressing:
+        return Outcome(log="pre-compact: the host may not compress (it says so before every "
+                           "request); nothing done")
     r = events.compacting(ws, CompactingRequest(LOCK_WAIT))
     if r is None:
         return Outcome(log=f"no active task at {ws.cwd}")
@@ -173,7 +212,7 @@ def _pre_compact(host: Host, event: Event, ws: Workspace) -> Outcome:
         return Outcome(log=f"pre-compact: nothing unsaved since step {u.step}")
     files = f"{u.changed} file{'' if u.changed == 1 else 's'}"
     if r.said:  # kept for the session after the compaction all the same
-        return Outcome(log=f"pre-compact: {files} unsaved, already said for this state")
+        return Outcome(log=f"pre-compact: {files} unsaved, already said since step {u.step}")
     return Outcome(host.remind("pre-compact", _unsaved_line(u, event.voice)),
                    f"pre-compact: {files} unsaved")
 
@@ -193,7 +232,7 @@ def _stop(host: Host, event: Event, ws: Workspace) -> Outcome:
     if event.stop_active:
         return Outcome(log="stop: the agent is already continuing for a hook; not again")
     if s.said:
-        return Outcome(log=f"stop: {files} unsaved, already said for this state")
+        return Outcome(log=f"stop: {files} unsaved, already said since step {u.step}")
     return Outcome(host.remind("stop", _unsaved_line(u, event.voice)),
                    f"stop: reminded, {files} unsaved")
 

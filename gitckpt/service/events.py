@@ -99,8 +99,9 @@ def session_start(ws: Workspace, r: SessionStartRequest,
     the unsaved files the compaction found), naming tool calls or (`voice` "cli") commands.
     The compaction's memory is used once. A second start of the same `session` and `source`
     (startup, resume, clear, compact; where either names none, any) within TWICE_WINDOW
-    seconds is the same start heard through a second recipe: `twice` says so, and the caller
-    gives no second handoff. A store whose memory cannot be written still hands off."""
+    seconds, through another host's recipe, is the same start heard twice: `twice` says so,
+    and the caller gives no second handoff. A store whose memory cannot be written still
+    hands off."""
     if ws.active() is None:
         return None
     _heard(ws, r.session, r.transcript, r.host)
@@ -111,14 +112,17 @@ def session_start(ws: Workspace, r: SessionStartRequest,
     facts = resuming.gather(ws.timeline, None, r.voice)
     task, text = facts.info.id, handoff_text(facts, r.voice)
     state = ws.store.state
-    me: dict[str, Any] = {"at": clock(), "session": r.session, "source": r.source}
+    me: dict[str, Any] = {"at": clock(), "session": r.session, "source": r.source,
+                          "host": r.host}
     try:
         with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # two hooks of one start: one hands off
             # the time is read under the lock: a hook that read it first but takes the lock
             # second would be "before" the other's handoff, and hand off again
             me["at"] = clock()
             last = _handed(state.read(HANDED))
+            # (the same recipe twice is two starts: `claude -p --resume` run again at once)
             if last is not None and 0 <= me["at"] - last["at"] < TWICE_WINDOW \
+                    and last["host"] != me["host"] \
                     and all(last[k] is None or me[k] is None or last[k] == me[k]
                             for k in ("session", "source")):
                 return Start(task, text, twice=me["at"] - last["at"])
@@ -140,7 +144,7 @@ def _handed(data: bytes | None) -> dict[str, Any] | None:
             return None
         return {"at": float(d["at"]),
                 **{k: d.get(k) if isinstance(d.get(k), str) else None
-                   for k in ("session", "source")}}
+                   for k in ("session", "source", "host")}}
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
@@ -172,8 +176,8 @@ def prompted(ws: Workspace, r: PromptRequest,
 def compacting(ws: Workspace, r: CompactingRequest) -> Reminder | None:
     """The context is about to be compacted: the workspace captured, what is unsaved kept
     for the session that follows (when anything is), and whether a pre-compact reminder
-    named this state already: a host that announces a compaction before every request
-    (Gemini CLI, headless) is told once per unsaved state, not at every turn."""
+    named this unsaved stretch already (the work since the newest step: each edit is a new
+    state, and a reminder per state was a reminder per edit)."""
     if ws.active() is None:
         return None
     unsaved = _of(api.pending(ws, trigger="pre_compact", lock_timeout=r.lock_wait))
@@ -182,14 +186,15 @@ def compacting(ws: Workspace, r: CompactingRequest) -> Reminder | None:
     state = ws.store.state
     with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
         state.write(AFTER_COMPACT, json.dumps(unsaved.to_dict()).encode())
-        said = _said(state, COMPACT_REMINDED, unsaved.tip)
+        said = _said(state, COMPACT_REMINDED, unsaved)
     return Reminder(unsaved, said)
 
 
 def stopping(ws: Workspace, r: StoppingRequest) -> Reminder | None:
-    """The agent is about to stop: the workspace captured, and whether this state was
-    named by a reminder already. A reminder about to be given (`again` False: the agent is
-    not already continuing for a hook) is remembered, so the same state is named once."""
+    """The agent is about to stop: the workspace captured, and whether this unsaved stretch
+    (the work since the newest step) was named by a reminder already. A reminder about to be
+    given (`again` False: the agent is not already continuing for a hook) is remembered, so
+    a stretch is named once, however many edits it grows by."""
     if ws.active() is None:
         return None
     unsaved = _of(api.pending(ws, trigger="stop", lock_timeout=r.lock_wait))
@@ -197,16 +202,17 @@ def stopping(ws: Workspace, r: StoppingRequest) -> Reminder | None:
         return Reminder(unsaved, said=False)
     state = ws.store.state
     with state.locked(MEMORY_LOCK, MEMORY_WAIT):  # checked and set at once: one reminder
-        said = _said(state, REMINDED, unsaved.tip)
+        said = _said(state, REMINDED, unsaved)
     return Reminder(unsaved, said)
 
 
-def _said(state: StateDir, name: str, tip: ObjectId) -> bool:
-    """Whether the reminder `name` named `tip` already; it has from now on. The caller
-    holds MEMORY_LOCK."""
-    if state.read(name) == tip.encode():
+def _said(state: StateDir, name: str, unsaved: Unsaved) -> bool:
+    """Whether the reminder `name` was given since `unsaved`'s newest step already; it has
+    from now on. The caller holds MEMORY_LOCK."""
+    stretch = f"{unsaved.task}\0{unsaved.step}".encode()
+    if state.read(name) == stretch:
         return True
-    state.write(name, tip.encode())
+    state.write(name, stretch)
     return False
 
 

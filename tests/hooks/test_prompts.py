@@ -204,3 +204,36 @@ def test_nothing_of_a_secret_in_a_transcript_is_kept(ws):
     for _, secret in caught:
         assert json.dumps(secret)[1:-1] not in kept
         assert secret not in kept
+
+
+def test_only_the_users_words_are_kept_as_a_prompt(ws):
+    """Hosts hand gitckpt's own texts back as user messages: Gemini CLI's first prompt is
+    the handoff in a `<hook_context>` block before the user's text, and a stop reminder that
+    continues the turn comes back as the next prompt (Copilot CLI after its timestamp block,
+    Gemini CLI bare). Only the user's words are kept; a message of gitckpt's alone is none."""
+    service.init(ws.root, "words")
+    service.save(ws.root, "first", conclusion="c")
+    handoff = json.loads(hook("session-start", {
+        "session_id": "g1", "cwd": str(ws.root), "hook_event_name": "SessionStart",
+        "source": "startup"}, host="gemini").stdout)["hookSpecificOutput"]["additionalContext"]
+    (ws.root / "w.txt").write_text("unsaved\n")
+    reminder = json.loads(hook("stop", {
+        "session_id": "cp", "cwd": str(ws.root), "hook_event_name": "Stop",
+        "stop_hook_active": False}, host="copilot").stdout)["reason"]
+    said = {
+        "gemini": f"<hook_context>{handoff}</hook_context>\n\nMake the parser <strict>.",
+        "copilot": f"<current_datetime>2026-12-07T10:00:00Z</current_datetime>\n\n{reminder}",
+        "codex": f'<hook_prompt hook_run_id="stop:1">{reminder}</hook_prompt>',
+    }
+    for host, text in said.items():
+        p = hook("prompt", {"session_id": host, "cwd": str(ws.root),
+                            "hook_event_name": "BeforeAgent" if host == "gemini"
+                            else "UserPromptSubmit", "prompt": text}, host=host)
+        assert p.returncode == 0
+    p = hook("prompt", {"session_id": "g1", "cwd": str(ws.root), "hook_event_name":
+                        "BeforeAgent", "prompt": reminder}, host="gemini")
+    assert "gitckpt's own handoff or reminder" in p.stderr
+    tl = service.open_timeline(ws.root)
+    kept = prompts.pending(tl.store, tl.resolve(None))
+    # the user's own tags are theirs: only blocks that hold a text of gitckpt's go
+    assert [(p["host"], p["text"]) for p in kept] == [("gemini", "Make the parser <strict>.")]

@@ -30,14 +30,13 @@ def test_copilot_stop_and_compaction(ws):
     quiet(p)  # a notification only: Copilot reads nothing back
     start = json.loads(hook("session-start", {**base, "hook_event_name": "SessionStart",
                                               "source": "compact"}, host="copilot").stdout)
-    assert start["hookSpecificOutput"]["additionalContext"].startswith(
-        "gitckpt: 1 file changed since step 0")
+    assert start["additionalContext"].startswith("gitckpt: 1 file changed since step 0")
     (ws.root / "more.txt").write_text("y\n")
     stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False,
             "stopReason": "end_turn"}
     out = json.loads(hook("stop", stop, host="copilot").stdout)
     assert out["decision"] == "block"  # "forces another agent turn using reason as the prompt"
-    assert "ckpt_save" in out["reason"]
+    assert "gitckpt-ckpt_save(" in out["reason"]  # as Copilot CLI names a server's tools
     (ws.root / "again.txt").write_text("z\n")
     quiet(hook("stop", {**stop, "stop_hook_active": True}, host="copilot"))
     config = install.plan(ws.root, "copilot").new

@@ -59,15 +59,28 @@ def test_other_sessions_and_other_moments_are_not_the_same_start(ws):
 def test_the_same_start_after_the_window_is_a_new_start(ws):
     service.init(ws.root, "twice task")
     now = [1000.0]
-    start_request = SessionStartRequest(False, session="s", source="resume")
+    start_request = SessionStartRequest(False, session="s", source="resume", host="cursor")
+    other_recipe = SessionStartRequest(False, session="s", source="resume", host="claude")
     first = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
     now[0] += events.TWICE_WINDOW - 0.1
-    again = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
+    again = events.session_start(open_workspace(ws.root), other_recipe, clock=lambda: now[0])
     now[0] += events.TWICE_WINDOW
     later = events.session_start(open_workspace(ws.root), start_request, clock=lambda: now[0])
     assert (first.twice, later.twice) == (None, None)
     assert again.twice is not None
     assert abs(again.twice - (events.TWICE_WINDOW - 0.1)) < 1e-6
+
+
+def test_the_same_recipe_at_once_is_a_new_start(ws):
+    """`claude -p --resume ID` run again within the window is a second start (one recipe
+    does not fire twice for one start): it gets its handoff."""
+    service.init(ws.root, "twice task")
+    now = [1000.0]
+    resume = SessionStartRequest(False, session="s", source="resume", host="claude")
+    first = events.session_start(open_workspace(ws.root), resume, clock=lambda: now[0])
+    now[0] += 1.3
+    second = events.session_start(open_workspace(ws.root), resume, clock=lambda: now[0])
+    assert (first.twice, second.twice) == (None, None)
 
 
 def test_two_stop_hooks_at_the_same_instant_remind_once(ws):
