@@ -460,7 +460,7 @@ LAUNCHER = ROOT / "bin" / "gitckpt"
 def _launch(tmp_path: Path, path: str, *args: str, data: Path | None = None):
     """The plugin's launcher as a host starts it, with PATH `path` and a fresh data folder."""
     env = {"PATH": path, "HOME": str(tmp_path / "home"),
-           "CLAUDE_PLUGIN_DATA": str(data or tmp_path / "data"), "GITCKPT_LAUNCH_UVX": "0"}
+           "CLAUDE_PLUGIN_DATA": str(data or tmp_path / "data")}
     return subprocess.run(["/bin/sh", str(LAUNCHER), *args], capture_output=True, text=True,
                           env=env, timeout=600)
 
@@ -484,42 +484,127 @@ def test_the_launcher_is_the_plugins_version_and_uses_a_gitckpt_of_it_on_path(tm
     assert "no Python 3.11+" in r.stderr
 
 
-def test_a_hook_does_not_wait_for_an_install_another_process_runs(tmp_path):
+FAKE_UV = """#!/bin/sh
+# a uv that builds a stand-in gitckpt, once the test lets it (the file `go`), counting builds
+echo "$*" >> "{tools}/builds"
+case "$1" in
+venv) mkdir -p "$5/bin"; : > "$5/bin/python";
+      while [ ! -f "{tools}/go" ]; do sleep 0.05; done ;;
+pip) venv=$(dirname "$(dirname "$5")")
+     printf '#!/bin/sh\\n[ "$1" = --version ] && echo "gitckpt, version {version}" && exit 0\\n'\\
+'echo "built: $*"\\n' > "$venv/bin/gitckpt"; chmod +x "$venv/bin/gitckpt" ;;
+esac
+"""
+
+
+def _fake_uv(tmp_path: Path) -> Path:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    uv = tools / "uv"
+    uv.write_text(FAKE_UV.format(tools=tools, version=__version__))
+    uv.chmod(0o755)
+    return tools
+
+
+def _builds(tools: Path) -> int:
+    path = tools / "builds"
+    return path.read_text().count("venv ") if path.exists() else 0
+
+
+def _wait_for(what, why: str) -> None:
+    import time
+
+    for _ in range(600):  # (a bound on polls, not a time limit on gitckpt)
+        if what():
+            return
+        time.sleep(0.05)
+    raise AssertionError(why)
+
+
+def test_a_hook_never_waits_for_the_build_and_a_killed_build_starts_again(tmp_path):
+    """No gitckpt of the plugin's version: the first hook starts the build in the background
+    and returns while it runs (a host kills a hook at its time limit: a build in the
+    foreground was killed, and its lock stayed for ever); the session-start hook tells the
+    user in one line. A build killed at any moment (kill -9) is found dead by the next call,
+    which starts it again; once built, every call runs the built gitckpt."""
+    import signal
+
+    tools = _fake_uv(tmp_path)
+    path = f"{tools}:/usr/bin:/bin:{Path(sys.executable).resolve().parent}"
     data = tmp_path / "data"
-    (data / f"building-{__version__}").mkdir(parents=True)
-    r = _launch(tmp_path, "/usr/bin:/bin", "hook", "session-start", data=data)
+    lock = data / f"building-{__version__}"
+    r = _launch(tmp_path, path, "hook", "session-start", data=data)
+    assert r.returncode == 0, r.stderr
+    said = json.loads(r.stdout)["systemMessage"]  # what Claude Code shows the user
+    assert "being installed in the background" in said and "pipx install gitckpt" in said
+    _wait_for(lambda: _builds(tools) == 1, "the build started")
+    assert not (tools / "go").exists()  # ... and still waits: the hook did not
+    r = _launch(tmp_path, path, "hook", "post-tool", data=data)  # a build runs: nothing
+    assert (r.returncode, r.stdout, _builds(tools)) == (0, "", 1)
+    pid = int((lock / "pid").read_text())
+    os.killpg(pid, signal.SIGKILL)  # the build, killed (its own session: its group)
+    _wait_for(lambda: not _alive(pid), "the build is gone")
+    assert lock.exists()  # what a killed build leaves
+    r = _launch(tmp_path, path, "hook", "stop", data=data)
     assert r.returncode == 0
-    assert r.stdout == ""
-    assert "being installed by another process" in r.stderr
+    _wait_for(lambda: _builds(tools) == 2, "the next call started the build again")
+    (tools / "go").write_text("")
+    _wait_for(lambda: (data / f"venv-{__version__}" / ".gitckpt-complete").exists(), "built")
+    _wait_for(lambda: not lock.exists(), "the build let go of its lock")
+    r = _launch(tmp_path, path, "hook", "stop", data=data)
+    assert r.stdout == "built: hook stop\n", r.stderr
+    assert _builds(tools) == 2
+
+
+def test_the_server_waits_for_the_build_a_hook_does_not(tmp_path):
+    tools = _fake_uv(tmp_path)
+    path = f"{tools}:/usr/bin:/bin:{Path(sys.executable).resolve().parent}"
+    (tools / "go").write_text("")
+    r = _launch(tmp_path, path, "mcp", "--root", "x")
+    assert r.stdout == "built: mcp --root x\n", r.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # a zombie is gone for the launcher too
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.slow
-def test_the_launcher_runs_gitckpt_through_uvx_where_uv_is_installed(tmp_path):
-    """No gitckpt on PATH and none built: with uv there, the launcher runs gitckpt from the
-    plugin's own source through `uvx` (uv from PyPI, a test dependency), and builds no venv."""
-    uvx = shutil.which("uvx", path=str(Path(sys.executable).parent)) or shutil.which("uvx")
-    if uvx is None:
+def test_the_launcher_builds_gitckpt_with_uv_where_uv_is_installed(tmp_path):
+    """No gitckpt on PATH and none built: with uv there, the launcher builds gitckpt from the
+    plugin's own source with uv (from PyPI, a test dependency) and runs it; a hook then runs
+    that build directly, never through `uvx` (which cost a second per hook)."""
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if uv is None:
         pytest.skip("needs uv (pip install uv; it is in the test extras)")
     tools = tmp_path / "bin"
     tools.mkdir()
-    for name in ("uv", "uvx"):
-        (tools / name).symlink_to(Path(uvx).with_name(name))
+    (tools / "uv").symlink_to(uv)
     python_dir = str(Path(sys.executable).resolve().parent)  # a 3.11+, without gitckpt
     path = f"{tools}:/usr/bin:/bin:{python_dir}"
     assert shutil.which("gitckpt", path=path) is None
-    uv = {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
-          "UV_PYTHON_DOWNLOADS": "never", "UV_PYTHON_INSTALL_DIR": str(tmp_path / "uv-py")}
+    uv_env = {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
+              "UV_PYTHON_INSTALL_DIR": str(tmp_path / "uv-py")}
     data = tmp_path / "data"
     network = {k: v for k, v in os.environ.items()  # this machine's certificates and proxies
                if re.search(r"SSL_CERT|CA_BUNDLE|PROXY|^UV_.*INDEX", k, re.IGNORECASE)}
     env = {"PATH": path, "HOME": str(tmp_path / "home"), "CLAUDE_PLUGIN_DATA": str(data),
-           **network, **uv}
+           **network, **uv_env}
     r = subprocess.run(["/bin/sh", str(LAUNCHER), "--version"], capture_output=True, text=True,
                        env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"gitckpt, version {__version__}\n", r.stderr
     assert any((tmp_path / "uv-cache").iterdir())  # uv built it
-    assert not (data / f"venv-{__version__}").exists()  # and the launcher built nothing
+    assert (data / f"venv-{__version__}" / ".gitckpt-complete").exists()
+    assert "uvx" not in LAUNCHER.read_text().split("set -u", 1)[1]
 
 
 def _claude() -> str | None:
