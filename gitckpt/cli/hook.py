@@ -165,7 +165,9 @@ def commit_msg(c: Ctx, message_file: str, source: str, commit: str) -> None:
 
 def _after(host: str) -> str:
     notes = {
-        "codex": "Codex runs new hooks only once you trust them: open /hooks in Codex.\n",
+        "codex": "Codex skips hooks it does not trust, silently: trust this project (Codex "
+                 "asks when it starts here, or `codex exec --trust`), then open /hooks in "
+                 "Codex and trust each gitckpt hook (again after any change to them).\n",
         "gemini": "Gemini CLI asks before it runs new project hooks; hooks are on unless "
                   "hooksConfig.enabled is false.\n",
         "windsurf": "Windsurf has no session or compaction hooks: only tool calls are "

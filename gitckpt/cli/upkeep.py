@@ -25,7 +25,15 @@ def adopt(c: Ctx, r: ops.AdoptRequest) -> None:
 
 @command(ops.DoctorRequest)
 def doctor(c: Ctx, r: ops.DoctorRequest) -> None:
+    from gitckpt.engine.doctor import Finding
+    from gitckpt.hooks.install import untrusted_codex
+
     result = c.perform(r)
+    # the hosts' side: hooks installed that a host will not run (Codex: until trusted)
+    result.checked.append("hooks")
+    result.findings += [Finding("hooks", problem, "Start Codex here and trust the project, "
+                                "then open /hooks and trust gitckpt's hooks.")
+                        for problem in untrusted_codex(c.root)]
     c.emit(result, render_doctor)
     if not result.healthy:
         raise SystemExit(1)

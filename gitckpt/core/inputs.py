@@ -19,8 +19,10 @@ class CommandRun:
 
     command: str = arg(brief="")
     exit_code: int = arg(brief="")
-    note: str | None = arg(brief="", default=None)
-    duration_s: float | None = arg(brief="", default=None)
+    # (not in the MCP schema: an agent gives a command and its exit code; a note or a
+    # duration come from `gitckpt run` and JSON input)
+    note: str | None = arg(brief="", default=None, mcp=False)
+    duration_s: float | None = arg(brief="", default=None, mcp=False)
 
 
 @dataclass(frozen=True)

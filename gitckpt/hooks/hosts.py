@@ -180,7 +180,7 @@ _OURS = re.compile(
     r"( --cli)?")
 
 
-def _ours(handler: Any) -> bool:
+def gitckpts_handler(handler: Any) -> bool:
     if not isinstance(handler, dict):
         return False
     command = handler.get("command", handler.get("bash"))  # (Copilot names it `bash`)
@@ -194,10 +194,10 @@ def _without_ours(groups: Any) -> Any:
         return groups
     out: list[Any] = []
     for group in groups:
-        if _ours(group):
+        if gitckpts_handler(group):
             continue
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            inner = [h for h in group["hooks"] if not _ours(h)]
+            inner = [h for h in group["hooks"] if not gitckpts_handler(h)]
             if not inner:
                 continue
             group = {**group, "hooks": inner}
@@ -404,7 +404,8 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
           "pre-compact": "PreCompact", "stop": "Stop"},
          frozenset({"Bash", "apply_patch", "Edit", "Write"}), frozenset({"Bash"}),
          {"post-tool": "^(Bash|apply_patch|Edit|Write)$"},
-         "https://developers.openai.com/codex/hooks", None, ".codex/hooks.json"),
+         "https://developers.openai.com/codex/hooks", None, ".codex/hooks.json",
+         {"project": ".codex/config.toml", "user": ".codex/config.toml"}),
     Cursor("cursor", "Cursor", ".cursor/hooks.json",
            {"session-start": "sessionStart", "prompt": "beforeSubmitPrompt",
             "post-tool": "afterShellExecution,afterFileEdit",
@@ -442,6 +443,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
               "pre-compact": "experimental.session.compacting", "stop": "session.idle"},
              frozenset({"bash", "edit", "write", "patch", "multiedit"}), frozenset({"bash"}),
              {}, "https://opencode.ai/docs/plugins", None, ".config/opencode/plugins/gitckpt.js",
+             {"project": "opencode.json", "user": ".config/opencode/opencode.json"},
              tools="gitckpt_"),
     Windsurf("windsurf", "Windsurf", ".windsurf/hooks.json",
              {"post-tool": "post_run_command,post_write_code"},

@@ -15,7 +15,7 @@ from gitckpt.core import atomic, json_input
 from gitckpt.core.errors import InvalidArgument, WorkspaceError
 from gitckpt.core.shape import HIDDEN, Shaped
 from gitckpt.hooks import jsonc
-from gitckpt.hooks.hosts import HOSTS
+from gitckpt.hooks.hosts import HOSTS, gitckpts_handler
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -93,7 +93,14 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
                               f"({scope} scope).", _BY_HAND_MCP.get(host, _SERVER_HINT))
     spec = replace(spec, cli=not (mcp and not remove) and not serves(spec, folder))
     if spec.plugin is not None:  # a plugin file of gitckpt's own, not hooks merged into JSON
-        return [_plan_plugin(spec, root, rel, scope, remove)]
+        out = [_plan_plugin(spec, root, rel, scope, remove)]
+        if servers is not None:  # OpenCode's opencode.json: "mcp", each a command list
+            out.append(_plan_file(spec, root, servers, scope,
+                                  lambda c: _server(c, remove, "mcp"), ("mcp",)))
+        return out
+    if servers is not None and servers.endswith(".toml"):  # Codex's config.toml
+        return [_plan_file(spec, root, rel, scope, spec.without if remove else spec.merged,
+                           ("hooks",)), _plan_toml(spec, root, servers, scope, remove)]
 
     def hooks(config: dict[str, Any]) -> dict[str, Any]:
         config = spec.without(config) if remove else spec.merged(config)
@@ -107,40 +114,111 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
     return out
 
 
-#: gitckpt's MCP server as the hosts' `mcpServers` files declare one.
+#: gitckpt's MCP server as the hosts' `mcpServers` files declare one (OpenCode's `mcp`: a
+#: local server and its command line).
 SERVER = {"command": "gitckpt", "args": ["mcp"]}
+OPENCODE_SERVER = {"type": "local", "command": ["gitckpt", "mcp"]}
 _SERVER_HINT = "Declare it in the host's MCP settings by hand: command `gitckpt`, args `mcp`."
 _BY_HAND_MCP = {
-    "codex": "Run `codex mcp add gitckpt -- gitckpt mcp` (Codex keeps servers in "
-             "~/.codex/config.toml).",
-    "copilot": "In Copilot CLI, run /mcp add (name gitckpt, command `gitckpt mcp`).",
+    "codex": "Use --scope project (.codex/config.toml) or user (~/.codex/config.toml), or "
+             "run `codex mcp add gitckpt -- gitckpt mcp`.",
+    "copilot": "Use --scope project (.mcp.json) or user (~/.copilot/mcp-config.json).",
     "claude": "Use --scope project (.mcp.json), or `claude mcp add gitckpt -- gitckpt mcp`.",
-    "opencode": 'Add it to opencode.json: "mcp": {"gitckpt": {"type": "local", "command": '
-                '["gitckpt", "mcp"]}}.',
+    "opencode": "Use --scope project (opencode.json) or user "
+                "(~/.config/opencode/opencode.json).",
 }
 
 
-def _server(config: dict[str, Any], remove: bool) -> dict[str, Any]:
-    """`config` with gitckpt's server in `mcpServers` (or without it, where it is gitckpt's;
+def _server(config: dict[str, Any], remove: bool, member: str = "mcpServers"
+            ) -> dict[str, Any]:
+    """`config` with gitckpt's server in `member` (or without it, where it is gitckpt's;
     a server of the user's under the same name is kept)."""
-    servers = config.get("mcpServers")
+    servers = config.get(member)
     if servers is not None and not isinstance(servers, dict):
-        raise InvalidArgument('"mcpServers" is not an object of servers.', _BY_HAND)
+        raise InvalidArgument(f'"{member}" is not an object of servers.', _BY_HAND)
     servers = dict(servers or {})
+    ours = _is_ours if member == "mcpServers" else \
+        (lambda v: _is_ours(_opencode_server(v)))
     if remove:
-        if _is_ours(servers.get("gitckpt")):
+        if ours(servers.get("gitckpt")):
             del servers["gitckpt"]
-    elif "gitckpt" in servers and not _is_ours(servers["gitckpt"]):
+    elif "gitckpt" in servers and not ours(servers["gitckpt"]):
         raise InvalidArgument('A server named "gitckpt" that is not `gitckpt mcp` is declared '
                               "already.", "Rename or remove it, or leave out --mcp.")
-    elif not any(_is_ours(v) for v in servers.values()):
-        servers["gitckpt"] = dict(SERVER)
+    elif not any(ours(v) for v in servers.values()):
+        servers["gitckpt"] = dict(SERVER if member == "mcpServers" else OPENCODE_SERVER)
     out = dict(config)
     if servers:
-        out["mcpServers"] = servers
+        out[member] = servers
     else:
-        out.pop("mcpServers", None)
+        out.pop(member, None)
     return out
+
+
+#: The variables Codex passes on to gitckpt's server (it starts servers with a few of its
+#: own only): where the user's gitckpt service and state are, so that the server and the
+#: hooks, which get the whole environment, find the same ones.
+CODEX_ENV = ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "GITCKPT_RUNTIME_DIR")
+_TOML_TABLE = "[mcp_servers.gitckpt]"
+
+
+def _toml_block() -> str:
+    names = ", ".join(json.dumps(n) for n in CODEX_ENV)
+    return f'{_TOML_TABLE}\ncommand = "gitckpt"\nargs = ["mcp"]\nenv_vars = [{names}]\n'
+
+
+def _plan_toml(spec: Host, root: Path, rel: str, scope: str, remove: bool) -> InstallPlan:
+    """Codex's config.toml with gitckpt's server as `[mcp_servers.gitckpt]` (or without it,
+    where it is gitckpt's): the table is added at the end, or taken out, and every other
+    line kept as written; the result must read as the same TOML plus (or minus) that table."""
+    import tomllib
+
+    path, old = _existing(root, rel)
+    name = f"~/{rel}" if scope == "user" else rel
+
+    def read(text: str) -> dict[str, Any]:
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise InvalidArgument(f"{path} is not valid TOML ({e}).", _BY_HAND) from e
+
+    config = read(old)
+    servers = config.get("mcp_servers")
+    servers = servers if isinstance(servers, dict) else {}
+    mine = servers.get("gitckpt")
+    if remove:
+        if not _is_ours(mine) or _TOML_TABLE not in old.splitlines():
+            return InstallPlan(spec.name, path, old, old, scope=scope, name=name)
+        lines = old.splitlines(keepends=True)
+        start = next(i for i, ln in enumerate(lines) if ln.strip() == _TOML_TABLE)
+        end = next((i for i in range(start + 1, len(lines))
+                    if lines[i].lstrip().startswith("[")), len(lines))
+        new = "".join(lines[:start] + lines[end:]).rstrip("\n")
+        new = new + "\n" if new else ""
+    elif mine is not None and not _is_ours(mine):
+        raise InvalidArgument('A server named "gitckpt" that is not `gitckpt mcp` is declared '
+                              "already.", "Rename or remove it, or leave out --mcp.")
+    elif mine is not None or any(_is_ours(v) for v in servers.values()):
+        return InstallPlan(spec.name, path, old, old, scope=scope, name=name)
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + _toml_block()
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:  # (servers declared inline: no table can be added)
+        after = None
+    expected = dict(config)
+    if remove:
+        rest = {k: v for k, v in servers.items() if k != "gitckpt"}
+        expected["mcp_servers"] = rest
+        if not rest:
+            expected.pop("mcp_servers")
+    else:
+        expected["mcp_servers"] = {**servers, "gitckpt": read(_toml_block())["mcp_servers"][
+            "gitckpt"]}
+    if after != expected:
+        raise InvalidArgument(f"{path} declares its servers in a way gitckpt cannot add a "
+                              "table to.", _BY_HAND)
+    return InstallPlan(spec.name, path, old, new, scope=scope, name=name)
 
 
 def _is_ours(server: object) -> bool:
@@ -166,9 +244,18 @@ def serves(spec: Host, folder: str | Path) -> bool:
         files.append(Path.home() / ".claude.json")
     if spec.name == "opencode":  # its servers: "mcp", each with a command list
         files += [root / "opencode.json", Path.home() / ".config" / "opencode" / "opencode.json"]
+    if spec.name == "codex" and os.environ.get("CODEX_HOME"):  # Codex's own home, if moved
+        files.append(Path(os.environ["CODEX_HOME"]) / "config.toml")
     for path in files:
         try:
-            config = json_input.loads(jsonc.blank_comments(path.read_text(encoding="utf-8")))
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".toml":  # Codex: [mcp_servers.NAME] tables
+                import tomllib
+
+                toml = tomllib.loads(text)
+                config = {"mcpServers": toml.get("mcp_servers")}
+            else:
+                config = json_input.loads(jsonc.blank_comments(text))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
             continue
         if not isinstance(config, dict):
@@ -332,3 +419,46 @@ def write(p: InstallPlan) -> InstallPlan:
     atomic.replace_path(p.path, p.new.encode("utf-8"), mode=mode,
                         before_rename=lambda fd: os.fchmod(fd, mode))  # exactly, not umasked
     return replace(p, written=True)
+
+
+def untrusted_codex(folder: str | Path) -> list[str]:
+    """What keeps Codex from running gitckpt's hooks here, as Codex records it in the user's
+    config.toml (CODEX_HOME's, else ~/.codex's): a project that is not trusted (Codex reads no
+    `.codex/` of it), and a hooks file of gitckpt's with no hook trusted in it (Codex skips
+    untrusted hooks without a word). Read only; [] when nothing is found missing."""
+    import tomllib
+
+    try:
+        root = project_root(folder)
+    except WorkspaceError:
+        return []
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        config = {}
+    hooks = config.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    trusted = [k for k in state if isinstance(k, str)] if isinstance(state, dict) else []
+    projects = config.get("projects")
+    project = projects.get(str(root)) if isinstance(projects, dict) else None
+    out = []
+    for where, path in (("project", root / ".codex" / "hooks.json"),
+                        ("user", home / "hooks.json")):
+        try:
+            data = json_input.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        groups = data.get("hooks") if isinstance(data, dict) else None
+        if not isinstance(groups, dict) or not any(
+                gitckpts_handler(h) for g in groups.values() if isinstance(g, list) for grp in g
+                for h in (grp.get("hooks", []) if isinstance(grp, dict) else [])):
+            continue
+        if where == "project" and not (isinstance(project, dict)
+                                       and project.get("trust_level") == "trusted"):
+            out.append(f"Codex does not trust the project {root}: it reads none of its "
+                       ".codex/ (gitckpt's hooks there never run).")
+        if not any(k.startswith(f"{path}:") for k in trusted):
+            out.append(f"Codex has trusted none of gitckpt's hooks in {path}: it skips them "
+                       "without a word.")
+    return out

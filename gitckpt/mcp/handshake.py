@@ -41,11 +41,11 @@ TOOLS = Path(__file__).with_name("tools.json")
 QUIET = 0.25
 
 INSTRUCTIONS = """gitckpt keeps this task's steps as git commits under refs/checkpoints/ \
-(never the user's branches, index or stash). Tool names here are bare: your host may prefix \
-them (mcp__gitckpt__ckpt_save, gitckpt_ckpt_save).
+(never the user's branches, index or stash). Your host may prefix the tool names \
+(mcp__gitckpt__ckpt_save, gitckpt_ckpt_save).
 Call ckpt_resume first in every session; ckpt_init(name, goal) once per job of several \
-steps; ckpt_save(title, conclusion, next) after each finished step. Every tool takes \
-root: the workspace's absolute path (default: the server's)."""
+steps; ckpt_save(title, conclusion, next) after each finished step. Every tool takes root, \
+the workspace's absolute path."""
 
 
 @dataclass

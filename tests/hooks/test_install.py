@@ -117,3 +117,129 @@ def test_uninstall_from_the_command_line_reaches_its_command(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "unknown hook command" not in p.stderr
     assert "gitckpt" not in (tmp_path / ".claude" / "settings.json").read_text()
+
+
+CODEX = """# the user's Codex settings
+model = "gpt-5.5"
+
+[mcp_servers.db]
+command = "pg-mcp"
+
+[projects."/elsewhere"]
+trust_level = "trusted"
+"""
+
+
+def test_codex_gets_its_server_as_a_table_of_its_config_toml(tmp_path):
+    """`--mcp` for Codex: `[mcp_servers.gitckpt]` added at the end of `.codex/config.toml`,
+    every line of the user's kept as written, with the variables that say where the user's
+    gitckpt service is (Codex starts servers with a few variables of its own only); the
+    hooks then name tool calls. Again: nothing changes; uninstall: the table goes, the rest
+    stays byte for byte."""
+    import tomllib
+
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX)
+    hooks_plan, server_plan = install.plans(tmp_path, "codex", mcp=True)
+    assert server_plan.path == config
+    assert server_plan.changed
+    assert "+[mcp_servers.gitckpt]" in server_plan.diff
+    for p in (hooks_plan, server_plan):
+        install.write(p)
+    text = config.read_text()
+    assert text.startswith(CODEX)
+    servers = tomllib.loads(text)["mcp_servers"]
+    assert servers["db"] == {"command": "pg-mcp"}
+    assert servers["gitckpt"]["command"] == "gitckpt"
+    assert servers["gitckpt"]["args"] == ["mcp"]
+    assert "GITCKPT_RUNTIME_DIR" in servers["gitckpt"]["env_vars"]
+    assert "--cli" not in (tmp_path / ".codex" / "hooks.json").read_text()
+    assert not any(p.changed for p in install.plans(tmp_path, "codex", mcp=True))
+    for p in install.plans(tmp_path, "codex", mcp=True, remove=True):
+        install.write(p)
+    assert config.read_text() == CODEX
+
+
+def test_codex_refuses_a_server_of_the_users_named_gitckpt_and_broken_toml(tmp_path):
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    for text, said in (('[mcp_servers.gitckpt]\ncommand = "mine"\n', "not `gitckpt mcp`"),
+                       ("model = \n", "not valid TOML"),
+                       ('mcp_servers = { db = { command = "pg" } }\n', "cannot add a table")):
+        config.write_text(text)
+        with pytest.raises(InvalidArgument, match=said):
+            install.plans(tmp_path, "codex", mcp=True)
+        assert config.read_text() == text
+
+
+def test_a_codex_server_added_by_codex_mcp_add_is_found(tmp_path, monkeypatch):
+    """The server `codex mcp add gitckpt -- gitckpt mcp` wrote into CODEX_HOME's config.toml:
+    the hooks name tool calls, not CLI commands."""
+    (tmp_path / "p" / ".git").mkdir(parents=True)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert "--cli" in install.plan(tmp_path / "p", "codex").new
+    (home / "config.toml").write_text('[mcp_servers.gitckpt]\ncommand = "gitckpt"\n'
+                                      'args = ["mcp"]\n')
+    assert "--cli" not in install.plan(tmp_path / "p", "codex").new
+
+
+def test_opencode_and_copilot_get_their_servers_in_their_project_files(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "opencode.json").write_text('{"model": "x/y"}\n')
+    plans = install.plans(tmp_path, "opencode", mcp=True)
+    assert [p.path.name for p in plans] == ["gitckpt.js", "opencode.json"]
+    for p in plans:
+        install.write(p)
+    assert json.loads((tmp_path / "opencode.json").read_text()) == {
+        "model": "x/y", "mcp": {"gitckpt": {"type": "local", "command": ["gitckpt", "mcp"]}}}
+    assert 'const ARGS = []' in (tmp_path / ".opencode" / "plugins" / "gitckpt.js").read_text()
+    plans = install.plans(tmp_path, "copilot", mcp=True)
+    assert [p.path.relative_to(tmp_path).as_posix() for p in plans] == [
+        ".github/hooks/gitckpt.json", ".mcp.json"]
+    for p in plans:
+        install.write(p)
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitckpt"] == {
+        "command": "gitckpt", "args": ["mcp"]}
+    for host in ("opencode", "copilot"):
+        for p in install.plans(tmp_path, host, mcp=True, remove=True):
+            install.write(p)
+    assert json.loads((tmp_path / "opencode.json").read_text()) == {"model": "x/y"}
+    assert not (tmp_path / ".mcp.json").exists() or \
+        "gitckpt" not in (tmp_path / ".mcp.json").read_text()
+
+
+def test_doctor_says_when_codex_will_not_run_gitckpts_hooks(tmp_path, monkeypatch):
+    """Codex skips hooks it has not trusted, silently, and reads no `.codex/` of a project
+    it does not trust: doctor says so, from what Codex records in its config.toml."""
+    import subprocess
+    import sys
+
+    project = tmp_path / "p"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert install.untrusted_codex(project) == []  # no hooks of gitckpt's: nothing to say
+    install.write(install.plan(project, "codex"))
+    said = install.untrusted_codex(project)
+    assert len(said) == 2
+    assert "does not trust the project" in said[0]
+    hooks = project.resolve() / ".codex" / "hooks.json"
+    (home / "config.toml").write_text(
+        f'[projects."{project.resolve()}"]\ntrust_level = "trusted"\n\n'
+        f'[hooks.state."{hooks}:Stop:0:0"]\ntrusted_hash = "sha256:00"\n')
+    assert install.untrusted_codex(project) == []
+    (home / "config.toml").write_text("")
+    r = subprocess.run([sys.executable, "-m", "gitckpt", "-C", str(project), "init", "t"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "gitckpt", "-C", str(project), "doctor"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "trusted none of gitckpt's hooks" in r.stdout + r.stderr

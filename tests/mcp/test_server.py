@@ -29,6 +29,8 @@ TOOLS = CORE | {"ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ck
                 "ckpt_push", "ckpt_fetch"}
 MODES = ["legacy", "auto"]
 SHARED = ("root", "task", "paths", "apply", "expect", "confirm")
+#: Inputs whose name says it all: no description (every session pays for each one).
+PLAIN = ("description", "verified", "decisions", "gotchas", "files")
 
 
 def session(server_or_params, mode: str, body, **kw):
@@ -70,7 +72,7 @@ def test_every_tool_is_listed_with_schemas_and_agent_docs(ws, mode, monkeypatch)
         assert t.output_schema["type"] == "object", t.name
         for name, prop in t.input_schema["properties"].items():
             # these mean the same everywhere: the instructions say it once
-            assert prop.get("description") or name in SHARED, f"{t.name}.{name}"
+            assert prop.get("description") or name in SHARED + PLAIN, f"{t.name}.{name}"
     plan = tools["ckpt_save"].input_schema
     assert "plan" in plan["properties"]
     assert "title" in plan["required"]

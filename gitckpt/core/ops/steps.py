@@ -28,8 +28,8 @@ class InitRequest(Request["results.InitResult"]):
     op = "init"
     command = "init"
     tool = "ckpt_init"
-    summary = ("Start a task: step 0 snapshots the workspace; the task becomes active. Once "
-               "per job of several steps.")
+    summary = ("Start a task, once per job of several steps: step 0 snapshots the "
+               "workspace.")
     opening = Opening.HERE
 
     name: str = arg(brief="Short task name.", positional=True)
@@ -68,26 +68,25 @@ class SaveRequest(Request["SaveResult"]):
     next: str | tuple[str, ...] = arg("What to do next; repeat for ordered next actions.",
                                       brief="Next action(s), in order.", metavar="TEXT",
                                       default="")
-    description: str = arg("Longer notes on the step.", brief="Longer notes.", default="")
-    verified: tuple[str, ...] = arg("A check that passed; repeatable.",
-                                    brief="Checks that passed.", metavar="TEXT", default=())
+    description: str = arg("Longer notes on the step.", brief="", default="")
+    verified: tuple[str, ...] = arg("A check that passed; repeatable.", brief="",
+                                    metavar="TEXT", default=())
     commands: tuple[CommandRun, ...] = arg(
         "A command that ran on the workspace as saved; pair each with --exit.",
         brief="Commands run.", cli="--ran", metavar="CMD",
         pair=("--exit", "N", "The exit code of the --ran at the same position."), default=())
     files: tuple[FileNote, ...] = arg("A file that matters, and why; repeatable.",
-                                      brief="Files that matter.", cli="--file",
+                                      brief="", cli="--file",
                                       metavar="PATH[=NOTE]", default=())
     open_questions: tuple[str, ...] = arg("An open question; repeatable.", brief="Newly open.",
                                           cli="--question", metavar="TEXT", default=())
     answered: tuple[str, ...] = arg(
         "An open question this step answers (its exact text); repeatable.",
         brief="Questions now answered.", metavar="TEXT", default=())
-    decisions: tuple[str, ...] = arg("A decision made; repeatable.", brief="Choices made.",
+    decisions: tuple[str, ...] = arg("A decision made; repeatable.", brief="",
                                      cli="--decision", metavar="TEXT", default=())
     gotchas: tuple[str, ...] = arg("A trap the next session must know; repeatable.",
-                                   brief="Traps to remember.", cli="--gotcha", metavar="TEXT",
-                                   default=())
+                                   brief="", cli="--gotcha", metavar="TEXT", default=())
     drop: tuple[str, ...] = arg(
         "Retire a decision, gotcha or open question (its exact text); repeatable.",
         brief="Retire these notes.", metavar="TEXT", default=())
