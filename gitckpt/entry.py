@@ -130,7 +130,8 @@ def _hook(args: list[str]) -> bool:
         raw = ""
     reply = None
     try:
-        reply = ask(hook_message(host, kind, raw, hook_folder(host), voice), start=True)
+        reply = ask(hook_message(host, kind, raw, hook_folder(host), voice,
+                                 os.environ.get("GITCKPT_TOOL_PREFIX", "")), start=True)
     except Exception:
         reply = None  # any trouble with the service: the hook runs here
     if reply is not None and not reply.get("died"):

@@ -210,8 +210,10 @@ def test_hook_install_mcp_wires_the_server_and_the_hooks_name_its_tools(repo, ho
         assert out["mcp"]["path"] == str(servers)
     else:
         assert "mcp" not in out
+    # told the names its host gives its tools, where the host has a prefix of its own
+    told = {"env": {"GITCKPT_TOOL_PREFIX": spec.tools}} if spec.tools else {}
     assert json.loads(servers.read_text())["mcpServers"] == {
-        "gitckpt": {"command": "gitckpt", "args": ["mcp"]}}
+        "gitckpt": {"command": "gitckpt", "args": ["mcp"], **told}}
     hooks = json.loads((repo / spec.config).read_text())
     assert hooks == spec.merged(hooks)  # the tool-call voice: no --cli
     again = run_cli("-C", str(repo), "hook", "install", "--host", host)  # no --mcp: found

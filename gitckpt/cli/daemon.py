@@ -95,6 +95,9 @@ class Service:
         taken (another service has it: then nothing is wrong, and the caller says so)."""
         if not self.listener.start():
             return 1
+        # a client's own settings are each request's (client.CLIENT_ONLY), never the
+        # service's, whichever client started it: the tool names' prefix is one of them
+        os.environ.pop("GITCKPT_TOOL_PREFIX", None)
         log.info("gitckpt %s service (pid %d) at %s", __version__, os.getpid(),
                  self.listener.path)
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -80,16 +80,20 @@ def _json(value: object) -> str:
     return "..." if value is BLANK else json.dumps(value, ensure_ascii=False)
 
 
-#: The prefix of the host a hook runs for (hooks/run.py), where GITCKPT_TOOL_PREFIX says none.
-HOST_PREFIX: ContextVar[str] = ContextVar("host_prefix", default="")
+#: The prefix of the tool names of the hook or MCP session at hand (hooks/run.py,
+#: mcp/server.py), set from what its process said; None: GITCKPT_TOOL_PREFIX of this one.
+HOST_PREFIX: ContextVar[str | None] = ContextVar("host_prefix", default=None)
 
 
 def tool_prefix() -> str:
     """What the host puts before the tool names it shows the model, so a suggested call
-    names the tool the model can call: GITCKPT_TOOL_PREFIX (Claude Code's plugin:
-    `mcp__plugin_gitckpt_gitckpt__`), else the prefix of the host a hook runs for
-    (`mcp_gitckpt_` in Gemini CLI); letters, digits, `_` and `-` only, else none."""
-    prefix = os.environ.get("GITCKPT_TOOL_PREFIX", "") or HOST_PREFIX.get()
+    names the tool the model can call: the hook's or the session's (its GITCKPT_TOOL_PREFIX,
+    as Claude Code's plugin sets `mcp__plugin_gitckpt_gitckpt__`, else its host's:
+    `mcp_gitckpt_` in Gemini CLI), else this process's GITCKPT_TOOL_PREFIX; letters,
+    digits, `_` and `-` only, else none."""
+    prefix = HOST_PREFIX.get()
+    if prefix is None:
+        prefix = os.environ.get("GITCKPT_TOOL_PREFIX", "")
     return prefix if re.fullmatch(r"[A-Za-z0-9_-]{0,64}", prefix) else ""
 
 

@@ -92,11 +92,14 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
         raise InvalidArgument(f"gitckpt cannot declare its MCP server for {spec.title} "
                               f"({scope} scope).", _BY_HAND_MCP.get(host, _SERVER_HINT))
     spec = replace(spec, cli=not (mcp and not remove) and not serves(spec, folder))
+    # the server is told the names its host gives its tools, where the file is the host's
+    # alone (Copilot CLI also reads Claude Code's .mcp.json: there the names stay bare)
+    prefix = spec.tools if servers != ".mcp.json" or spec.name == "claude" else ""
     if spec.plugin is not None:  # a plugin file of gitckpt's own, not hooks merged into JSON
         out = [_plan_plugin(spec, root, rel, scope, remove)]
         if servers is not None:  # OpenCode's opencode.json: "mcp", each a command list
             out.append(_plan_file(spec, root, servers, scope,
-                                  lambda c: _server(c, remove, "mcp"), ("mcp",)))
+                                  lambda c: _server(c, remove, "mcp", prefix), ("mcp",)))
         return out
     if servers is not None and servers.endswith(".toml"):  # Codex's config.toml
         return [_plan_file(spec, root, rel, scope, spec.without if remove else spec.merged,
@@ -104,13 +107,13 @@ def plans(folder: str | Path, host: str, scope: str = "project", *, remove: bool
 
     def hooks(config: dict[str, Any]) -> dict[str, Any]:
         config = spec.without(config) if remove else spec.merged(config)
-        return _server(config, remove) if servers == rel else config
+        return _server(config, remove, prefix=prefix) if servers == rel else config
 
     out = [_plan_file(spec, root, rel, scope, hooks,
                       ("hooks", "mcpServers") if servers == rel else ("hooks",))]
     if servers is not None and servers != rel:
-        out.append(_plan_file(spec, root, servers, scope, lambda c: _server(c, remove),
-                              ("mcpServers",)))
+        out.append(_plan_file(spec, root, servers, scope,
+                              lambda c: _server(c, remove, prefix=prefix), ("mcpServers",)))
     return out
 
 
@@ -129,10 +132,11 @@ _BY_HAND_MCP = {
 }
 
 
-def _server(config: dict[str, Any], remove: bool, member: str = "mcpServers"
-            ) -> dict[str, Any]:
+def _server(config: dict[str, Any], remove: bool, member: str = "mcpServers",
+            prefix: str = "") -> dict[str, Any]:
     """`config` with gitckpt's server in `member` (or without it, where it is gitckpt's;
-    a server of the user's under the same name is kept)."""
+    a server of the user's under the same name is kept), told `prefix`, the names its host
+    gives its tools (GITCKPT_TOOL_PREFIX), where there is one."""
     servers = config.get(member)
     if servers is not None and not isinstance(servers, dict):
         raise InvalidArgument(f'"{member}" is not an object of servers.', _BY_HAND)
@@ -146,7 +150,11 @@ def _server(config: dict[str, Any], remove: bool, member: str = "mcpServers"
         raise InvalidArgument('A server named "gitckpt" that is not `gitckpt mcp` is declared '
                               "already.", "Rename or remove it, or leave out --mcp.")
     elif not any(ours(v) for v in servers.values()):
-        servers["gitckpt"] = dict(SERVER if member == "mcpServers" else OPENCODE_SERVER)
+        server: dict[str, Any] = dict(SERVER if member == "mcpServers" else OPENCODE_SERVER)
+        if prefix:  # (OpenCode names a local server's variables `environment`)
+            server["env" if member == "mcpServers" else "environment"] = {
+                "GITCKPT_TOOL_PREFIX": prefix}
+        servers["gitckpt"] = server
     out = dict(config)
     if servers:
         out[member] = servers

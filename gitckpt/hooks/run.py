@@ -52,13 +52,14 @@ class Outcome:
     log: str = ""
 
 
-def run(host_name: str, kind: str, raw: str, here: str, voice: Voice = "mcp") -> Outcome:
+def run(host_name: str, kind: str, raw: str, here: str, voice: Voice = "mcp",
+        prefix: str = "") -> Outcome:
     """One hook event (`here`: the hook's own working folder; `voice`: whether its texts name
-    tool calls or CLI commands). Never raises: any failure is the host's empty answer and a
-    log line."""
+    tool calls or CLI commands; `prefix`: the hook's GITCKPT_TOOL_PREFIX, else the host's).
+    Never raises: any failure is the host's empty answer and a log line."""
     host = HOSTS.get(host_name)
     # the texts name the tools as this host shows them (reset: the service's thread goes on)
-    token = hints.HOST_PREFIX.set(host.tools if host is not None else "")
+    token = hints.HOST_PREFIX.set(prefix or (host.tools if host is not None else ""))
     try:
         outcome = _run(host_name, kind, raw, here, voice)
     finally:
@@ -245,7 +246,7 @@ def serve(call: HookCall) -> dict[str, str]:
     """A hook the service runs for a client (service/client.py)."""
     if call.host not in HOSTS or call.event not in _ACTIONS:
         return {"refused": "not a hook request"}
-    outcome = run(call.host, call.event, call.raw, call.here, call.voice)
+    outcome = run(call.host, call.event, call.raw, call.here, call.voice, call.prefix)
     return {"stdout": outcome.stdout, "log": outcome.log}
 
 
@@ -281,6 +282,7 @@ def read_stdin() -> str:
 def main(host_name: str, kind: str, raw: str, voice: Voice = "mcp") -> None:
     """`gitckpt hook KIND [--host NAME] [--cli]` after stdin was read (`raw`), in this
     process: the outcome to stdout, a log line to stderr and the log file; exit 0."""
-    outcome = run(host_name, kind, raw, hook_folder(host_name), voice)
+    outcome = run(host_name, kind, raw, hook_folder(host_name), voice,
+                  os.environ.get("GITCKPT_TOOL_PREFIX", ""))
     emit(outcome.stdout, outcome.log and f"hook {host_name} {kind}: {outcome.log}")
     sys.exit(0)

@@ -195,9 +195,10 @@ def _load(line: bytes) -> Any:
 
 def header(root: str | None) -> dict[str, Any]:
     """What the service's session needs of this process: its folder (after `-C`), `--root`,
-    and the session's own settings."""
+    and the session's own settings (the tool names' prefix among them)."""
     return {"cwd": os.getcwd(), "root": root, "fixed": os.environ.get("GITCKPT_ROOT"),
-            "export_dir": os.environ.get("GITCKPT_EXPORT_DIR")}
+            "export_dir": os.environ.get("GITCKPT_EXPORT_DIR"),
+            "prefix": os.environ.get("GITCKPT_TOOL_PREFIX", "")}
 
 
 def serve(root: str | None, wire: Wire, held: Held) -> bool:

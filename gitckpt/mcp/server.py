@@ -264,6 +264,9 @@ def serve_session(conn: socket.socket, reader: BinaryIO, header: dict[str, Any],
     answered: set[object] = {x for x in header.get("answered") or []
                              if isinstance(x, (str, int))}
     held = Held(lines, answered)
+    # the names this session's host gives the tools, in every text of the session's calls
+    # (anyio's worker threads run in a copy of this context)
+    hints.HOST_PREFIX.set(text("prefix") or "")
     first = (ws.configured() or [cwd])[0]
     if "$" not in first and os.path.isabs(first) and not too_wide(os.path.realpath(first)):
         watchers.watch(first)

@@ -46,7 +46,8 @@ SEND_WAIT = 5.0  # the service's side: reading a request, writing an answer
 #: What a client's environment may hold that is its own, not the service's: the session's
 #: workspace, the client's waits and switches. Every other GITCKPT_* setting is in the key.
 CLIENT_ONLY = ("GITCKPT_ROOT", "GITCKPT_EXPORT_DIR", "GITCKPT_SERVICE", "GITCKPT_SERVICE_WAIT",
-               "GITCKPT_SERVICE_IDLE", "GITCKPT_RUNTIME_DIR", "GITCKPT_RELAY_WAIT")
+               "GITCKPT_SERVICE_IDLE", "GITCKPT_RUNTIME_DIR", "GITCKPT_RELAY_WAIT",
+               "GITCKPT_TOOL_PREFIX")
 
 
 #: The CLI commands the service serves (cli/relayed.py): each is idempotent (a save saved twice
@@ -81,11 +82,12 @@ def served(argv: list[str], tty: bool) -> bool:
     return not (tty and command in PAGED and "--no-pager" not in argv and "--json" not in argv)
 
 
-def hook_message(host: str, event: str, raw: str, here: str, voice: str) -> dict[str, Any]:
+def hook_message(host: str, event: str, raw: str, here: str, voice: str,
+                 prefix: str = "") -> dict[str, Any]:
     """A hook's request as the service reads it: core/ops/events.py HookCall's wire form,
     written here without loading the declarations (tests keep the two equal)."""
     return {"op": "hook", "request": {"host": host, "event": event, "raw": raw, "here": here,
-                                      "voice": voice}}
+                                      "voice": voice, "prefix": prefix}}
 
 
 def command_message(argv: list[str], here: str, tty: bool, env: dict[str, str],

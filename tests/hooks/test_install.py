@@ -196,13 +196,15 @@ def test_opencode_and_copilot_get_their_servers_in_their_project_files(tmp_path)
     for p in plans:
         install.write(p)
     assert json.loads((tmp_path / "opencode.json").read_text()) == {
-        "model": "x/y", "mcp": {"gitckpt": {"type": "local", "command": ["gitckpt", "mcp"]}}}
+        "model": "x/y", "mcp": {"gitckpt": {"type": "local", "command": ["gitckpt", "mcp"],
+                                            "environment": {"GITCKPT_TOOL_PREFIX": "gitckpt_"}}}}
     assert 'const ARGS = []' in (tmp_path / ".opencode" / "plugins" / "gitckpt.js").read_text()
     plans = install.plans(tmp_path, "copilot", mcp=True)
     assert [p.path.relative_to(tmp_path).as_posix() for p in plans] == [
         ".github/hooks/gitckpt.json", ".mcp.json"]
     for p in plans:
         install.write(p)
+    # (Claude Code reads .mcp.json too: the names stay bare, as the instructions say them)
     assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitckpt"] == {
         "command": "gitckpt", "args": ["mcp"]}
     for host in ("opencode", "copilot"):

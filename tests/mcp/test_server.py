@@ -772,3 +772,27 @@ def test_a_bridge_whose_host_stopped_reading_leaves(ws):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.parametrize("served", [pytest.param(True, marks=pytest.mark.service), False])
+def test_each_session_names_the_tools_as_its_host_does(ws, served):
+    """GITCKPT_TOOL_PREFIX of the server's process (what `hook install --mcp` writes where the
+    host prefixes a server's tools: `mcp_gitckpt_` in Gemini CLI) names the calls its
+    results suggest; a session of another host, served by the same service, names its own."""
+    from gitckpt.service import client
+
+    env = {} if served else {"GITCKPT_SERVICE": "off"}
+    said = {}
+    for prefix in ("mcp_gitckpt_", ""):
+        proc = _start(ws.root, GITCKPT_TOOL_PREFIX=prefix, **env)
+        try:
+            _handshake(proc)
+            said[prefix] = _call(proc, 2, "ckpt_resume", {})["result"]["content"][0]["text"]
+        finally:
+            proc.stdin.close()
+            proc.wait(30)
+    assert "mcp_gitckpt_ckpt_init(" in said["mcp_gitckpt_"]
+    assert "ckpt_init(" in said[""]
+    assert "mcp_gitckpt_" not in said[""]
+    if served:  # the prefix is each session's, not the service's: one service served both
+        assert client.running_pid(client.address()) is not None

@@ -15,10 +15,11 @@ from gitckpt.store import logs
 text = st.text(max_size=20)
 
 
-@given(host=text, event=text, raw=text, here=text, voice=st.sampled_from(["mcp", "cli"]))
-def test_a_hooks_message_is_its_requests_wire_form(host, event, raw, here, voice):
-    message = client.hook_message(host, event, raw, here, voice)
-    call = HookCall(host, event, raw, here, voice)
+@given(host=text, event=text, raw=text, here=text, voice=st.sampled_from(["mcp", "cli"]),
+       prefix=text)
+def test_a_hooks_message_is_its_requests_wire_form(host, event, raw, here, voice, prefix):
+    message = client.hook_message(host, event, raw, here, voice, prefix)
+    call = HookCall(host, event, raw, here, voice, prefix)
     assert message == {"op": call.op, "request": call.to_wire()}
     assert decode(HookCall, message["request"]) == call
 

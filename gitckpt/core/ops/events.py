@@ -84,7 +84,8 @@ class StoppingRequest(Request["Reminder | None"]):
 class HookCall(Request["dict[str, Any]"]):
     """A host's hook event handed by the hook's process to a running gitckpt: the host, the
     event (`session-start`, `post-tool`, ...), the host's JSON as read from stdin, the hook's
-    own folder, and the voice its texts speak in."""
+    own folder, the voice its texts speak in, and the prefix of the tool names they use
+    (GITCKPT_TOOL_PREFIX of the hook's process; "": the host's own, hooks/hosts.py)."""
 
     op = "hook"
 
@@ -93,6 +94,7 @@ class HookCall(Request["dict[str, Any]"]):
     raw: str = arg()
     here: str = arg()
     voice: Voice = arg(default="mcp")
+    prefix: str = arg(default="")
 
 
 @dataclass(frozen=True)
