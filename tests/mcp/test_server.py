@@ -30,7 +30,8 @@ TOOLS = CORE | {"ckpt_capture", "ckpt_switch", "ckpt_export", "ckpt_import", "ck
 MODES = ["legacy", "auto"]
 SHARED = ("root", "task", "paths", "apply", "expect", "confirm")
 #: Inputs whose name says it all: no description (every session pays for each one).
-PLAIN = ("description", "verified", "decisions", "gotchas", "files")
+PLAIN = ("description", "verified", "decisions", "gotchas", "files", "name", "constraints",
+         "open_questions", "limit", "all_tasks", "target", "patch", "query", "conflicts")
 
 
 def session(server_or_params, mode: str, body, **kw):

@@ -30,11 +30,11 @@ class DiffRequest(Request["results.DiffResult"]):
 
     base: str = arg(brief="Step number, commit id or 'live'.", positional=True,
                     complete="target")
-    target: str = arg(brief="Default: live.", positional=True, complete="target",
+    target: str = arg(brief="", positional=True, complete="target",
                       default="live")
     paths: tuple[str, ...] = arg(brief="", metavar="PATH", path="workspace",
                                  after_dashes=True, default=())
-    patch: bool = arg("Print the unified patch, not only the paths.", brief="Add the patch.",
+    patch: bool = arg("Print the unified patch, not only the paths.", brief="",
                       default=False)
     task: str | None = task("Count step numbers in this task.")
 
@@ -48,8 +48,7 @@ class WhyRequest(Request["WhyResult"]):
     op = "why"
     command = "why"
     tool = "ckpt_why"
-    summary = ("Who wrote these lines and why: checkpoint, tool call, prompt, step, checks. "
-               "Read-only.")
+    summary = "Who wrote these lines and why: the call, prompt, step and checks. Read-only."
 
     path: str = arg(brief="PATH[:LINE[-LINE]]", positional=True, metavar="PATH[:LINE[-LINE]]",
                     path="workspace")
@@ -101,7 +100,7 @@ class SearchRequest(Request["SearchResult"]):
     tool = "ckpt_search"
     summary = "Was it tried before? Every task's notes, best first. Read-only."
 
-    query: str = arg(brief="Words, all of them.", positional=True, words=True)
+    query: str = arg(brief="", positional=True, words=True)
     task: str | None = task("Only this task's notes.")
     kind: tuple[Kind, ...] = arg(
         f"Only fields of this kind; repeatable ({', '.join(KINDS)}).",

@@ -32,9 +32,9 @@ class InitRequest(Request["results.InitResult"]):
                "workspace.")
     opening = Opening.HERE
 
-    name: str = arg(brief="Short task name.", positional=True)
+    name: str = arg(brief="", positional=True)
     goal: str = arg("What the task is for.", brief="What done looks like.", default="")
-    constraints: str = arg("Rules the work must keep to.", brief="Rules to keep.", default="")
+    constraints: str = arg("Rules the work must keep to.", brief="", default="")
     exclude: tuple[str, ...] = arg(
         "Leave matching files out of snapshots (.gitignore syntax); repeatable.",
         brief=".gitignore patterns to leave out.", metavar="PATTERN", default=())
@@ -78,7 +78,7 @@ class SaveRequest(Request["SaveResult"]):
     files: tuple[FileNote, ...] = arg("A file that matters, and why; repeatable.",
                                       brief="", cli="--file",
                                       metavar="PATH[=NOTE]", default=())
-    open_questions: tuple[str, ...] = arg("An open question; repeatable.", brief="Newly open.",
+    open_questions: tuple[str, ...] = arg("An open question; repeatable.", brief="",
                                           cli="--question", metavar="TEXT", default=())
     answered: tuple[str, ...] = arg(
         "An open question this step answers (its exact text); repeatable.",
@@ -129,14 +129,14 @@ class LogRequest(Request["results.LogResult"]):
     task: str | None = task("Show this task (default: active).")
     steps_only: bool = arg("Hide the drifts between steps.", cli="--steps", mcp=False,
                            default=False)
-    limit: int | None = arg("Only the newest N steps.", brief="Steps shown.", metavar="N",
+    limit: int | None = arg("Only the newest N steps.", brief="", metavar="N",
                             minimum=1, mcp_default=10, default=None)
     before: int | None = arg("Only steps older than step N (pages back with --limit).",
                              brief="Page: steps older than this.", metavar="N", minimum=1,
                              default=None)
     step: int | None = arg("Only step N, in full.", brief="One step in full.", metavar="N",
                            minimum=0, default=None)
-    all_tasks: bool = arg(brief="List the tasks.", cli=None, default=False)
+    all_tasks: bool = arg(brief="", cli=None, default=False)
 
 
 @dataclass(frozen=True)

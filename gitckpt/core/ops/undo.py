@@ -26,8 +26,7 @@ class RestoreRequest(Request["results.RestoreResult"]):
     op = "restore"
     command = "restore"
     tool = "ckpt_restore"
-    summary = ("Put files back as a step or drift had them; previews unless apply (then a "
-               "safety copy first).")
+    summary = "Put files back as a step or drift had them; previews unless apply."
 
     target: str = arg(brief="Step number, head, or commit id.", positional=True,
                       complete="target")
@@ -59,8 +58,7 @@ class RevertRequest(Request["results.RevertResult"]):
     op = "revert"
     command = "revert"
     tool = "ckpt_revert"
-    summary = ("Undo one step's or drift's changes, keeping all later work (3-way merge); "
-               "previews unless apply.")
+    summary = "Undo one step's or drift's changes, keeping later work; previews unless apply."
 
     target: str = arg(brief="Step, drift id, or A..B.", positional=True, complete="target")
     apply: bool = arg("Do it (default: only show the plan). Prints the safety copy's id.",
@@ -70,7 +68,7 @@ class RevertRequest(Request["results.RevertResult"]):
     conflicts: Literal["markers", "ours", "theirs"] | None = arg(
         "Settle conflicting files: write git-style markers into them, leave them as they are "
         "(ours), or take the version from before the change (theirs).",
-        brief="Settles conflicts.", default=None)
+        brief="", default=None)
     task: str | None = task("Count step numbers in this task.")
     patch: bool = arg("Show the unified diff of every file to change, conflicts between "
                       "git's markers.", mcp=False, default=False)
