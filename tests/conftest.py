@@ -33,6 +33,18 @@ def _strays(base: Path) -> list[Path]:
     return [p / ".gitckpt" for p in places if os.path.lexists(p / ".gitckpt")]
 
 
+def marketplace_copy(source: Path) -> Path:
+    """This repository as a plugin marketplace's clone holds it (its git files, tracked and
+    untracked but not ignored), copied to `source`."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, files):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    return source
+
+
 def stop_services(runtime: str) -> None:
     """Every service started with `runtime` as its folder, stopped (killed when it does not
     leave within 5 s), and the folder removed."""

@@ -264,11 +264,12 @@ def test_each_hook_event_is_one_service_call():
 
 def test_the_tests_mirror_the_packages():
     """Each test module sits in the folder of the layer it tests (tests/store/, tests/cli/,
-    ...); only the checks of the project as a whole sit in tests/ itself."""
+    ...); only the checks of the project as a whole sit in tests/ itself, and the real hosts'
+    sessions, which test every layer at once, in tests/hosts/."""
     tests = Path(__file__).resolve().parent
     layers = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     folders = {p.name for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
-    assert folders <= layers, sorted(folders - layers)
+    assert folders <= layers | {"hosts"}, sorted(folders - layers)
     whole = {p.name for p in tests.glob("test_*.py")}
     assert whole == {"test_architecture.py", "test_docs.py", "test_packaging.py",
                      "test_types.py"}, sorted(whole)

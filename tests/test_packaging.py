@@ -624,13 +624,9 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     import sys as _sys
 
     claude = _claude()
-    source = tmp_path / "plugin-source"  # the repository as a marketplace clone holds it
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
+    from conftest import marketplace_copy
+
+    source = marketplace_copy(tmp_path / "plugin-source")
     home = tmp_path / "home"
     home.mkdir()
     python_dir = str(Path(_sys.executable).resolve().parent)  # a 3.11+, without gitckpt
@@ -667,3 +663,21 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "plugin task" in context
     assert "mcp__plugin_gitckpt_gitckpt__ckpt_save(" in context  # the name the model has
+
+
+def test_ci_installs_the_hosts_the_host_suite_pins():
+    """The real hosts `.ci/run` installs from npm are the versions tests/hosts pins (and
+    docs/hosts.md's matrix names)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hosts_hostlib",
+                                                  ROOT / "tests" / "hosts" / "hostlib.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ci = (ROOT / ".ci" / "run").read_text()
+    matrix = (ROOT / "docs" / "hosts.md").read_text()
+    for package, version in module.PINNED.values():
+        assert f"{package}@{version}" in ci, package
+        assert version in matrix, package
