@@ -208,8 +208,6 @@ def serve(root: str | None, wire: Wire, held: Held) -> bool:
     bridge.sock = bridge.connect(first=True)
     if bridge.sock is None:
         return False
-    for sig in (signal.SIGINT, signal.SIGTERM):  # a host ending its session: leave at once
-        signal.signal(sig, lambda *_: os._exit(0))
     pump = threading.Thread(target=bridge.service_to_host, daemon=True)
     pump.start()
     bridge.host_to_service()
@@ -222,6 +220,10 @@ def main(root: str | None) -> None:
     service, or in this process where there is none."""
     from gitckpt.mcp import handshake
 
+    # a host ending its session (SIGINT, then SIGTERM after 100 ms in Claude Code) may do so
+    # at any moment, the handshake or the service's start included: leave at once, quietly
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: os._exit(0))
     if root is not None and not os.path.isabs(root) and "$" not in root:
         root = os.path.abspath(root)  # (an unexpanded $VAR is refused at the first call)
     wire = handshake.claim()

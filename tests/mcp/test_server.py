@@ -744,6 +744,29 @@ def test_the_server_leaves_at_once_on_sigint_and_sigterm(ws, monkeypatch, how, a
             p.wait()
 
 
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_the_server_leaves_quietly_on_a_signal_during_its_handshake(ws, how):
+    """A host that ends a short session at once sends SIGINT while the server has answered
+    the handshake but not yet reached its service (or its SDK): it leaves with 0 and no
+    traceback (it printed KeyboardInterrupt's and exited -2)."""
+    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "a host", "version": "1"}}}
+        p.stdin.write((json.dumps(hello) + "\n").encode())
+        p.stdin.flush()
+        assert b'"id":0' in p.stdout.readline()  # answered: the host may end it now
+        p.send_signal(how)
+        assert p.wait(10) == 0
+        assert b"Traceback" not in p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 @pytest.mark.service
 def test_a_bridge_whose_host_stopped_reading_leaves(ws):
     """The host closed its end of the bridge's stdout: the bridge's next answer cannot be
