@@ -681,3 +681,12 @@ def test_ci_installs_the_hosts_the_host_suite_pins():
     for package, version in module.PINNED.values():
         assert f"{package}@{version}" in ci, package
         assert version in matrix, package
+
+
+def test_the_launchers_line_to_the_user_is_json_whatever_its_data_folder(tmp_path):
+    tools = _fake_uv(tmp_path)
+    (tools / "go").write_text("")
+    path = f"{tools}:/usr/bin:/bin:{Path(sys.executable).resolve().parent}"
+    data = tmp_path / 'a "quoted" \\ folder'
+    r = _launch(tmp_path, path, "hook", "session-start", data=data)
+    assert str(data / "install.log") in json.loads(r.stdout)["systemMessage"]
