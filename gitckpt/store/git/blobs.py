@@ -41,7 +41,9 @@ def file_blob(repo: pygit2.Repository, pack: PackWriter, path: str, full: str,
             if verdict is not None and content_sensitive(data, verdict):
                 return SENSITIVE
             if filters:  # as `git add` cleans it (line endings, ident), from this read
-                cleaning = repo.load_filter_list(path, FilterMode.TO_ODB)
+                # (bytes: libgit2 takes a name that is not UTF-8 so; the stubs say str)
+                name = path.encode("utf-8", "surrogateescape")
+                cleaning = repo.load_filter_list(name, FilterMode.TO_ODB)  # type: ignore[arg-type]
                 if cleaning is not None:
                     data = cleaning.apply_to_buffer(data)
             oid = pygit2.hash(data)

@@ -177,8 +177,9 @@ class GitStore(Store):
         return self.workdir
 
     def cleaned(self, path: str, data: bytes) -> bytes:
-        cleaning = self.repo.load_filter_list(f"{self.prefix}/{path}".lstrip("/"),
-                                              FilterMode.TO_ODB)
+        # (as bytes: libgit2 takes a name that is not UTF-8 so, and refuses it as a str)
+        name = f"{self.prefix}/{path}".lstrip("/").encode("utf-8", "surrogateescape")
+        cleaning = self.repo.load_filter_list(name, FilterMode.TO_ODB)  # type: ignore[arg-type]
         return cleaning.apply_to_buffer(data) if cleaning is not None else data
 
     def trusts_mode(self) -> bool:
