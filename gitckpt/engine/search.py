@@ -44,7 +44,11 @@ KINDS = ("title", "conclusion", "next", "description", "verified", "decision", "
          "question", "answered", "dropped", "command", "file", "prompt", "tool", "goal")
 REF_ROOT = "refs/checkpoints/"  # the timeline's (engine/timeline imports this module)
 _REF = re.compile(r"([^/]+)/(head|drifts/[0-9]+)")
-_CAMEL = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
+#: A camel-case identifier: from a word's first letter, lower case or digits, then a capital,
+#: to the word's end. Linear in its input: a match starts only where a word does (a start
+#: inside a long run of lower case would scan the run again from each of its letters: a note
+#: fetched from elsewhere with a megabyte of it took minutes), and nothing is given back.
+_CAMEL = re.compile(r"(?<![A-Za-z0-9])[0-9]*+([A-Za-z][a-z0-9]*+[A-Z][A-Za-z0-9]*+)")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _log = logging.getLogger("gitckpt")
 

@@ -14,6 +14,8 @@ import time
 
 import pytest
 from conftest import run_cli, service
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gitckpt.core.errors import InvalidArgument
 from gitckpt.engine import search as searching
@@ -209,3 +211,28 @@ def test_a_folder_without_a_store_has_no_hits_and_gets_no_index(tmp_path, hermet
         assert (got.hits, got.indexed) == ([], 0)
         assert not (root / ".gitckpt").exists()
         assert not (root / ".git" / "gitckpt" / searching.FILE).exists()
+
+
+@given(st.text(alphabet="aZ9_ é-", max_size=40))
+def test_camel_case_parts_are_as_before_in_linear_time(text):
+    """The parts of camel-case words are what the earlier pattern found (which scanned a long
+    lower-case run again from each letter of it: quadratic)."""
+    import re
+
+    from gitckpt.engine import search
+
+    before = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
+    part = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+    assert search.parts(text) == " ".join(" ".join(part.findall(w))
+                                          for w in before.findall(text))
+
+
+def test_camel_case_parts_of_a_megabyte_of_hostile_text():
+    """A fetched note may hold a megabyte of anything: the inputs that made the earlier
+    pattern backtrack (one lower-case run, letters and digits, capitals then a lower case)
+    are read once (this test took minutes with it)."""
+    from gitckpt.engine import search
+
+    for text in ("a" * 1_000_000, "a1" * 500_000, "A" * 999_999 + "b", "aB" * 500_000):
+        search.parts(text)
+    assert search.parts("x parseConfig, HTTPServer2 y") == "parse Config HTTP Server 2"
