@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +66,29 @@ def _discard(stream: Any) -> None:
         os.close(devnull)
 
 
+#: A terminal's control sequences (CSI, OSC, DCS, SOS, PM, APC, and two-character ones), a
+#: C1 control, or a C0 control other than tab and newline. Linear: the classes of a CSI's
+#: parts do not overlap, and a string sequence runs to its first terminator.
+_CONTROL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                      r"|[PX^_][^\x1b]*(?:\x1b\\)?|[^\[\]PX^_])?"
+                      r"|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f]")
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with nothing a terminal acts on but the colours (SGR): a note fetched from
+    elsewhere, a file name or a command may hold an OSC sequence (a window title, the
+    clipboard, a link) or a cursor move, which would otherwise reach the user's terminal."""
+    return _CONTROL.sub(lambda m: m[0] if _STYLE.fullmatch(m[0]) else "", text)
+
+
 def echo(text: str, err: bool = False, color: bool | None = None) -> None:
     """click.echo(text, nl=False), except that file names which are not UTF-8 go out as their
-    own bytes; a failed write is raised as what it means (`written`)."""
+    own bytes, and nothing a terminal acts on but colours goes out (`terminal_safe`); a failed
+    write is raised as what it means (`written`)."""
     import click
 
+    text = terminal_safe(text)
     stream: Any = sys.stderr if err else sys.stdout
     if stream is None:
         return  # no stream to write to (click writes nothing either)

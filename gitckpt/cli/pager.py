@@ -101,8 +101,9 @@ def _core_pager(root: str) -> str | None:
 def show(text: str, kind: str | None, *, color: str, paging: bool, root: str) -> None:
     """Print `text` (colour as `color` says; a `kind` of long output gets git's colours),
     through the pager when `paging` is allowed, stdout is a terminal and `kind` is given."""
-    from gitckpt.cli.output import echo
+    from gitckpt.cli.output import echo, terminal_safe
 
+    text = terminal_safe(text)  # (before the colours of its own)
     tty = sys.stdout.isatty()
     colored = wants_color(color, tty)
     if colored and kind is not None:

@@ -22,6 +22,7 @@ import click
 
 from gitckpt.cli import pager
 from gitckpt.cli.invocation import Ctx
+from gitckpt.cli.output import terminal_safe
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.operations import CommandCall
 from gitckpt.engine.notes import json_text
@@ -56,7 +57,7 @@ class Captured(Ctx):
             text = pager.plain(text)
         elif page is not None:
             text = pager.colorize(text, page)
-        self.out.append(text)
+        self.out.append(terminal_safe(text))  # (as echo writes it: the client writes it raw)
 
 
 def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
@@ -85,7 +86,8 @@ def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
         return {"refused": "the command line does not parse"}  # its asker says why
     except GitckptError as e:
         out = json_text(e.to_dict()) + "\n" if made and made[0].json else ""
-        err = f"gitckpt: error: {e.message}\n" + (f"hint: {e.hint}\n" if e.hint else "")
+        err = terminal_safe(f"gitckpt: error: {e.message}\n"
+                            + (f"hint: {e.hint}\n" if e.hint else ""))
         return {"stdout": out, "stderr": err, "code": 1}
     except Exception as e:  # a bug: its traceback in this process's log
         log.exception("relayed command %r failed", argv)

@@ -40,7 +40,8 @@ def written(monkeypatch, write, text: str, err: bool, color: bool | None, tty: b
 
 
 def by_click(text: str, err: bool, color: bool | None) -> None:
-    click.echo(text, nl=False, err=err, color=color)
+    """click.echo of what the CLI lets reach a terminal (output.terminal_safe)."""
+    click.echo(output.terminal_safe(text), nl=False, err=err, color=color)
 
 
 TEXTS = st.lists(st.sampled_from(["a", "é", "\n", "\x1b", "[", "3", "1", "m", ";", "?", " ",
@@ -62,7 +63,8 @@ def test_echo_writes_what_click_echo_writes(monkeypatch, text, err, color, tty):
 def test_a_file_name_that_is_not_utf8_goes_out_as_its_bytes(monkeypatch, text, err, color,
                                                             tty):
     text = f"{text}\udcff{text}"  # os.fsdecode of the byte 0xff
-    stripped = click.unstyle(text) if (not tty if color is None else not color) else text
+    safe = output.terminal_safe(text)
+    stripped = click.unstyle(safe) if (not tty if color is None else not color) else safe
     assert written(monkeypatch, output.echo, text, err, color, tty) == \
         stripped.encode("utf-8", "surrogateescape")
 
@@ -81,3 +83,38 @@ def test_the_change_tags_are_clicks_colours():
     for kind, colour in names.items():
         tag = click.style(f"{'restore':<12}", fg=colour)
         assert render.group(kind, ["a.py"], "restore") == [f"  {tag}a.py"]
+
+
+@given(st.text(alphabet=st.sampled_from(["\x1b", "[", "]", "P", "\\", "\x07", "\x9b", "m",
+                                         "1", ";", "a", "\n", "\t", "\r", "\x00", "H"]),
+               max_size=60))
+def test_nothing_reaches_a_terminal_but_text_and_colours(text):
+    """Whatever a note, a file name or a command holds (fetched from elsewhere, where nothing
+    cleaned it), what the CLI prints holds no control sequence but a colour (SGR) and no
+    control character but tab and newline."""
+    import re
+
+    safe = output.terminal_safe(text)
+    rest = re.sub(r"\x1b\[[0-9;]*m", "", safe)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", rest), repr(safe)
+
+
+def test_a_megabyte_of_unterminated_sequences_is_cleaned_in_one_pass():
+    for text in ("\x1b]" + "a" * 1_000_000, "\x1b[" + "1;" * 500_000, "\x1bP" + "x" * 999_999):
+        assert "\x1b" not in output.terminal_safe(text)
+
+
+def test_an_escape_sequence_in_a_file_name_does_not_reach_the_terminal(repo):
+    """A file named with an OSC sequence (a window title) and a cursor move, saved and then
+    listed by `diff`, with its patch too: printed without either."""
+    from conftest import run_cli
+
+    assert run_cli("-C", str(repo), "init", "t").code == 0
+    (repo / "a\x1b]0;pwned\x07\x1b[2Jb.txt").write_text("x\n")
+    assert run_cli("-C", str(repo), "save", "named").code == 0
+    for args in (("diff", "0", "1"), ("diff", "0", "1", "--patch")):
+        r = run_cli("-C", str(repo), *args)
+        assert r.code == 0, r.err
+        assert "ab.txt" in r.out
+        assert "\x1b" not in r.out, repr(r.out)
+        assert "\x07" not in r.out, repr(r.out)
