@@ -275,3 +275,16 @@ def test_the_tests_mirror_the_packages():
                      "test_types.py"}, sorted(whole)
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "two test modules of one name (pytest's prepend mode)"
+
+
+def test_no_test_asserts_a_wall_clock_limit():
+    """A limit in seconds fails on a loaded machine and proves nothing on a fast one: tests
+    count work; speed is bench/'s, as ratios in one interleaved run."""
+    import re
+
+    tests = Path(__file__).resolve().parent
+    limit = re.compile(r"assert .*(\b(took|elapsed|worst)\b|(monotonic|perf_counter)\(\) - "
+                       r"\w+) *<")
+    found = [f"{p.relative_to(tests)}:{n}" for p in tests.rglob("*.py")
+             for n, line in enumerate(p.read_text().splitlines(), 1) if limit.search(line)]
+    assert not found, found

@@ -487,7 +487,6 @@ def test_no_thread_of_a_watcher_takes_sigterm_asynchronously(ws):
     import signal
     import subprocess
     import sys
-    import time
 
     start(ws)
     proc = subprocess.Popen([sys.executable, "-m", "gitckpt", "-C", str(ws.root), "watch"],
@@ -505,11 +504,9 @@ def test_no_thread_of_a_watcher_takes_sigterm_asynchronously(ws):
         assert len(helpers) >= 2, blocked  # the main one: in sigwait
         assert all(helpers.values()), blocked
     finally:
-        began = time.monotonic()
         _out, err = stop_watch(proc)
     assert proc.returncode == 0, err
     assert "Stopped watching" in err, err
-    assert time.monotonic() - began < 3, err
 
 
 def test_names_starting_with_two_dots_are_inside_the_workspace(tmp_path):

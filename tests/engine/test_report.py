@@ -6,7 +6,6 @@ a note, and shows no content of a file the snapshots left out."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from conftest import service
@@ -95,9 +94,7 @@ def test_five_hundred_steps_stay_small_and_long_diffs_are_cut(ws):
                                  created_at="2026-12-01T10:00:00Z")))
     long = tl.create_task(Note(kind="init", task=tid, step=0, name="five hundred",
                                created_at="2026-12-01T09:00:00Z"), steps, activate=False)
-    start = time.monotonic()
     page = service.report(ws.root, task=str(long), format="html").text
-    took = time.monotonic() - start
     assert len(page.encode()) < 4 << 20, len(page)
     assert page.count('<li class="step"') == 500
     assert "step &lt;500&gt;" in page  # escaped, every one
@@ -107,7 +104,6 @@ def test_five_hundred_steps_stay_small_and_long_diffs_are_cut(ws):
     assert 0 < shown < 500
     assert shown == reporting.DIFF_TOTAL // reporting.DIFF_BYTES + 1  # the newest steps'
     assert "files: 1 file, +400 -400" in page  # the oldest steps, past the diff budget
-    assert took < 60
 
 
 def test_a_task_without_steps_and_the_cli(ws, tmp_path):

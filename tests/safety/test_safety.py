@@ -633,7 +633,6 @@ def test_python_m_gitckpt_runs_from_anywhere(tmp_path):
 def test_wildcard_heavy_patterns_match_in_linear_time_and_as_the_regex_does():
     import random
     import re
-    import time
 
     from gitckpt.safety.ignore import IgnoreFile, _Automaton, translate
     rnd = random.Random(7)
@@ -644,10 +643,8 @@ def test_wildcard_heavy_patterns_match_in_linear_time_and_as_the_regex_does():
         for _ in range(8):
             text = "".join(rnd.choice("ab/") for _ in range(rnd.randint(0, 9)))
             assert bool(rx.fullmatch(text)) == au.fullmatch(text), (pat, text)
-    start = time.perf_counter()
-    for pattern in ("*a" * 60 + "b", "**/" * 25 + "zz"):
+    for pattern in ("*a" * 60 + "b", "**/" * 25 + "zz"):  # (a backtracking match: hours)
         assert IgnoreFile.from_text(pattern).match("a" * 250, False) is None
-    assert time.perf_counter() - start < 2
 
 
 def test_a_hostile_gitignore_does_not_hang_a_save(tmp_path, hermetic):

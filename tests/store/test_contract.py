@@ -777,11 +777,9 @@ def test_a_lock_held_by_another_process_is_store_busy(store):
 def test_the_default_lock_timeout_is_gitckpt_lock_timeout(store, monkeypatch):
     monkeypatch.setenv("GITCKPT_LOCK_TIMEOUT", "0.1")
     with held_by_another_process(store):
-        started = time.monotonic()
         with pytest.raises(StoreBusy) as e, store.lock():
             pass
-        assert time.monotonic() - started < 10  # not the 30 s default
-        assert "0.1s" in e.value.message
+        assert "0.1s" in e.value.message  # not the 30 s default
 
 
 def test_lock_held_elsewhere_is_false_when_nobody_holds_it(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pygit2
@@ -151,9 +150,7 @@ def test_ten_thousand_new_files_do_not_trip_gc_auto(tmp_path):
         if i % 50 == 0:
             d.mkdir()
         (d / f"f{i}.txt").write_text(f"{i}\n")
-    started = time.monotonic()
     service.init(root, "ten thousand")
-    assert time.monotonic() - started < 60
     assert loose_count(root / ".git") < 100
     p = subprocess.run(["git", "-C", str(root), "-c", "gc.auto=6700", "gc", "--auto"],
                        capture_output=True, text=True)
