@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -42,6 +44,8 @@ def render_search(r: SearchResult) -> str:
 
 @command(ops.ReportRequest)
 def report(c: Ctx, r: ops.ReportRequest) -> None:
+    if r.output == "-":  # (as git and most tools read it: standard output)
+        r = dataclasses.replace(r, output=None)
     result = c.perform(r)
     output = c.path(r.output) if r.output is not None else None
     if r.open and output is None:  # not in the workspace, where the next save would take it
@@ -55,6 +59,13 @@ def report(c: Ctx, r: ops.ReportRequest) -> None:
 
     path = os.path.abspath(output)
     shown = r.output or output
+    inside = next((part for part in Path(os.path.realpath(path)).parts[:-1]
+                   if part in (".git", ".gitckpt")), None)
+    if inside is not None or os.path.basename(path) in (".git", ".gitckpt"):
+        # (`-o .git/config` replaced the user's git config: every later command failed)
+        raise click.UsageError(f"{shown} is inside {inside or os.path.basename(path)}/, "
+                               "git's or gitckpt's own; write the report elsewhere (or "
+                               "without -o, to stdout).")
     if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
         raise click.UsageError(f"{shown} exists and is not a plain file; -o writes a new "
                                "file or replaces a file (without -o the report goes to stdout).")

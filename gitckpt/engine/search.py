@@ -369,9 +369,9 @@ def search(tl: Timeline, query: str, *, task: str | None = None,
         raise InvalidArgument("limit must be 1 to 1000.", "For example --limit 20.")
     expression = _match(query, split)
     where, args = ["hits MATCH ?"], [expression]
-    if task is not None:
+    if task is not None:  # an id no task has is refused, as why, blame and report do
         where.append("task = ?")
-        args.append(str(TaskId(task)))
+        args.append(str(tl.resolve(task)))
     if kinds:
         where.append(f"kind IN ({', '.join('?' * len(kinds))})")
         args += kinds

@@ -121,3 +121,25 @@ def test_a_task_without_steps_and_the_cli(ws, tmp_path):
     bad = run_cli("report", "no-such-task", cwd=ws.root)
     assert bad.code != 0
     assert "Traceback" not in bad.err
+
+
+def test_report_never_writes_into_git_or_the_store_and_dash_is_stdout(repo, guard):
+    """`-o .git/config` replaced the user's git config (every later git and gitckpt command
+    in the repository failed); `-o -` wrote a file named `-`."""
+    from conftest import run_cli
+
+    assert run_cli("-C", str(repo), "init", "t").code == 0
+    guard.reset()
+    config = (repo / ".git" / "config").read_bytes()
+    for target in (".git/config", ".git/new.md", ".git"):
+        r = run_cli("-C", str(repo), "report", "-o", target)
+        assert r.code == 2, (target, r.out, r.err)
+        assert "git's or gitckpt's own" in r.err
+        assert "Traceback" not in r.err
+    assert (repo / ".git" / "config").read_bytes() == config
+    assert not (repo / ".git" / "new.md").exists()
+    r = run_cli("-C", str(repo), "report", "-o", "-")
+    assert r.code == 0, r.err
+    assert "t" in r.out
+    assert not (repo / "-").exists()
+    guard.check()

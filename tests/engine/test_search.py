@@ -236,3 +236,17 @@ def test_camel_case_parts_of_a_megabyte_of_hostile_text():
     for text in ("a" * 1_000_000, "a1" * 500_000, "A" * 999_999 + "b", "aB" * 500_000):
         search.parts(text)
     assert search.parts("x parseConfig, HTTPServer2 y") == "parse Config HTTP Server 2"
+
+
+def test_a_task_id_no_task_has_is_refused_not_found_empty(ws):
+    """`search --task UNKNOWN` said "nothing found", where why, blame and report refuse the
+    id: a typo looked like an answer."""
+    from gitckpt.core.errors import TaskNotFound
+
+    service.init(ws.root, "real")
+    service.save(ws.root, "parse the config")
+    with pytest.raises(TaskNotFound):
+        service.search(ws.root, "config", task="no-such-task")
+    r = run_cli("-C", str(ws.root), "search", "config", "--task", "no-such-task")
+    assert r.code == 1, r.out
+    assert "no-such-task" in r.err
