@@ -398,3 +398,47 @@ def test_a_cut_counts_index_entries_by_their_bytes(tmp_path):
         assert _lower_bound(index, key) == bisect.bisect_left(stored, key), key
     assert _weight(index, b"a") == 2  # a/x, a/y/z; not a-b, a.c or a0
     assert _weight(index, b"caf\xe9") == 1
+
+
+WRITER = """
+import sys, pygit2
+repo = pygit2.Repository(sys.argv[1])
+oid = repo.head.target
+n = 0
+while True:
+    n += 1
+    name = f"refs/checkpoints/w/drifts/{n}"
+    repo.references.create(name, oid)
+    if n > 50:
+        repo.references.delete(f"refs/checkpoints/w/drifts/{n - 50}")
+"""
+
+
+@pytest.mark.slow
+def test_listing_refs_beside_a_writer_never_cries_damaged(repo):
+    """Another process creates and deletes refs all along: a thousand listings see no damage
+    (a ref made between libgit2's listing and the walk of the loose folders was called
+    damaged, with the advice to run git fsck), and each listed ref names a real object."""
+    import sys
+
+    store = open_store(repo)
+    import time
+
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(repo)])
+    try:
+        while not store.list_refs("refs/checkpoints/"):  # the writer has begun
+            assert writer.poll() is None, "the writer ended"
+            time.sleep(0.01)
+        seen = 0
+        for _ in range(1000):
+            damaged: list[str] = []
+            listed = store.list_refs("refs/checkpoints/", damaged)
+            assert damaged == [], damaged
+            seen = max(seen, len(listed))
+            for oid in listed.values():
+                assert len(oid) == 40
+        assert seen > 1  # the writer was writing meanwhile
+    finally:
+        writer.kill()
+        writer.wait()
+    git(repo, "fsck")

@@ -8,6 +8,7 @@ written, and no git command line is run.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,6 +80,10 @@ def open_git_store(root: Path) -> GitStore | None:
         raise WorkspaceError(f"{root} is inside a git directory, not a work tree.",
                              "Run gitckpt in the project folder, not in .git.")
     return GitStore(root, repo, workdir)
+
+
+#: A loose ref's content: an object id (SHA-1 or SHA-256), its newline stripped.
+_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitStore(Store):
@@ -317,7 +322,18 @@ class GitStore(Store):
             for f in files:
                 name = Path(folder, f).relative_to(self.common_dir).as_posix()
                 if name.startswith(prefix) and name not in out and not f.endswith(".lock"):
-                    broken.append(name)
+                    # made (or moved) by another writer since libgit2 listed: read it now; a
+                    # file gone meanwhile was deleted; only one that does not parse is damaged
+                    try:
+                        text = Path(folder, f).read_bytes().strip()
+                    except FileNotFoundError:
+                        continue
+                    except OSError:
+                        text = b""
+                    if _OID.fullmatch(text):
+                        out[name] = ObjectId(text.decode())
+                    else:
+                        broken.append(name)
         if broken and damaged is None:
             raise StoreCorrupt(f"The ref {broken[0]} cannot be read (damaged).",
                                "Check the repository with `git fsck`; `gitckpt doctor` names "
