@@ -144,9 +144,12 @@ def markdown(f: Facts) -> str:
         lines.append(f"{n.step}. **{_md(n.title)}**"
                      + (f": {_md(n.conclusion)}" if n.conclusion else ""))
     lines.append("")
-    if f.checks:
+    # the checks each step says passed (`--verified`), beside the commands recorded as run
+    verified = [(s.record.note.step, v) for s in f.steps for v in s.record.note.verified]
+    if f.checks or verified:
         lines += ["**Verification**", ""]
         lines += [f"- {c.sentence(last)}" for c in f.checks]
+        lines += [f"- {_md(v)} (step {n})" for n, v in verified]
         lines.append("")
     else:
         lines += ["**Verification:** no command was recorded as run.", ""]

@@ -372,11 +372,13 @@ class _Context:
     def _verified(self, i: int, j: int) -> str:
         """The newest command that ran on a version holding this line (written by version
         `i` as its line `j`)."""
-        ran = [(at, c, n) for at, c, n in self.runs if at >= i
+        ran = [(at, n, k, c) for k, (at, c, n) in enumerate(self.runs) if at >= i
                and (self.alive is None or (i, j) in self.alive.get(at, ()))]
         if not ran:
             return "nothing was run after it changed"
-        _at, c, n = max(ran, key=lambda x: (x[0], x[2]))
+        # the newest: on the newest version, recorded by the newest step, and of two runs on
+        # one tree the one recorded last (`runs` is in the order they were recorded)
+        _at, n, _k, c = max(ran, key=lambda x: (x[0], x[1], x[2]))
         code = c.get("exit_code")
         result = "passed" if code == 0 else f"failed (exit {code})" if code is not None \
             else "ran"

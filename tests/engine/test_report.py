@@ -56,8 +56,12 @@ def test_the_markdown_a_pull_request_needs(ws, tmp_path):
     assert "models: claude-x" in text
     assert f"refs/checkpoints/{task}/head" in text
     (ws.root / "more.txt").write_text("x\n")
-    service.save(ws.root, "checked", commands=[{"command": "pytest -q", "exit_code": 0}])
-    assert "`pytest -q` passed on the final tree" in service.report(ws.root).text
+    service.save(ws.root, "checked", commands=[{"command": "pytest -q", "exit_code": 0}],
+                 verified=["the export streams 1 GB in constant memory"])
+    text = service.report(ws.root).text
+    assert "`pytest -q` passed on the final tree" in text
+    # what a step says it verified is there too (the Markdown report dropped every one)
+    assert "- the export streams 1 GB in constant memory (step 3)" in text
 
 
 def test_the_page_fetches_nothing_and_holds_every_step(ws, tmp_path):

@@ -184,6 +184,18 @@ def test_a_tool_call_and_the_command_that_verified_it(repo):
     assert (c.kind, c.commit) == ("unsaved", None)
 
 
+def test_of_two_runs_on_one_tree_the_newest_is_named(repo):
+    """A check failed, was fixed outside the files (an environment), and passed on the same
+    tree: `why` named the first run ("failed") where the newest passed."""
+    _write(repo / "f.txt", ["a"])
+    service.init(repo, "why")
+    _write(repo / "f.txt", ["a", "b"])
+    service.save(repo, "b", commands=[{"command": "pytest -q", "exit_code": 1},
+                                      {"command": "pytest -q", "exit_code": 0}])
+    [b] = service.why(repo, "f.txt:2").lines
+    assert b.verified == "`pytest -q` passed on a tree with this line (step 1)"
+
+
 def test_lines_before_the_task_name_the_users_commit(repo):
     head = git(repo, "rev-parse", "HEAD").strip()
     service.init(repo, "why")
