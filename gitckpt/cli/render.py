@@ -42,6 +42,13 @@ def _skipped_lines(skipped: Sequence[Skipped]) -> str:
 def render_init(r: InitResult) -> str:
     s = r.save
     out = f"Started task {s.task} ({r.name}); step 0 is {s.commit[:7]}, now active.\n"
+    where = f"refs/checkpoints/{s.task}/ in this repository (git log " \
+        f"refs/checkpoints/{s.task}/head)" if r.store == "git" else \
+        f"the store {r.location} (git --git-dir={r.location} log refs/checkpoints/{s.task}/head)"
+    out += f"Its checkpoints are kept under {where}.\n"
+    if r.suspended:
+        out += (f"Task {r.suspended}, active until now, is suspended; "
+                f"{_cmd('switch', task=r.suspended)} makes it active again.\n")
     out += _skipped_lines(s.skipped)
     if s.redacted:
         out += f"Redacted {s.redacted} secret value(s) from the text.\n"

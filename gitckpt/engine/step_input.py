@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitckpt.core import limits
 from gitckpt.core.errors import InvalidArgument
@@ -14,6 +14,9 @@ from gitckpt.core.inputs import CommandRun, FileNote
 from gitckpt.core.ops.steps import InitRequest, SaveRequest
 from gitckpt.core.paths import normalize_paths
 from gitckpt.engine.notes import PlanItem
+
+if TYPE_CHECKING:
+    from gitckpt.engine.records import TaskInfo
 from gitckpt.safety.redact import clean, redact
 from gitckpt.safety.scope import compile_patterns
 
@@ -164,3 +167,18 @@ def _file(f: FileNote) -> dict[str, str]:
         raise InvalidArgument("A file note names a file or folder, not the whole workspace.",
                               "Give the path of the file it is about.")
     return {"path": paths[0], "note": clean(f.note, one_line=True)}
+
+
+def refuse_a_name_taken(tasks: list[TaskInfo], name: str, workspace: str | None) -> None:
+    """InvalidArgument when an open task of this workspace has `name` already (three inits
+    of one name made three tasks named alike): the hint says how to continue it."""
+    from gitckpt.core.hints import call
+
+    same = [t for t in tasks if t.status != "closed" and t.meta.name == name
+            and t.meta.workspace in (None, workspace)]
+    if same:
+        t = same[0]
+        raise InvalidArgument(
+            f"A task named {name!r} is open already: {t.id} ({t.status}, step {t.head.n}).",
+            "Continue it with {0}, or give the new task another name.",
+            [call("switch", task=str(t.id))])

@@ -66,14 +66,14 @@ def init(ws: Workspace, r: InitRequest) -> results.InitResult:
     from gitckpt.engine import step_input
     from gitckpt.service import results  # (each function imports what it uses, when used)
 
-    tl = ws.timeline
-    before = tl.active_id()
+    tl, before = ws.timeline, ws.timeline.active_id()
+    step_input.refuse_a_name_taken(tl.tasks(), r.name, tl.store.workspace)
     task, result = tl.init(step_input.prepare_task(r))
     meta = tl.meta(task)
     suspended = before if before and before != task and tl.store.get_ref(
         f"refs/checkpoints/{before}/head") is not None else None
     return results.InitResult(result, meta.name or r.name, meta.goal or "", tl.store.kind,
-                              suspended)
+                              suspended, str(tl.store.location))
 
 
 def save(ws: Workspace, r: SaveRequest) -> SaveResult:

@@ -31,6 +31,7 @@ class InitResult(Shaped):
     goal: str
     store: str
     suspended: str | None = None  # the task that was active before, now suspended
+    location: str = ""  # where the store is (a plain folder's was made by this init)
     derived = ("active",)
 
     @property

@@ -457,3 +457,21 @@ def test_doctor_repairs_a_lock_path_that_is_not_a_file(ws, kind):
     assert lock.is_file()
     assert run_cli("-C", str(ws.root), "doctor").code == 0
     ws.fsck()
+
+
+def test_init_says_where_and_what_it_suspended_and_refuses_a_name_taken(ws):
+    """`init` made a store and suspended the active task without a word, and three inits
+    of one name made three tasks named alike."""
+    from conftest import run_cli
+
+    first = run_cli("-C", str(ws.root), "init", "parser")
+    assert first.code == 0, first.err
+    kept = "refs/checkpoints/" if ws.kind == "git" else f"the store {ws.root / '.gitckpt'}"
+    assert f"Its checkpoints are kept under {kept}" in first.out, first.out
+    second = run_cli("-C", str(ws.root), "init", "docs")
+    assert "active until now, is suspended; gitckpt switch parser-" in second.out, second.out
+    again = run_cli("-C", str(ws.root), "init", "docs")
+    assert again.code == 1
+    assert "A task named 'docs' is open already" in again.err
+    assert "gitckpt switch docs-" in again.err
+    assert len(run_cli("-C", str(ws.root), "--json", "tasks").out.split('"task"')) == 3

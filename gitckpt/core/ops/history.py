@@ -127,7 +127,8 @@ class ReportRequest(Request["ReportResult"]):
         cli={"--markdown": ("markdown", "Markdown for a pull request's body (default), on "
                                         "stdout."),
              "--html": ("html", "One self-contained HTML page.")}, default="markdown")
-    output: str | None = arg("Write it to FILE (a new file, or a file it replaces); else "
-                             "stdout.", cli="-o", metavar="FILE", path="file", default=None)
+    output: str | None = arg("Write it to FILE (a new file, or a file it replaces; never "
+                             "inside .git/ or the store); `-` or none: stdout.", cli="-o",
+                             metavar="FILE", path="file", default=None)
     open: bool = arg("Open the HTML report in the browser (written to the temporary folder "
                      "without -o).", default=False)

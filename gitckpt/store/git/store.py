@@ -8,7 +8,6 @@ written, and no git command line is run.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +41,7 @@ from gitckpt.safety.scope import Scope
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git.config import filters_possible, trust_exec
 from gitckpt.store.git.loose import loose_problem, loose_size
+from gitckpt.store.git.refwalk import unlisted
 from gitckpt.store.git.scan import Scanner
 from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
@@ -81,9 +81,6 @@ def open_git_store(root: Path) -> GitStore | None:
                              "Run gitckpt in the project folder, not in .git.")
     return GitStore(root, repo, workdir)
 
-
-#: A loose ref's content: an object id (SHA-1 or SHA-256), its newline stripped.
-_OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitStore(Store):
@@ -314,26 +311,9 @@ class GitStore(Store):
                 raise StoreCorrupt(f"Cannot list the refs: {e}",
                                    "Check the repository with `git fsck`.") from e
             damaged.append(f"{prefix}* ({e})")
-        # libgit2 passes over a loose ref it cannot parse: find them under the prefix's folder
-        broken = []
-        base = prefix.rpartition("/")[0]
-        top = self.common_dir / base if base.startswith("refs") else self.common_dir / "refs"
-        for folder, _, files in os.walk(top):
-            for f in files:
-                name = Path(folder, f).relative_to(self.common_dir).as_posix()
-                if name.startswith(prefix) and name not in out and not f.endswith(".lock"):
-                    # made (or moved) by another writer since libgit2 listed: read it now; a
-                    # file gone meanwhile was deleted; only one that does not parse is damaged
-                    try:
-                        text = Path(folder, f).read_bytes().strip()
-                    except FileNotFoundError:
-                        continue
-                    except OSError:
-                        text = b""
-                    if _OID.fullmatch(text):
-                        out[name] = ObjectId(text.decode())
-                    else:
-                        broken.append(name)
+        # libgit2 passes over a loose ref it cannot parse, and refs change meanwhile
+        made, broken = unlisted(self.common_dir, prefix, out)
+        out.update(made)
         if broken and damaged is None:
             raise StoreCorrupt(f"The ref {broken[0]} cannot be read (damaged).",
                                "Check the repository with `git fsck`; `gitckpt doctor` names "
