@@ -7,6 +7,7 @@ hold a file a snapshot left out, so no left-out file's content can appear."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from gitckpt.core.ids import TaskId
@@ -15,6 +16,7 @@ from gitckpt.engine.memory import Memory, recall
 from gitckpt.engine.patch import FileDiff, file_diffs, unified
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import Timeline
+from gitckpt.store.base import Store
 
 #: A step's diff shown in the page: at most this many bytes (the rest is cut, with a note).
 DIFF_BYTES = 16_000
@@ -71,6 +73,7 @@ class Facts:
     models: list[str] = field(default_factory=list)
     prompts: int = 0
     closed: bool = False
+    git: str = "git"  # how git reads the store from the workspace (a plain folder's: --git-dir)
 
 
 def gather(tl: Timeline, tid: TaskId, diffs: bool = True) -> Facts:
@@ -108,7 +111,20 @@ def gather(tl: Timeline, tid: TaskId, diffs: bool = True) -> Facts:
     total = [d for d, _, _ in file_diffs(store.read_tree, store.read_blob, steps[0].tree,
                                          head.tree)]
     return Facts(tid, steps[0], out, memory, list(checks.values()), total, usage, models,
-                 sum(len(s.note.prompts) for s in steps), head.note.closed)
+                 sum(len(s.note.prompts) for s in steps), head.note.closed, _git(store))
+
+
+def _git(store: Store) -> str:
+    """`git`, or in a plain folder `git --git-dir=STORE` (relative where the store is inside
+    the workspace): the command line that reads the store's refs from the workspace."""
+    if store.kind == "git":
+        return "git"
+    where = store.location
+    try:
+        where = where.relative_to(store.top)
+    except ValueError:
+        pass
+    return f"git --git-dir={shlex.quote(str(where))}"
 
 
 def _md(text: str) -> str:
@@ -177,7 +193,7 @@ def markdown(f: Facts) -> str:
         if f.models:
             said.append("models: " + ", ".join(f.models))
         lines += ["**Session:** " + "; ".join(said) + ".", ""]
-    lines.append(f"<sub>gitckpt task `{f.task}`: `git log refs/checkpoints/{f.task}/head "
+    lines.append(f"<sub>gitckpt task `{f.task}`: `{f.git} log refs/checkpoints/{f.task}/head "
                  "--notes=checkpoints`</sub>")
     return "\n".join(lines) + "\n"
 

@@ -147,3 +147,18 @@ def test_report_never_writes_into_git_or_the_store_and_dash_is_stdout(repo, guar
     assert "t" in r.out
     assert not (repo / "-").exists()
     guard.check()
+
+
+def test_the_reports_git_log_line_runs_where_the_report_was_made(ws):
+    """The report ends with the git command that reads the task; in a plain folder it said
+    `git log refs/checkpoints/...`, which fails there ("not a git repository")."""
+    import shlex
+    import subprocess
+
+    service.init(ws.root, "line")
+    text = service.report(ws.root).text
+    command = re.search(r"`(git [^`]*)`</sub>\s*$", text)
+    assert command, text[-300:]
+    r = subprocess.run(shlex.split(command[1]), cwd=ws.root, capture_output=True, text=True)
+    assert r.returncode == 0, (command[1], r.stderr)
+    assert "commit " in r.stdout
