@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 from gitckpt.core.errors import InvalidArgument
@@ -18,6 +19,12 @@ PLAN = 100  # plan items
 PATTERNS = 100  # exclude patterns
 NOTE = 64 * 1024  # bytes of everything written by hand into one note, as JSON
 COMMAND = 2_000  # characters of the shell command a drift's note keeps (redacted, then cut)
+PROMPT = 4_000  # characters of a user's prompt kept (redacted, then cut)
+PROMPTS = 50  # prompts a step's note holds (the newest since the step before)
+TRANSCRIPT = 512 << 10  # bytes of one session's transcript a step keeps (the newest)
+#: Control characters no hand-written text of a note keeps (a save strips them; tab and
+#: newline stay): a note from elsewhere that holds one was not written by a save.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 _LONG = {"title": TITLE, "name": TITLE}
 
@@ -52,12 +59,40 @@ def check_note(fields: dict[str, object]) -> None:
 
 def check_written(note: Note) -> None:
     """InvalidArgument if a note made elsewhere (a package, a remote) holds more than a save
-    here would accept."""
-    for key in ("title", "conclusion", "next", "description"):
-        check_text(key, getattr(note, key))
-    for key in ("verified", "open_questions", "decisions"):
-        check_list(key, getattr(note, key))
+    here would write, field by field, or a control character in a text a save cleans: what a
+    save here would refuse or never write, a task from elsewhere cannot bring (search, the
+    terminal and the next session read it as they read a local one)."""
+    texts: list[tuple[str, str]] = []
+    for key in ("title", "conclusion", "next", "description", "name", "goal", "constraints"):
+        value = getattr(note, key) or ""
+        check_text(key, value)
+        texts.append((key, value))
+    for key in ("verified", "open_questions", "decisions", "gotchas", "answered", "dropped",
+                "then"):
+        items = getattr(note, key)
+        check_list(key, items)
+        texts += [(key, v) for v in items]
     check_list("plan", [p.item for p in note.plan], count=PLAN, each=TITLE)
+    texts += [("plan", p.item) for p in note.plan]
+    check_list("exclude", note.exclude or [], count=PATTERNS)
+    commands = [str(c.get("command", "")) for c in note.commands]
+    check_list("commands", commands, each=COMMAND)
+    check_list("files", [str(f.get("path", "")) + str(f.get("note", "")) for f in note.files])
+    texts += [("commands", c) for c in commands]
+    texts += [("files", str(f.get("note", ""))) for f in note.files]
+    tool = note.tool or {}
+    check_text("tool command", str(tool.get("command") or ""), COMMAND)
+    check_text("tool name", str(tool.get("name") or ""), TITLE)
+    texts += [("tool command", str(tool.get("command") or ""))]
+    prompts = [str(p.get("text", "")) if isinstance(p, dict) else "" for p in note.prompts]
+    check_list("prompts", prompts, count=PROMPTS, each=PROMPT)
+    texts += [("prompts", t) for t in prompts]
+    check_list("sessions", note.sessions, count=PROMPTS, each=TITLE)
+    check_list("models", note.models, count=PROMPTS, each=TITLE)
+    for key, text in texts:
+        if _CONTROL.search(text):
+            raise InvalidArgument(f"The {key} holds a control character, which no save "
+                                  "writes.", "Fix the note where the task was made.")
 
 
 def _hint(field: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gitckpt.core import json_input
+from gitckpt.core import json_input, limits
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import TaskId
 from gitckpt.core.objects import sha1
@@ -15,9 +15,9 @@ from gitckpt.safety.redact import clean, redact
 from gitckpt.store.base import Store
 
 #: The longest prompt kept (redacted first, then cut: a cut can hide a secret from the rules).
-CHARS = 4000
+CHARS = limits.PROMPT
 #: The prompts kept between two steps (the newest); a step's note holds at most these.
-KEEP = 50
+KEEP = limits.PROMPTS
 #: The lock of the hooks' small memories in the state folder (this file's, the reminders'):
 #: not the store's lock, which a watcher's scan may hold for long. A save takes it inside
 #: the store's lock; hooks take it alone.

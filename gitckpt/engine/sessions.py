@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitckpt.core import json_input
+from gitckpt.core import json_input, limits
 from gitckpt.core.errors import GitckptError
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.objects import Mode, TreeEntry
@@ -31,7 +31,7 @@ SESSIONS = 20
 #: The most of one transcript read at a save (its newest part: the older is skipped).
 READ_MAX = 32 << 20
 #: The most of one session's segment a step keeps as its transcript (the newest lines).
-KEEP_BYTES = 512 << 10
+KEEP_BYTES = limits.TRANSCRIPT
 #: The state file that holds the setting ("on"); absent: off.
 SETTING = "transcripts"
 #: The token counts a step's `usage` holds, summed over its sessions.

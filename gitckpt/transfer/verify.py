@@ -127,7 +127,13 @@ def _transcripts(task: Foreign, rest: str, oid: ObjectId, has_step: bool) -> Non
 
     commit = task.read_commit(oid)
     kind, body = task.read_object(commit.tree)
+    entries = decode_tree(body) if kind == "tree" else []
     if not has_step or commit.parents or kind != "tree" or not all(
-            e.mode == Mode.FILE and e.name.endswith(b".jsonl") for e in decode_tree(body)):
+            e.mode == Mode.FILE and e.name.endswith(b".jsonl") for e in entries):
         raise Refused(f"{rest} is not a step's transcripts")
+    for e in entries:  # what a step keeps of a session here: the newest 512 KiB
+        size = task.object_size(e.id)
+        if size is not None and size > limits.TRANSCRIPT:
+            raise Refused(f"{rest} holds a transcript of {size:,} bytes; a step keeps at most "
+                          f"{limits.TRANSCRIPT:,}")
 

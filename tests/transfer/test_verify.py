@@ -67,3 +67,44 @@ def test_a_package_whose_transcripts_are_not_a_steps_is_refused(ws, tmp_path, re
     there = Workspace("dir", make_plain(tmp_path / "there"))
     with pytest.raises(StoreCorrupt, match=f"{ref} is not a step's transcripts"):
         service.import_(there.root, pkg)
+
+
+def _note(**fields):
+    from gitckpt.engine.notes import Note
+
+    return Note(kind="step", task="t-1", step=1, created_at="2026-12-01T00:00:00Z", **fields)
+
+
+@pytest.mark.parametrize(("fields", "why"), [
+    ({"tool": {"name": "Bash", "command": "x" * 1_000_000}}, "tool command"),
+    ({"prompts": [{"text": "p"}] * 100_000}, "prompts has 100,000 entries"),
+    ({"prompts": [{"text": "p" * 40_000}]}, "An entry of prompts"),
+    ({"gotchas": ["g" * 10_000]}, "An entry of gotchas"),
+    ({"commands": [{"command": "c" * 10_000, "exit_code": 0}]}, "An entry of commands"),
+    ({"title": "a \x1b]0;owned\x07 title"}, "The title holds a control character"),
+    ({"prompts": [{"text": "hi \x1b[2J"}]}, "The prompts holds a control character"),
+    ({"files": [{"path": "a", "note": "n" * 5_000}]}, "An entry of files"),
+])
+def test_a_note_from_elsewhere_is_bounded_field_by_field_as_a_save(fields, why):
+    """Fetch and import checked the size of a few fields only: a fetched tool command of a
+    million characters and a hundred thousand prompts went in, and search and the terminal
+    read them. Each field has the bound a save here has, and no text a save cleans may hold
+    a control character."""
+    from gitckpt.core import limits
+    from gitckpt.core.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match=why):
+        limits.check_written(_note(**fields))
+
+
+def test_a_note_a_save_writes_passes_the_checks_of_a_note_from_elsewhere(ws):
+    from gitckpt.core import limits
+
+    service.init(ws.root, "fine", goal="g")
+    (ws.root / "a.txt").write_text("a\n")
+    service.save(ws.root, "a step", conclusion="c\twith a tab\nand a line", next="n",
+                 verified=["v"] * 50, gotchas=["g" * 2_000],
+                 commands=[{"command": "c" * 2_000, "exit_code": 0}])
+    tl = service.open_timeline(ws.root)
+    for s in tl.steps(tl.resolve(None)):
+        limits.check_written(s.note)
