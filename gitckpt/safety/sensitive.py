@@ -9,6 +9,7 @@ Order (the first that applies decides):
    named for secrets: in;
 5. a name that is nothing but the secret (`secret.txt`, `db_password`, `credentials.csv`), or
    any other file in a folder named for secrets (`secrets/`, `credentials/`, `keys/`): out;
+   but `password.txt` and `passwords.txt` outside such folders are decided by content, as 7;
 6. a name that says it holds a secret (`github_token.txt`, `vault_pass.txt`, `rootkey.csv`):
    out, except in a test or fixture folder;
 7. a generic config name (`*.json`, `*.yml`, `*.properties`, `config`, ...): in unless its
@@ -130,6 +131,10 @@ _WORDS = [
     "accesskeys.csv", "*_accesskeys.csv", "*_credentials.csv",
 ]
 
+# Names as often a text about passwords as a list of them (Django's docs/topics/auth/
+# passwords.txt, 31 KB of prose): their content decides, as a config file's does.
+_PROSE_NAMES = frozenset({"password.txt", "passwords.txt"})
+
 # 4. Source code: in scope by name (`src/credentials.py`, `src/secrets/mod.rs`).
 _CODE = frozenset("""
 py pyi pyx rs go ts tsx js jsx mjs cjs java kt kts scala groovy gradle rb erb rake c h cc cpp
@@ -232,6 +237,8 @@ def _by_name(folders: str, name: str) -> tuple[str, str]:
     secret_dir = bool(folders) and _SECRET_DIRS.search(folders.lower()) is not None
     if suffix in _DOCS and not secret_dir:
         return "fixture" if test_dir else "in", f"a document (.{suffix})"
+    if low in _PROSE_NAMES and not secret_dir:  # a document about passwords as often as a list
+        return "content", f"a text named for passwords ({name}): decided by its content"
     if _WORDS_RE.match(low):
         return "out", f"credential name {name}"
     if secret_dir:

@@ -653,3 +653,27 @@ def test_a_hostile_gitignore_does_not_hang_a_save(tmp_path, hermetic):
     (root / ("a" * 200)).write_text("x\n")
     r = run_cli("-C", str(root), "init", "hostile", timeout=60)
     assert r.code == 0, r.err
+
+
+def test_a_text_named_for_passwords_is_decided_by_what_it_holds(repo):
+    """Django's docs/topics/auth/passwords.txt (31 KB of prose about passwords) was left out
+    by its name: a text called password(s).txt is a document as often as a list, so its
+    content decides; in a folder named for secrets, or holding a credential, it stays out."""
+    from conftest import service
+
+    docs = repo / "docs" / "topics" / "auth"
+    docs.mkdir(parents=True)
+    (docs / "passwords.txt").write_text(
+        "Password management in Django\n=============================\n\nDjango provides a "
+        "flexible password storage system and uses PBKDF2 by default. The password attribute"
+        " of a User object is a string in this format::\n\n    <algorithm>$<iterations>$<salt>"
+        "$<hash>\n\nSet PASSWORD_HASHERS in your settings to change it.\n")
+    (repo / "passwords.txt").write_text("password=S3cr3tP4ss!\n")
+    (repo / "secrets").mkdir()
+    (repo / "secrets" / "passwords.txt").write_text("just words\n")
+    service.init(repo, "docs")
+    tl = service.open_timeline(repo)
+    head = tl.head(tl.resolve(None))
+    skipped = {s["path"] for s in head.note.skipped}
+    assert "docs/topics/auth/passwords.txt" not in skipped
+    assert {"passwords.txt", "secrets/passwords.txt"} <= skipped
