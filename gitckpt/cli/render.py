@@ -31,12 +31,20 @@ def _cmd(op: str, **args: object) -> str:
     return call(op, **args).spell(CLI)
 
 
-def _skipped_lines(skipped: Sequence[Skipped]) -> str:
+def _skipped_lines(skipped: Sequence[Skipped], new: Sequence[str] | None = None) -> str:
+    """The files a snapshot left out that the step before did not (`new`; all by default),
+    said once each, and how to keep one (every save repeated the same list)."""
+    if new is not None:
+        fresh = set(new)
+        skipped = [s for s in skipped if s.path in fresh]
     if not skipped:
         return ""
     shown = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:5])
     more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
-    return f"Left out {len(skipped)} file(s): {shown}{more}\n"
+    keep = shlex.quote("!" + skipped[0].path)
+    return (f"Left out {len(skipped)} file(s): {shown}{more}. To keep one: "
+            f"echo {keep} >> .ckptignore (gitckpt scope {shlex.quote(skipped[0].path)} "
+            "says why it is out).\n")
 
 
 def render_init(r: InitResult) -> str:
@@ -63,7 +71,7 @@ def render_save(r: SaveResult) -> str:
     ch = r.changes
     out = (f"Saved step {r.step} of {r.task} as {r.commit[:7]}: {len(ch.added)} added, "
            f"{len(ch.modified)} modified, {len(ch.deleted)} deleted.\n")
-    out += _skipped_lines(r.skipped)
+    out += _skipped_lines(r.skipped, r.newly_skipped)
     if r.redacted:
         out += f"Redacted {r.redacted} secret value(s) from the text.\n"
     if r.closed:

@@ -136,6 +136,9 @@ class SaveResult(Shaped):
     skipped: tuple[Skipped, ...]
     redacted: int
     plan: list[PlanItem] = field(default_factory=list)
+    #: the left-out files the step before did not leave out (the first step's: all of them):
+    #: what a save says of them, once per file
+    newly_skipped: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ class Timeline:
             commit = self._commit(task, snap.tree, None, message, note, now)
             self.set_active(task)
         result = SaveResult(task, 0, commit, snap.tree, False, False, Changes(), snap.skipped,
-                            spec.redacted, note.plan)
+                            spec.redacted, note.plan, [x.path for x in snap.skipped])
         return task, result
 
     def create_task(self, meta: Note, steps: list[tuple[ObjectId, Note]], *,
@@ -337,8 +337,10 @@ class Timeline:
             if said.segments and sessions.enabled(self.store):
                 sessions.keep(self.store, tid, note.step, said, int(now))
             sessions.advanced(self.store, tid, said)
+        before = {str(x.get("path")) for x in prev.skipped if isinstance(x, dict)}
         return SaveResult(tid, note.step, commit, snap.tree, False, close, changes,
-                          snap.skipped, spec.redacted, merged)
+                          snap.skipped, spec.redacted, merged,
+                          [x.path for x in snap.skipped if x.path not in before])
 
     def runs(self, tid: TaskId) -> list[Run]:
         """The commands `gitckpt run` recorded since the task's newest step, oldest first; a

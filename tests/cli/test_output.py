@@ -118,3 +118,23 @@ def test_an_escape_sequence_in_a_file_name_does_not_reach_the_terminal(repo):
         assert "ab.txt" in r.out
         assert "\x1b" not in r.out, repr(r.out)
         assert "\x07" not in r.out, repr(r.out)
+
+
+def test_a_save_says_once_per_file_what_it_left_out_and_how_to_keep_it(repo):
+    """Every save repeated "Left out 3 file(s)" with no way shown to keep one: a file is
+    named by the save that first leaves it out, with the line that keeps it."""
+    from conftest import run_cli
+
+    (repo / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abc\n")
+    first = run_cli("-C", str(repo), "init", "t")
+    assert "Left out 1 file(s): .npmrc" in first.out, first.out
+    assert "echo '!.npmrc' >> .ckptignore" in first.out
+    (repo / "a.txt").write_text("a\n")
+    again = run_cli("-C", str(repo), "save", "one")
+    assert again.code == 0, again.err
+    assert "Left out" not in again.out, again.out
+    (repo / ".pypirc").write_text("[pypi]\npassword = x\n")
+    (repo / "a.txt").write_text("b\n")
+    third = run_cli("-C", str(repo), "save", "two")
+    assert "Left out 1 file(s): .pypirc" in third.out, third.out
+    assert ".npmrc" not in third.out
