@@ -116,8 +116,14 @@ def make_plan(read_tree: Callable[[ObjectId], list[TreeEntry]],  # noqa: C901 (b
     kept = [Left(s.path, s.reason) for s in live.skipped
             if in_filter(os.fsencode(s.path), only)]
     skipped_then = {os.fsencode(s.path): s.reason for s in target.record.left_out}
+    # a file left out then and now, of the same size and time (never read, either time): as
+    # it was, so nothing to restore; it is among `kept`, not called unrestorable
+    now = {t.path: (t.size, t.mtime) for t in live.skipped}
+    same = {os.fsencode(s.path) for s in target.record.left_out
+            if s.size is not None and s.mtime is not None
+            and now.get(s.path) == (s.size, s.mtime)}
     unrestorable = [Left(os.fsdecode(p), r) for p, r in skipped_then.items()
-                    if in_filter(p, only)]
+                    if in_filter(p, only) and p not in same]
     actions: list[Action] = []
     nested: list[bytes] = []  # nested repositories in the workspace: never written into
     ours = {os.fsencode(p): "gitckpt's store" for p in private}

@@ -594,3 +594,19 @@ def test_head_and_tip_name_the_newest_step_and_the_newest_commit(ws):
     with pytest.raises(InvalidArgument) as bad:
         resolve_target(tl, "HEADS")
     assert "head (the newest step)" in bad.value.hint
+
+
+def test_an_unchanged_left_out_file_is_not_called_unrestorable(ws):
+    """Every restore called the files left out (a credential file) unrestorable, though
+    they had not changed: one of the same size and time then and now is kept, said once;
+    one that changed since is unrestorable, as before."""
+    (ws.root / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abc\n")
+    start(ws)
+    (ws.root / "a.txt").write_text("a\n")
+    service.save(ws.root, "one")
+    plan = service.restore(ws.root, "0").to_dict()
+    assert ".npmrc" not in [u["path"] for u in plan["unrestorable"]], plan["unrestorable"]
+    assert ".npmrc" in [k["path"] for k in plan["kept"]]
+    (ws.root / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_changed_now\n")
+    plan = service.restore(ws.root, "0").to_dict()
+    assert ".npmrc" in [u["path"] for u in plan["unrestorable"]]
