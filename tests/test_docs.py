@@ -116,3 +116,27 @@ def test_the_man_page_is_what_the_commands_say():
 
     assert (ROOT / MAN).read_text() == man_page(), \
         "run: python -m gitckpt.cli.reference man/git-ckpt.1"
+
+
+def test_the_mcp_pages_figures_are_the_servers():
+    """docs/mcp.md's tool counts and the size of what every session loads first, read out of
+    the page and compared with the server (a figure in the docs that no test reads drifts)."""
+    import json
+    import re
+
+    from gitckpt.mcp.handshake import INSTRUCTIONS
+    from gitckpt.mcp.handshake import TOOLS as SHIPPED
+    from gitckpt.mcp.server import TOOLS
+
+    page = (ROOT / "docs" / "mcp.md").read_text()
+    words = {"nine": 9, "sixteen": 16}
+    m = re.search(r"(\w+) tools whose parameters follow the CLI, (\w+) of them listed", page)
+    assert m, "the page's opening no longer says how many tools"
+    listed = json.loads(SHIPPED.read_text())
+    assert (words[m[1]], words[m[2]]) == (len(TOOLS), len(listed))
+    size = len(INSTRUCTIONS) + sum(len(json.dumps(
+        {"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]},
+        separators=(",", ":"))) for t in listed)
+    said = re.search(r"are ([\d,]+) characters \(compact JSON", page)
+    assert said, "the page no longer says what every session loads first"
+    assert int(said[1].replace(",", "")) == size
