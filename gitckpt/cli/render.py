@@ -87,8 +87,10 @@ def render_log(r: LogResult) -> str:
             n = d.note
             paths = d.changed.paths()
             shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+            # (`run`'s drift holds the edits made before the command ran, not its own)
+            trigger = "before a run" if n.trigger == "run" else n.trigger
             what = n.title if n.kind == "restore" else (
-                f"drift ({n.trigger}{', partial' if n.partial else ''}"
+                f"drift ({trigger}{', partial' if n.partial else ''}"
                 f"{': ' + str(n.tool.get('name')) if n.tool else ''})")
             out.append(f"       {d.commit[:7]}  {n.created_at}  {what}: "
                        f"{len(paths)} file(s)" + (f" ({shown})" if shown else ""))

@@ -138,3 +138,16 @@ def test_a_save_says_once_per_file_what_it_left_out_and_how_to_keep_it(repo):
     third = run_cli("-C", str(repo), "save", "two")
     assert "Left out 1 file(s): .pypirc" in third.out, third.out
     assert ".npmrc" not in third.out
+
+
+def test_log_says_a_runs_drift_holds_what_came_before_the_run(repo):
+    """An edit made before `gitckpt run` was listed as "drift (run)", as if the command made
+    it: the drift `run` records first holds what came before it."""
+    from conftest import run_cli
+
+    assert run_cli("-C", str(repo), "init", "t").code == 0
+    (repo / "edited.txt").write_text("by hand, before the run\n")
+    assert run_cli("-C", str(repo), "run", "--", "true").code == 0
+    out = run_cli("-C", str(repo), "log").out
+    assert "drift (before a run): 1 file(s) (edited.txt)" in out, out
+    assert "drift (run)" not in out
