@@ -7,7 +7,6 @@ hold a file a snapshot left out, so no left-out file's content can appear."""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 
 from gitckpt.core.ids import TaskId
@@ -16,7 +15,6 @@ from gitckpt.engine.memory import Memory, recall
 from gitckpt.engine.patch import FileDiff, file_diffs, unified
 from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import Timeline
-from gitckpt.store.base import Store
 
 #: A step's diff shown in the page: at most this many bytes (the rest is cut, with a note).
 DIFF_BYTES = 16_000
@@ -111,20 +109,7 @@ def gather(tl: Timeline, tid: TaskId, diffs: bool = True) -> Facts:
     total = [d for d, _, _ in file_diffs(store.read_tree, store.read_blob, steps[0].tree,
                                          head.tree)]
     return Facts(tid, steps[0], out, memory, list(checks.values()), total, usage, models,
-                 sum(len(s.note.prompts) for s in steps), head.note.closed, _git(store))
-
-
-def _git(store: Store) -> str:
-    """`git`, or in a plain folder `git --git-dir=STORE` (relative where the store is inside
-    the workspace): the command line that reads the store's refs from the workspace."""
-    if store.kind == "git":
-        return "git"
-    where = store.location
-    try:
-        where = where.relative_to(store.top)
-    except ValueError:
-        pass
-    return f"git --git-dir={shlex.quote(str(where))}"
+                 sum(len(s.note.prompts) for s in steps), head.note.closed, store.git)
 
 
 def _md(text: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -394,6 +395,18 @@ class Store(Backend, WorkingCopy):
     """One workspace's checkpoints: a backend with the working copy it records. Modules
     above `store/` use only this interface; none of them tests which kind of store it is
     or reaches into its files."""
+
+    @property
+    def git(self) -> str:
+        """The git command line that reads this store's refs from its workspace: a plain
+        folder's store named with --git-dir (relative where it lies inside the workspace);
+        a repository's own store says `git` (GitStore)."""
+        where = self.location
+        try:
+            where = where.relative_to(self.top)
+        except ValueError:
+            pass
+        return f"git --git-dir={shlex.quote(str(where))}"
 
     @contextmanager
     def one_scan(self, timeout: float | None = None) -> Iterator[None]:

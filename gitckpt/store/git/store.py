@@ -178,6 +178,10 @@ class GitStore(Store):
     def top(self) -> Path:
         return self.workdir
 
+    @property
+    def git(self) -> str:
+        return "git"  # (the repository's own git reads its refs)
+
     def cleaned(self, path: str, data: bytes) -> bytes:
         # (as bytes: libgit2 takes a name that is not UTF-8 so, and refuses it as a str)
         name = f"{self.prefix}/{path}".lstrip("/").encode("utf-8", "surrogateescape")
