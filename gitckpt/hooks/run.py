@@ -168,9 +168,9 @@ def _prompt(host: Host, event: Event, ws: Workspace) -> Outcome:
 #: How gitckpt's texts to the agent begin: the handoff, and a reminder of unsaved files.
 HANDOFF_HEAD = "gitckpt: the task below was in progress in this workspace"
 _REMINDER = re.compile(r"gitckpt: \d+ files? changed since step \d+ ")
-#: A tagged block a host wraps a message or context in (`<hook_context>`, Copilot's
-#: `<current_datetime>`, Codex's `<hook_prompt ...>`).
-_BLOCK = re.compile(r"<(?P<tag>[A-Za-z_][\w-]*)(?:\s[^>]*)?>(?P<body>.*?)</(?P=tag)>", re.S)
+#: The opening tag of a block a host wraps a message or context in (`<hook_context>`,
+#: Copilot's `<current_datetime>`, Codex's `<hook_prompt ...>`).
+_OPEN = re.compile(r"<([A-Za-z_][\w-]*)(?:\s[^<>]*)?>")
 
 
 def _ours(text: str) -> bool:
@@ -182,13 +182,25 @@ def users_words(prompt: str) -> str:
     """The user's own words in what a host's prompt hook calls the prompt: hosts hand back
     gitckpt's texts as user messages (a stop reminder that continues the turn, Copilot CLI,
     Gemini CLI) or put the handoff before the user's text (Gemini CLI's `<hook_context>`).
-    Tagged blocks that hold a text of gitckpt's are dropped; a prompt that, past the tagged
-    blocks before it, is one of gitckpt's texts is none of the user's ("")."""
-    text = _BLOCK.sub(lambda m: "" if _ours(m["body"]) else m[0], prompt)
-    rest = text.lstrip()
-    while (m := _BLOCK.match(rest)) is not None:  # (a timestamp a host puts first)
-        rest = rest[m.end():].lstrip()
-    return "" if _ours(rest) else text.strip()
+    Of the tagged blocks a host puts first, those holding a text of gitckpt's are dropped,
+    the others kept; a prompt that is, past them, one of gitckpt's texts is none of the
+    user's (""). Linear in the prompt: each block is read once, from its start, and a prompt
+    of the user's is never searched for blocks (a hook sees it before any cap)."""
+    kept, at = [], 0
+    while True:
+        block = at
+        while block < len(prompt) and prompt[block].isspace():
+            block += 1
+        m = _OPEN.match(prompt, block)
+        end = prompt.find(f"</{m[1]}>", m.end()) if m is not None else -1
+        if m is None or end < 0:
+            break  # the user's text (an opening never closed is the user's too)
+        close = end + len(m[1]) + 3
+        if not _ours(prompt[m.end():end]):
+            kept.append(prompt[at:close])  # (with the space before it)
+        at = close
+    rest = prompt[at:]
+    return "" if _ours(rest) else ("".join(kept) + rest).strip()
 
 
 def _unsaved_line(u: Unsaved, voice: str) -> str:

@@ -237,3 +237,14 @@ def test_only_the_users_words_are_kept_as_a_prompt(ws):
     kept = prompts.pending(tl.store, tl.resolve(None))
     # the user's own tags are theirs: only blocks that hold a text of gitckpt's go
     assert [(p["host"], p["text"]) for p in kept] == [("gemini", "Make the parser <strict>.")]
+
+
+def test_the_users_words_are_found_in_one_pass_over_a_megabyte():
+    """A host hands its prompt hook the prompt before any cap: a megabyte of openings that
+    never close, or of blocks, is read once (a pattern that searched each opening for its
+    close read the rest of the prompt again from each)."""
+    from gitckpt.hooks.run import users_words
+
+    assert users_words("<a>" * 300_000 + "fix it").endswith("fix it")
+    assert users_words("<a>x</a>" * 120_000 + "fix it").endswith("fix it")
+    assert users_words("<b>bold</b> and then the rest") == "<b>bold</b> and then the rest"
