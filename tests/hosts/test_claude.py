@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -274,13 +273,9 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 def _install(w: World, claude: str) -> None:
     """The plugin, as a user installs it: this repository (as a marketplace clone holds it:
     its git files) added as a marketplace, then `gitckpt@gitckpt` installed."""
-    source = w.tmp / "marketplace"
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
+    from conftest import marketplace_copy
+
+    source = marketplace_copy(w.tmp / "marketplace")
     for args in (["plugin", "marketplace", "add", str(source)],
                  ["plugin", "install", "gitckpt@gitckpt"]):
         p = subprocess.run([claude, *args], cwd=w.tmp, env=w.env, capture_output=True,

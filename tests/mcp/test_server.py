@@ -707,6 +707,18 @@ async def _both(c):
     return await c.list_tools(), await c.call_tool("ckpt_resume", {})
 
 
+def _hello(root, env=None) -> subprocess.Popen:
+    """`gitckpt mcp` as a host starts it, sent a host's `initialize` (not yet flushed)."""
+    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(root)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "a host", "version": "1"}}}
+    p.stdin.write((json.dumps(hello) + "\n").encode())
+    return p
+
+
 @pytest.mark.service
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("alone", [False, True])
@@ -718,14 +730,8 @@ def test_the_server_leaves_at_once_on_sigint_and_sigterm(ws, monkeypatch, how, a
 
     monkeypatch.setenv("GITCKPT_WATCH", "off")
     env = {**os.environ, **({"GITCKPT_SERVICE": "off"} if alone else {})}
-    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=env)
+    p = _hello(ws.root, env)
     try:
-        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "a host", "version": "1"}}}
-        p.stdin.write((json.dumps(hello) + "\n").encode())
         p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
                       b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'
                       b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
@@ -749,13 +755,8 @@ def test_the_server_leaves_quietly_on_a_signal_during_its_handshake(ws, how):
     """A host that ends a short session at once sends SIGINT while the server has answered
     the handshake but not yet reached its service (or its SDK): it leaves with 0 and no
     traceback (it printed KeyboardInterrupt's and exited -2)."""
-    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = _hello(ws.root)
     try:
-        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "a host", "version": "1"}}}
-        p.stdin.write((json.dumps(hello) + "\n").encode())
         p.stdin.flush()
         assert b'"id":0' in p.stdout.readline()  # answered: the host may end it now
         p.send_signal(how)
@@ -771,13 +772,8 @@ def test_the_server_leaves_quietly_on_a_signal_during_its_handshake(ws, how):
 def test_a_bridge_whose_host_stopped_reading_leaves(ws):
     """The host closed its end of the bridge's stdout: the bridge's next answer cannot be
     written, and it leaves (it once took that for the service's end and reconnected)."""
-    p = subprocess.Popen([sys.executable, "-m", "gitckpt", "mcp", "--root", str(ws.root)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = _hello(ws.root)
     try:
-        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "a host", "version": "1"}}}
-        p.stdin.write((json.dumps(hello) + "\n").encode())
         p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
                       b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
                       b'{"name":"ckpt_log","arguments":{}}}\n')

@@ -946,10 +946,8 @@ def test_a_stream_header_and_the_next_line_in_one_write_start_the_session(repo):
 def stop_once_claimed(pid: int, claims: str, client_proc: subprocess.Popen) -> None:
     """SIGSTOP service `pid` the moment it has claimed a request (its claim file appears in
     `claims`): it has taken the request and not yet acted on it, unless it is very quick."""
-    deadline = time.monotonic() + DEADLINE
-    while not os.listdir(claims):
+    while not os.listdir(claims):  # it claims the request, or the client ends without it
         assert client_proc.poll() is None, client_proc.communicate()
-        assert time.monotonic() < deadline, "the service never claimed the request"
         time.sleep(0.0005)
     os.kill(pid, signal.SIGSTOP)
 
