@@ -19,6 +19,7 @@ from conftest import RepoGuard, git, git_tree, make_plain, make_repo, run_cli, s
 from test_journal import start_watch
 
 import gitckpt
+from gitckpt.store import files
 from gitckpt.store import journal as journals
 
 pytestmark = [pytest.mark.slow, pytest.mark.settling]
@@ -117,30 +118,40 @@ def test_a_cache_taken_under_other_excludes_is_not_reused(watched):
 TOKEN = re.compile(rb"(?:(v\d{5}\|)\1*)")  # one version of the rewritten file, whole
 
 WRITER = textwrap.dedent("""
-    import os, sys, time
+    import json, os, sys, time
     path, stop, halves = sys.argv[1], sys.argv[2], 200
     st = os.stat(path)
     n = 0
     deadline = time.monotonic() + 20
+    stalled = []  # versions whose two halves lay further apart than the reader waits
     while not os.path.exists(stop) and time.monotonic() < deadline:
         n += 1
         token = b"v%05d|" % n
         with open(path, "r+b") as f:  # in place, the same size, in two writes
+            began = time.monotonic_ns()
             f.write(token * halves)
             f.flush()
             os.fsync(f.fileno())
             time.sleep(0.03)  # a reader between the halves sees a torn mix
             f.write(token * halves)
+            f.flush()
+            if time.monotonic_ns() - began > int(sys.argv[3]):
+                stalled.append(n)
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the mtime put back
         time.sleep(0.01)
-    print(n)
+    print(json.dumps({"versions": n, "stalled": stalled}))
 """)
+# A version written more slowly than this is one a reader may take whole while half written:
+# `read_regular` promises no more (a write stalled for longer than SETTLED_NS), and a loaded
+# machine can stall a writer that long. The margin covers the kernel's coarse clock that
+# stamps the file's times (a tick or two behind the one the reader compares them with).
+STALL_NS = files.SETTLED_NS - 15_000_000
 
 
 def saves_while_rewritten(root: Path, f: Path, stop: Path, saves: int = 15) -> list:
     """Saves taken while another process rewrites `f` in place (see WRITER); each holds one
     whole version of it or leaves it out as `changing`."""
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(f), str(stop)],
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(f), str(stop), str(STALL_NS)],
                               stdout=subprocess.PIPE, text=True)
     try:
         results = []
@@ -149,15 +160,18 @@ def saves_while_rewritten(root: Path, f: Path, stop: Path, saves: int = 15) -> l
             time.sleep(0.013)
     finally:
         stop.touch()
-        assert writer.wait(30) == 0
+        out, _ = writer.communicate(timeout=30)
+        assert writer.returncode == 0
+    stalled = set(json.loads(out)["stalled"])
     rel = f.relative_to(root).as_posix()
     for r in results:
         body = plain_bytes(root, r.tree, rel)
         left_out = {s["path"]: s["reason"] for s in r.to_dict()["skipped"]}
         if body is None:
             assert left_out.get(rel) == "changing", left_out
-        else:
-            assert TOKEN.fullmatch(body), f"a torn mix was stored: {body[:20]!r}..."
+        elif not TOKEN.fullmatch(body):
+            newest = max(int(v) for v in re.findall(rb"v(\d{5})\|", body))
+            assert newest in stalled, f"a torn mix was stored: {body[:20]!r}...{body[-20:]!r}"
     return results
 
 
@@ -319,7 +333,8 @@ LOCKED_CHILD = textwrap.dedent("""
     from gitckpt.engine.watch import Settings
     sys.path.insert(0, os.environ["GITCKPT_TESTS"])  # the tests' own helpers
     from conftest import service
-    from gitckpt.store import journal as journals
+    from gitckpt.store import files
+from gitckpt.store import journal as journals
 
     journals.COOKIE_WAIT = 10.0
     root, when = Path(sys.argv[1]), sys.argv[2]
