@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, TreeEntry, diff_entries
+from gitckpt.store.lines import hunks, line_counts
 
 ReadTree = Callable[[ObjectId], list[TreeEntry]]
 ReadBlob = Callable[[ObjectId], bytes]
@@ -57,13 +56,6 @@ def _binary(data: bytes) -> bool:
     return b"\0" in data[:_BINARY_PROBE]
 
 
-def _lines(data: bytes) -> list[str]:
-    """Lines as git cuts them: at "\\n" only (str.splitlines also cuts at \\f, \\r, ...),
-    with bytes that are not UTF-8 kept (surrogateescape) so the patch applies."""
-    return [line.decode("utf-8", "surrogateescape")
-            for line in re.split(rb"(?<=\n)", data) if line]
-
-
 def file_diffs(read_tree: ReadTree, read_blob: ReadBlob, old: ObjectId, new: ObjectId,
                only: tuple[str, ...] = ()) -> Iterator[tuple[FileDiff, bytes, bytes]]:
     """Each changed path with its old and new content, in path order."""
@@ -72,12 +64,7 @@ def file_diffs(read_tree: ReadTree, read_blob: ReadBlob, old: ObjectId, new: Obj
         if _binary(a) or _binary(b):
             plus = minus = None
         else:
-            plus = minus = 0
-            for line in difflib.unified_diff(_lines(a), _lines(b), n=0):
-                if line.startswith("+") and not line.startswith("+++"):
-                    plus += 1
-                elif line.startswith("-") and not line.startswith("---"):
-                    minus += 1
+            plus, minus = line_counts(a, b)
         yield FileDiff(os.fsdecode(path), _status(x, y), x, y, plus, minus), a, b
 
 
@@ -99,7 +86,7 @@ def unified(diff: FileDiff, a: bytes, b: bytes, context: int = 3) -> str:
     if diff.additions is None:
         out.append(f"Binary files {left} and {right} differ\n")
         return "".join(out)
-    body = list(difflib.unified_diff(_lines(a), _lines(b), left, right, n=context))
-    for line in body:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    body = hunks(a, b, context)
+    if body:
+        out += [f"--- {left}\n", f"+++ {right}\n", body]
     return "".join(out)

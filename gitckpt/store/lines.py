@@ -1,5 +1,6 @@
 """Which lines of one text are the lines of another, as git's own diff (xdiff, through
-pygit2) pairs them: the unchanged lines `git blame` passes from a version to the next."""
+pygit2) pairs them: the unchanged lines `git blame` passes from a version to the next, and the
+hunks and counts `git diff` shows."""
 
 from __future__ import annotations
 
@@ -48,3 +49,28 @@ def kept(old: bytes, new: bytes) -> list[int | None]:
     for o, n, length in runs:
         out[n:n + length] = range(o, o + length)
     return out
+
+
+def _patch(old: bytes, new: bytes, context: int) -> pygit2.Patch:
+    return pygit2.Patch.create_from(old, new, context_lines=context,
+                                    flag=DiffOption.INDENT_HEURISTIC)  # as git's default
+
+
+def line_counts(old: bytes, new: bytes) -> tuple[int, int]:
+    """The lines `git diff --numstat` counts: (added, deleted)."""
+    _, added, deleted = _patch(old, new, 0).line_stats
+    return added, deleted
+
+
+def hunks(old: bytes, new: bytes, context: int = 3) -> str:
+    """The hunks of `git diff` between two texts, each "@@" header with its function line,
+    context and end-of-file markers as git prints them ("" when they are the same). Bytes
+    that are not UTF-8 are kept (surrogateescape), so the text applies."""
+    out = []
+    for hunk in _patch(old, new, context).hunks:
+        out.append(hunk.header)
+        for line in hunk.lines:
+            text = line.raw_content.decode("utf-8", "surrogateescape")
+            # an end-of-file marker's origin is no column: its text is the whole line
+            out.append(line.origin + text if line.origin in " +-" else text)
+    return "".join(out)

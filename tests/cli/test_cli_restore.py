@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 from conftest import run_cli
@@ -148,3 +149,40 @@ def test_diff_of_a_task_from_another_folder_is_refused(repo):
     r = run_cli("-C", str(repo / "b"), "diff", "0", "--task", task)
     assert r.code == 1
     assert f"belongs to the workspace {repo / 'a'}" in r.err
+
+
+def test_a_patch_pairs_lines_as_git_diff_does(ws, tmp_path):
+    """`diff --patch` is git's own diff of the two versions: a blank line left alone in a long
+    file stays context (a matcher that junks frequent lines made it -/+), hunks carry git's
+    function line, the end-of-file marker sits where git puts it, and the counts are
+    `git diff --numstat`'s."""
+    root = str(ws.root)
+    assert run_cli("-C", root, "init", "patch like git").code == 0
+    body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(120))
+    (ws.root / "long.py").write_text(body + "# end")
+    assert run_cli("-C", root, "save", "long").code == 0
+    changed = body.replace("return 40\n", "return 41\n").replace("def f80():\n", "")
+    (ws.root / "long.py").write_text(changed + "# end\n")
+    assert run_cli("-C", root, "save", "edited").code == 0
+    r = run_cli("-C", root, "diff", "1", "2", "--patch", "--", "long.py")
+    assert r.code == 0, r.err
+    got = r.out[r.out.index("diff --git"):]
+    assert "\n \n" in got  # the unchanged blank lines are context
+
+    # git's diff of the same two texts, outside the user's repository
+    other = tmp_path / "git-diff"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    (other / "long.py").write_text(body + "# end")
+    subprocess.run(["git", "-C", str(other), "add", "long.py"], check=True)
+    (other / "long.py").write_text(changed + "# end\n")
+    want = subprocess.run(["git", "-C", str(other), "-c", "core.autocrlf=false", "diff",
+                           "--no-color", "--no-ext-diff"],
+                          capture_output=True, text=True, check=True).stdout
+    want = re.sub(r"(?m)^index .*\n", "", want)
+    assert got == want
+    numstat = subprocess.run(["git", "-C", str(other), "diff", "--numstat"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    r = run_cli("-C", root, "--json", "diff", "1", "2")
+    files = {f["path"]: f for f in json.loads(r.out)["files"]}
+    assert [str(files["long.py"]["additions"]), str(files["long.py"]["deletions"])] \
+        == numstat[:2]
