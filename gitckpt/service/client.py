@@ -12,10 +12,12 @@ have another socket, so they never meet a service that would serve them differen
 Protocol, one connection each: the service says ACK first (from the connection's thread: a
 stopped or wedged service never says it, and the client gives up before it has sent
 anything), the client sends one JSON line, the service answers one JSON line (or, for `mcp`,
-the connection becomes the session's stdio). A request that needs acting on names a claim
-token: whoever first creates `<address>.claims/<token>` (O_EXCL) acts. The service claims
-before it acts; a client whose answer did not come in time claims too, and runs the request
-itself if it wins. So a service killed at any moment loses nothing and does nothing twice.
+the connection becomes the session's stdio). A command's output follows its answer's line as
+raw bytes, `stdout_bytes` of them, so no output is too long to pass and none is escaped
+twice. A request that needs acting on names a claim token: whoever first creates
+`<address>.claims/<token>` (O_EXCL) acts. The service claims before it acts; a client whose
+answer did not come in time claims too, and runs the request itself if it wins. So a service
+killed at any moment loses nothing and does nothing twice.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: The protocol's version: a client and a service that differ in it never work together.
-ACK = b"gitckpt-service 1\n"
+ACK = b"gitckpt-service 2\n"
 _MAX = 1 << 22
 CONNECT_WAIT = 0.2
 ACK_WAIT = 0.5
@@ -215,19 +217,17 @@ def ask(request: dict[str, Any], wait: float | None = None,
     token = os.urandom(16).hex()
     payload = (json.dumps({**request, "settings": settings(), "claim": token}) + "\n").encode()
     wait = answer_wait() if wait is None else wait
+    reply = None
     try:
         s.settimeout(wait)
         try:
             s.sendall(payload)
-            answer = read_line(s)
+            with s.makefile("rb") as answer:
+                reply = _reply(answer)
         except OSError:
-            answer = b""  # it may have the request: the claim below settles it
+            reply = None  # it may have the request: the claim below settles it
     finally:
         s.close()
-    try:
-        reply = json.loads(answer) if answer else None  # our own service's (same user)
-    except (ValueError, RecursionError):
-        reply = None
     mine = os.path.join(claims_dir(path), token)
     if isinstance(reply, dict) and reply.get("refused"):
         return None  # it did not act, and holds no claim
@@ -247,6 +247,25 @@ def ask(request: dict[str, Any], wait: float | None = None,
                 "pid": serving, "socket": path, "waited": wait, "died": True}
     return {"log": f"the service took the request but did not answer in {wait:g} s; it "
                    "finishes it there", "pid": serving, "socket": path, "waited": wait}
+
+
+def _reply(answer: Any) -> Any:
+    """The service's answer read from `answer` (a buffered reader of the connection): its
+    JSON line, with the output bytes that follow it as `stdout`; None when it is cut short."""
+    line = answer.readline(_MAX)
+    try:
+        reply = json.loads(line) if line.endswith(b"\n") else None  # our service's (same user)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(reply, dict):
+        return reply
+    size = reply.pop("stdout_bytes", None)
+    if isinstance(size, int) and size >= 0:
+        body = answer.read(size)
+        if len(body) != size:
+            return None
+        reply["stdout"] = body.decode("utf-8", "surrogateescape")
+    return reply
 
 
 def alive(pid: int) -> bool:

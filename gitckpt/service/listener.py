@@ -173,7 +173,12 @@ class Listener:
                     conn.settimeout(None)
                     self.stream(request, conn, reader)
                     return
-                conn.sendall((json.dumps(self._reply(request)) + "\n").encode())
+                reply, body = self._reply(request), b""
+                out = reply.get("stdout")
+                if isinstance(out, str):  # a command's output: raw after the line
+                    body = out.encode("utf-8", "surrogateescape")
+                    reply = {**reply, "stdout": None, "stdout_bytes": len(body)}
+                conn.sendall((json.dumps(reply) + "\n").encode() + body)
         except OSError:
             pass
         finally:

@@ -518,7 +518,7 @@ import sys
 from gitckpt.service import client
 how = sys.argv[1]
 if how == "ack":
-    client.ACK = b"gitckpt-service 2\n"
+    client.ACK = b"gitckpt-service 3\n"
 else:
     here, real = client.address(), client.settings
     client.settings = lambda: {**real(), "GITCKPT_FROM_ANOTHER_CLIENT": "1"}
@@ -545,7 +545,7 @@ def test_another_protocol_or_other_settings_are_refused_and_the_client_acts_alon
         (json.dumps({**resume, "settings": {**settings, "home": "/elsewhere"},
                      "claim": token}).encode() + b"\n", "other settings"),
         (b"[1, 2, 3]\n", "not a request"),
-        (b"gitckpt-service 2\n", "not a request"),  # a client of another protocol's greeting
+        (b"gitckpt-service 3\n", "not a request"),  # a client of another protocol's greeting
         (good[:-5], "not a request"),  # cut short: no newline
         (json.dumps({**resume, "settings": settings, "claim": "not-a-token"}).encode()
          + b"\n", "claimed by the client"),  # no claim it could take: it does not act
