@@ -38,8 +38,25 @@ def _standard_fds() -> None:
                                     errors="backslashreplace", closefd=False))
 
 
+def _whole_writes() -> None:
+    """A stream Python left unbuffered (PYTHONUNBUFFERED, `python -u`) writes to its raw
+    file, which may take part of a write and drop the rest unsaid (a reader that leaves in
+    the middle of one: `| head`); each is put behind a buffered writer, which writes all or
+    raises, flushed at each line as an unbuffered stream would be."""
+    import io
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        raw = getattr(stream, "buffer", None)
+        if isinstance(raw, io.FileIO):
+            setattr(sys, name, io.TextIOWrapper(
+                io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                line_buffering=True, write_through=True))
+
+
 def main(argv: list[str] | None = None) -> None:
     _standard_fds()
+    _whole_writes()
     try:
         _main(argv)
     finally:

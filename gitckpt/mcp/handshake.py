@@ -70,7 +70,7 @@ def claim() -> Wire:
     # Unbuffered: the handshake reads line by line, so a `select` on the descriptor tells
     # whether the client has said more; the SDK's reader buffers (mcp/wire.Replay).
     inp = os.fdopen(os.dup(0), "rb", buffering=0)
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    out = os.fdopen(os.dup(1), "wb")  # buffered: all of each write or an error, never part
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -176,6 +176,7 @@ def answer(wire: Wire) -> Held:
             reply = {"id": msg["id"], **(reply if "error" in reply else {"result": reply})}
             wire.out.write(json.dumps({"jsonrpc": "2.0", **reply},
                                       separators=(",", ":")).encode() + b"\n")
+            wire.out.flush()
         if msg.get("method") == "tools/list" or not _said_more(wire.inp):
             return held
 

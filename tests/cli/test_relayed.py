@@ -123,6 +123,40 @@ def test_a_reader_that_goes_away_ends_a_served_save_as_it_ends_one_run_here(serv
     assert [s.note.title for s in service.log(root).steps][-2:] == ["gone on", "gone off"]
 
 
+def test_an_output_of_any_length_passes_whole_and_a_reader_leaving_midway_is_141(
+        served, tmp_path):
+    """A command's output is not bounded by the service's answer (a patch of 5 MB, longer than
+    any answer line the client reads), it arrives byte for byte as run here, and a reader that
+    takes a little and leaves in the middle of the write (`| head -c 10`) ends the command with
+    git's 141, also where Python's streams are unbuffered (PYTHONUNBUFFERED: a raw write takes
+    part of the text and used to drop the rest unsaid, exit 0)."""
+    root, _ = served
+    big = root / "big.txt"
+    big.write_text("".join(f"line {i}\n" for i in range(200_000)))
+    service.save(root, "one")
+    big.write_text("".join(f"LINE {i}\n" for i in range(200_000)))
+    service.save(root, "two")
+    here = {**os.environ, "GITCKPT_SERVICE": "off"}
+    args = ["diff", "1", "2", "--patch"]
+    want = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=root, env=here,
+                          capture_output=True, timeout=120)
+    assert want.returncode == 0, want.stderr
+    assert len(want.stdout) > 4 << 20
+    got = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=root,
+                         env=no_engine(tmp_path), capture_output=True, timeout=120)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert got.stdout == want.stdout
+    for env in (no_engine(tmp_path), here):
+        for unbuffered in ("1", ""):
+            p = subprocess.Popen([sys.executable, "-m", "gitckpt", *args], cwd=root,
+                                 env={**env, "PYTHONUNBUFFERED": unbuffered},
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert p.stdout.read(10) == want.stdout[:10]
+            p.stdout.close()
+            err = p.stderr.read()
+            assert (p.wait(120), err) == (141, b""), (env is here, unbuffered)
+
+
 def test_what_the_relay_refuses_runs_here(served, tmp_path):
     root, _ = served
     env = no_engine(tmp_path)
