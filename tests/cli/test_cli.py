@@ -223,6 +223,37 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_after_its_work(repo, g
     guard.check()
 
 
+#: Every command that writes to standard output, as a user pipes it into `head`.
+PIPED = [["diff", "1"], ["diff", "0", "1", "--patch"], ["why", "a.txt"], ["blame", "a.txt"],
+         ["search", "piped"], ["report"], ["report", "--html"], ["restore", "0"],
+         ["revert", "1"], ["tasks"], ["doctor"], ["completion", "bash"], ["service", "status"],
+         ["--json", "diff", "1"], ["capture"]]
+
+
+@pytest.mark.parametrize("relay", ["on", "off"])
+def test_a_reader_gone_ends_every_command_with_141(repo, guard, relay, hermetic):
+    """Every command that writes to standard output, served or run here, ends with git's 141
+    and says nothing when its reader has gone, its work done."""
+    run_cli("init", "piped", cwd=repo)
+    (repo / "a.txt").write_text("one\n")
+    run_cli("save", "piped one", cwd=repo)
+    (repo / "a.txt").write_text("two\n")
+    guard.reset()
+    env = {**os.environ, "GITCKPT_SERVICE": relay}
+    for args in PIPED:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            p = subprocess.run([sys.executable, "-m", "gitckpt", *args], cwd=repo, stdout=write,
+                               stderr=subprocess.PIPE, text=True, timeout=120, env=env)
+        finally:
+            os.close(write)
+        assert (p.returncode, p.stderr) == (141, ""), args
+    r = run_cli("--json", "log", cwd=repo)
+    assert json.loads(r.out)["drifts"], r.out  # `capture` recorded the edit
+    guard.check()
+
+
 def test_a_broken_pipe_in_a_commands_work_is_still_a_bug(repo, hermetic):
     """Only gitckpt's own output going nowhere ends quietly; a broken pipe elsewhere (a socket,
     a child) is reported as the bug it is."""
