@@ -38,7 +38,7 @@ def normalize_paths(paths: list[str] | tuple[str, ...], root: str | None = None,
                               "Give their folders instead.")
     out = []
     for raw in paths:
-        p = raw.replace("\\", "/").strip()
+        p = raw  # as given, as git takes a path: a backslash or a space is part of a name
         if cwd is not None and root is not None and p:
             full = os.path.normpath(os.path.join(os.path.realpath(cwd), p))
             p = os.path.relpath(full, root).replace(os.sep, "/")
