@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -292,6 +293,19 @@ def test_a_built_wheel_in_a_fresh_venv(tmp_path, repo):
     assert licenses, "the wheel carries its LICENSE"
     assert "MIT License" in licenses[0].read_text()
     assert (venv / "share" / "man" / "man1" / "git-ckpt.1").exists()
+    # the long description (PyPI's page): README.md, with no link that breaks off GitHub
+    import email
+
+    meta = email.message_from_bytes(zipfile.ZipFile(wheel).read(
+        f"gitckpt-{__version__}.dist-info/METADATA"))
+    assert meta["Description-Content-Type"] == "text/markdown"
+    described = meta.get_payload()
+    assert "mcp-name: " in described
+    assert "## " in described
+    targets = re.findall(r"\]\(([^)\s]+)\)", described)
+    assert targets
+    assert all(t.startswith(("https://", "http://", "#", "mailto:")) for t in targets), targets
+    assert "https://github.com/gitckpt/gitckpt/blob/main/docs/concepts.md" in targets
     if shutil.which("man"):  # git runs `man git-ckpt`, found beside the venv's bin/
         page = subprocess.run(["git", "ckpt", "--help"], capture_output=True, text=True,
                               env={**env, "MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "80"},
@@ -431,13 +445,35 @@ def test_the_release_workflow_builds_tests_the_wheel_then_publishes_without_a_to
         assert jobs[name]["permissions"] == {"id-token": "write"}, name
     assert w["permissions"] == {"contents": "read"}
     assert jobs["pypi"]["environment"] == "pypi"
-    assert any(str(step.get("uses", "")).startswith("pypa/gh-action-pypi-publish@")
-               for step in jobs["pypi"]["steps"])
+    publish = "\n".join(step.get("run", "") for step in jobs["pypi"]["steps"])
+    assert "uv publish --trusted-publishing always" in publish
     for stored in ("password", "secrets.", "TOKEN"):
         assert stored not in text, stored
+    # every action pinned by commit; every tool by version and checksum
+    used = [step["uses"] for job in jobs.values() for step in job["steps"] if "uses" in step]
+    assert used
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in used), used
+    runs = "\n".join(step.get("run", "") for job in jobs.values() for step in job["steps"])
+    for install in re.findall(r"pip install [^\n]*", runs):
+        if "--require-hashes" not in install:
+            assert "dist/" in install, install  # only the package under test, built here
+    pinned = (ROOT / ".github" / "release-requirements.txt").read_text()
+    names = re.findall(r"(?m)^([a-z0-9][a-z0-9._-]*)==\S+", pinned)
+    assert {"build", "hatchling", "hatch-fancy-pypi-readme", "twine", "uv"} <= set(names)
+    blocks = re.split(r"(?m)^(?=[a-z0-9])", pinned)[1:]
+    assert all("--hash=sha256:" in b for b in blocks), "every requirement has its hashes"
+    registry = next(step for step in jobs["mcp-registry"]["steps"] if "mcp-publisher" in
+                    step.get("run", ""))
+    assert "releases/latest" not in registry["run"]
+    assert "sha256sum --check" in registry["run"]
+    assert registry["run"].index("sha256sum") < registry["run"].index("./mcp-publisher")
     build = "\n".join(step.get("run", "") for step in jobs["build"]["steps"])
     assert "v${version}" in build
     assert "twine check --strict" in build
+    assert "python -m build --no-isolation" in build
+    sdist = "\n".join(step.get("run", "") for step in jobs["test"]["steps"])
+    assert "gitckpt save" in sdist  # real commands, not --version alone
+    assert "restore 1 --apply" in sdist
     test = "\n".join(step.get("run", "") for step in jobs["test"]["steps"])
     assert 'dist/*.whl)[test]' in test
     assert "site-packages" in test
