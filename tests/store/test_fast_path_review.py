@@ -333,8 +333,7 @@ LOCKED_CHILD = textwrap.dedent("""
     from gitckpt.engine.watch import Settings
     sys.path.insert(0, os.environ["GITCKPT_TESTS"])  # the tests' own helpers
     from conftest import service
-    from gitckpt.store import files
-from gitckpt.store import journal as journals
+    from gitckpt.store import journal as journals
 
     journals.COOKIE_WAIT = 10.0
     root, when = Path(sys.argv[1]), sys.argv[2]
