@@ -25,11 +25,18 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     tip = drifts[-1] if drifts else info.head
     problems: list[str] = []
     unsaved = since_step = live_tree = None
+    looking = not exact and tl.store.first_look_pending()
     try:
+        if looking:  # the handoff now, the files' state from the watcher once it has looked
+            raise FirstLook()
         live = tl.live(info.meta, exact=exact)
         live_tree = live.tree
         unsaved = tl.store.diff_trees(tip.tree, live.tree)
         since_step = tl.store.diff_trees(info.head.tree, live.tree)
+    except FirstLook:
+        problems.append("The watcher is taking its first look at the files: what changed "
+                        "since the last step is recorded as a drift when it is done, and "
+                        "the next resume shows it.")
     except GitckptError as e:
         problems.append(f"Cannot scan the workspace: {e.message}")
     except OSError as e:  # a read-only store: the scan cannot write its objects
@@ -63,6 +70,11 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     watch = "on" if watch_enabled() else "off"
     return Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                    bound, files)
+
+
+class FirstLook(Exception):
+    """The watcher's first full scan of the workspace is not done: the handoff does not wait
+    for it."""
 
 
 def _marked(tl: Timeline) -> bool:

@@ -74,6 +74,7 @@ class Journal:
         self.skipped: tuple[Skipped, ...] = ()
         self.healthy = False
         self.trusted = False
+        self.looked = False  # a full scan through this journal has ended (its first look)
         self.generation = 0  # bumped on every doubt
         self.full_due = 0.0
         self.arrived: set[str] = set()
@@ -159,6 +160,7 @@ class Journal:
                     return
                 self.skipped = tuple(skipped)
                 if grant.paths is None:
+                    self.looked = True
                     self.trusted = grant.generation == self.generation and self.healthy
                     self.full_due = self.clock() + self.verify_every
             if ok and grant.paths is None and self.probe is not None:

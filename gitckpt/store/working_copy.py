@@ -57,6 +57,14 @@ class WorkingCopy(ABC):
     def read_blob(self, oid: ObjectId) -> bytes:
         """The content of blob `oid` (Backend.read_blob)."""
 
+    def first_look_pending(self) -> bool:
+        """Whether a watcher in this process watches the workspace and has not yet ended its
+        first full scan: a snapshot now would wait for that scan (it holds the journal)."""
+        running = sys.modules.get(_JOURNALS)
+        journal: journals.Journal | None = running.for_root(str(self.root)) \
+            if running is not None and self.takes_hints else None
+        return journal is not None and not journal.looked
+
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
                  progress: Progress | None = None, exact: bool = False) -> Snapshot:
         """Write the tree of the in-scope workspace now and return it.

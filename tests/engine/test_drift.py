@@ -365,6 +365,48 @@ def test_resume_reports_drifts_unsaved_and_the_watcher_switch(ws, monkeypatch):
     assert "Watcher: off" in r.text
 
 
+def test_a_resume_does_not_wait_for_the_watchers_first_look(ws, monkeypatch):
+    """The first call of a session starts the watcher, whose first look at the files is a
+    full scan: a resume meanwhile answers from the notes without scanning (it would wait for
+    that scan, which holds the journal), says the changes come once the look is done, and
+    the resume after it has them, through the watcher's journal."""
+    start(ws)
+    service.save(ws.root, "one", conclusion="c", next="n")
+    (ws.root / "a.txt").write_text("while nothing watched\n")
+    monkeypatch.setenv("GITCKPT_QUIET", "60")  # no event-driven capture within the test
+    session = service.watch(ws.root)  # its first look is session.run's first capture
+    try:
+        if session.watcher.mode != "events":
+            pytest.skip("no file events on this machine (inotify limits)")
+        journal = session.watcher.source.journal
+        answered, held = threading.Event(), threading.Event()
+
+        def look() -> None:  # as if that look were under way: a scan now waits for it
+            with journal.scan_lock:
+                held.set()
+                answered.wait(60)  # (a resume that waits would be let go, and fail below)
+
+        looking = threading.Thread(target=look)
+        looking.start()
+        held.wait()
+        try:
+            r = service.resume(ws.root)
+        finally:
+            answered.set()
+            looking.join()
+        assert journal.counts == {"hinted": 0, "full": 0}  # nothing scanned
+        assert "taking its first look at the files" in r.text
+        assert r.to_dict()["unsaved"] is None
+        assert "Captured since step 1" not in r.text
+        service.capture(ws.root)  # the first look (a full scan through the journal)
+        assert journal.counts["full"] == 1
+        r = service.resume(ws.root)
+        assert "first look" not in r.text
+        assert r.to_dict()["since_step"]["added"] == ["a.txt"]
+    finally:
+        session.stop()
+
+
 @pytest.mark.user_git
 def test_resume_reports_commits_since_and_a_rewritten_history(repo):
     service.init(repo, "git moves")
