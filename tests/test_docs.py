@@ -140,3 +140,32 @@ def test_the_mcp_pages_figures_are_the_servers():
     said = re.search(r"are ([\d,]+) characters \(compact JSON", page)
     assert said, "the page no longer says what every session loads first"
     assert int(said[1].replace(",", "")) == size
+
+
+def test_every_figure_of_the_readmes_performance_table_is_a_recorded_one():
+    """Each figure of README.md's performance table (ms, s, MiB, %) is one of bench/RESULTS.md,
+    the record of the interleaved runs that made them (rounded as printed, in either unit of
+    time): a figure typed without a run behind it, or left behind by a new run, fails."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    results = (ROOT / "bench" / "RESULTS.md").read_text()
+    table = readme[readme.index("## Performance"):readme.index("## Documentation")]
+    recorded = [float(x.replace(",", ""))
+                for x in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", results)]
+    scales = {"ms": (1, 1000), "s": (1, 0.001), "MiB": (1,), "%": (1,)}
+    number = r"\d[\d,]*(?:\.\d+)?"
+    checked, unrecorded = 0, []
+    for row in table.splitlines():
+        if not row.startswith("| ") or row.startswith("| at"):
+            continue
+        cells = "|".join(row.split("|")[2:])  # the figures, not the row's own description
+        for m in re.finditer(rf"({number}(?: / {number})*)\s?(ms|s|MiB|%)(?!\w)", cells):
+            for said in re.findall(number, m[1]):
+                places = len(said.partition(".")[2])
+                rounded = {round(y * k, places) for y in recorded for k in scales[m[2]]}
+                checked += 1
+                if round(float(said.replace(",", "")), places) not in rounded:
+                    unrecorded.append(f"{said} {m[2]} ({row[2:50]})")
+    assert checked >= 20  # the table is still read
+    assert unrecorded == [], unrecorded
