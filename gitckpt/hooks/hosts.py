@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from gitckpt.core import limits
+
 if TYPE_CHECKING:
     from gitckpt.core.ops.fields import Voice
 
@@ -36,6 +38,18 @@ class Event:
     transcript: str | None = None  # the session's transcript file, where the host names one
     voice: Voice = "mcp"  # how texts name what to do: tool calls, or (`--cli`) CLI commands
     compressing: bool = True  # pre-compact: the host says it compresses (not only may)
+
+    def __post_init__(self) -> None:
+        # What a host sends is data from elsewhere: the names it gives are kept as a save's
+        # titles are, cut and without control characters (a prompt and a command are cut
+        # where they are kept, after redaction)
+        for key in ("session", "tool", "source", "model"):
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, _CONTROL.sub("", value)[: limits.TITLE] or None)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _text(data: dict[str, Any], *keys: str) -> str | None:
