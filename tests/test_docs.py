@@ -169,3 +169,32 @@ def test_every_figure_of_the_readmes_performance_table_is_a_recorded_one():
                     unrecorded.append(f"{said} {m[2]} ({row[2:50]})")
     assert checked >= 20  # the table is still read
     assert unrecorded == [], unrecorded
+
+
+def test_the_size_limits_the_docs_state_are_the_codes():
+    """The limits docs/limits.md, README.md, docs/format.md and docs/hosts.md state, read out of
+    their sentences and compared with core/limits.py and the file-size default."""
+    import re
+
+    from gitckpt.core import limits
+    from gitckpt.safety.scope import DEFAULT_MAX_FILE_SIZE
+
+    def said(page: str, pattern: str) -> list[int]:
+        m = re.search(pattern, (ROOT / page).read_text().replace("\n", " "))
+        assert m, f"{page} no longer says {pattern!r}"
+        return [int(g.replace(",", "")) for g in m.groups()]
+
+    assert said("docs/limits.md", r"plan item ([\d,]+) characters; a conclusion, next, "
+                r"description, goal or constraints ([\d,]+); a list \(verified, open questions, "
+                r"decisions\) ([\d,]+) entries of ([\d,]+) characters; a plan ([\d,]+) items; "
+                r"([\d,]+) exclude patterns; and at most ([\d,]+) KiB") == [
+        limits.TITLE, limits.TEXT, limits.ITEMS, limits.ITEM, limits.PLAN, limits.PATTERNS,
+        limits.NOTE // 1024]
+    assert said("docs/limits.md", r"GITCKPT_MAX_FILE_SIZE` \(default ([\d,]+) MiB\)") == [
+        DEFAULT_MAX_FILE_SIZE >> 20]
+    for page in ("README.md", "docs/hosts.md"):
+        assert said(page, r"cut to ([\d,]+) characters") == [limits.PROMPT], page
+    assert said("docs/format.md", r"cut to ([\d,]+) characters \(at most ([\d,]+) per step\)") \
+        == [limits.PROMPT, limits.PROMPTS]
+    for page in ("README.md", "docs/cli.md", "docs/concepts.md"):
+        assert said(page, r"([\d,]+) KiB a session") == [limits.TRANSCRIPT >> 10], page
