@@ -667,7 +667,10 @@ def test_the_plugin_brings_its_own_gitckpt_in_the_real_claude_code(tmp_path, rep
     home.mkdir()
     python_dir = str(Path(_sys.executable).resolve().parent)  # a 3.11+, without gitckpt
     env = {"HOME": str(home), "PATH": f"/usr/bin:/bin:{python_dir}",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           # the test's own service folder, whose services are stopped when it ends (the
+           # plugin's gitckpt started one in the user's, left running after the test)
+           **{k: os.environ[k] for k in ("GITCKPT_RUNTIME_DIR", "GITCKPT_SERVICE_IDLE")}}
     assert shutil.which("gitckpt", path=env["PATH"]) is None
 
     def run(*args: str, cwd: Path = tmp_path) -> str:
