@@ -1003,9 +1003,13 @@ def test_a_hook_whose_service_dies_mid_request_is_not_lost(repo):
     for attempt in range(5):  # until the service is caught before it recorded the drift
         command = f"make step{attempt}"
         (repo / f"h{attempt}.txt").write_text(f"{command}\n")
+        # a wait far longer than the drill's look and kill (a loaded machine once took more
+        # than the hook's default 1.5 s: the hook then rightly left the request to the
+        # stopped service, which the drill killed after)
         p = subprocess.Popen([sys.executable, "-m", "gitckpt", "hook", "post-tool"],
                              cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "GITCKPT_SERVICE_WAIT": "120"})
         p.stdin.write(json.dumps({**payload, "tool_input": {"command": command}}))
         p.stdin.close()
         try:
