@@ -86,38 +86,48 @@ def recall(steps: list[StepRecord], pending: Sequence[CommandRun] = (),
            start: Memory | None = None) -> Memory:
     """Fold the steps' notes, oldest first, into the task's memory (or into `start`, the
     memory before the first of them); `pending` are runs recorded since the newest step
-    (`gitckpt run`), not saved yet."""
+    (`gitckpt run`), not saved yet. Linear in what the notes hold: each group is kept by text
+    while folding (insertion-ordered, oldest first), so no step rebuilds what came before."""
     m = start if start is not None else Memory()
+    decisions, gotchas, questions = (_by_text(g) for g in (m.decisions, m.gotchas, m.questions))
+    files = {f.path: f for f in m.files}
     for s in steps:
         n = s.note
-        _add(m.decisions, n.decisions, s.n)
-        _add(m.gotchas, n.gotchas, s.n)
+        _add(decisions, n.decisions, s.n)
+        _add(gotchas, n.gotchas, s.n)
         for text in n.answered:
-            for q in [q for q in m.questions if q.text == text]:
-                m.questions.remove(q)
+            if questions.pop(text, None) is not None:
                 m.answered.append(Entry(text, s.n))
-        _add(m.questions, n.open_questions, s.n)
+        _add(questions, n.open_questions, s.n)
         for text in n.dropped:
-            for group in (m.decisions, m.gotchas, m.questions):
-                group[:] = [e for e in group if e.text != text]
+            for group in (decisions, gotchas, questions):
+                group.pop(text, None)
         for c in n.commands:
             m.commands.append(CommandRun(c["command"], c["exit_code"], c["tree"], s.n,
                                          c.get("note", ""), c.get("duration_s")))
-        files = {f.path: f for f in m.files}
         for f in n.files:
-            files.pop(f["path"], None)
+            files.pop(f["path"], None)  # a file noted again moves to the newest place
             files[f["path"]] = FileNote(f["path"], f.get("note", ""), s.n)
-        m.files = list(files.values())
+    m.decisions, m.gotchas, m.questions = (list(g.values())
+                                           for g in (decisions, gotchas, questions))
+    m.files = list(files.values())
     m.commands += list(pending)
     return m
 
 
-def _add(group: list[Entry], texts: list[str], step: int) -> None:
-    have = {e.text for e in group}
+def _by_text(group: list[Entry]) -> dict[str, Entry]:
+    """A group by its texts, oldest first; a text held twice (a memory kept elsewhere) is
+    one entry, the older, as a fold makes it."""
+    out: dict[str, Entry] = {}
+    for e in group:
+        out.setdefault(e.text, e)
+    return out
+
+
+def _add(group: dict[str, Entry], texts: list[str], step: int) -> None:
     for text in texts:
-        if text not in have:
-            group.append(Entry(text, step))
-            have.add(text)
+        if text not in group:
+            group[text] = Entry(text, step)
 
 
 def check_retired(m: Memory, answered: list[str], dropped: list[str]) -> None:
