@@ -45,6 +45,28 @@ def marketplace_copy(source: Path) -> Path:
     return source
 
 
+def doubling(work, make, n: int = 16384, floor: float = 1e-4) -> float:
+    """How much more CPU `work` spends on `make(2 * n)` than on `make(n)` (2 for linear work,
+    4 for quadratic): work compared with work in one process (the best of three, the
+    collector paused), never with seconds; `floor` keeps a too-small measure from deciding."""
+    import gc
+
+    def spent(size: int) -> float:
+        given = make(size)
+        best = float("inf")
+        gc.collect()
+        gc.disable()  # the collector's passes over every object made: not the work's
+        try:
+            for _ in range(3):
+                began = time.thread_time()
+                work(given)
+                best = min(best, time.thread_time() - began)
+        finally:
+            gc.enable()
+        return max(best, floor)
+    return spent(2 * n) / spent(n)
+
+
 def stop_services(runtime: str) -> None:
     """Every service started with `runtime` as its folder, stopped (killed when it does not
     leave within 5 s), and the folder removed."""

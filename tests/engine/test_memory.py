@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli, service
+from conftest import doubling, run_cli, service
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -373,9 +373,6 @@ def test_the_fold_is_linear_in_the_steps():
     """A task whose every step adds decisions, gotchas, questions and files: folding twice the
     steps costs about twice the CPU (the fold it replaced rebuilt every group at every step:
     27 s at 30,000 steps)."""
-    import gc
-    import time
-
     from gitckpt.engine.memory import recall
 
     def notes(n: int) -> list:
@@ -383,18 +380,4 @@ def test_the_fold_is_linear_in_the_steps():
                         "open_questions": [f"q{i}"], "answered": [f"q{i - 1}"],
                         "files": [{"path": f"f{i}", "note": ""}]} for i in range(n)])
 
-    def spent(steps: list) -> float:
-        best = float("inf")
-        gc.collect()
-        gc.disable()  # the collector's passes over every object made: not the fold's work
-        try:
-            for _ in range(3):
-                began = time.thread_time()
-                recall(steps)
-                best = min(best, time.thread_time() - began)
-        finally:
-            gc.enable()
-        return max(best, 1e-4)
-
-    small, big = notes(4000), notes(8000)
-    assert spent(big) < 3 * spent(small)
+    assert doubling(recall, notes, n=4000) < 3

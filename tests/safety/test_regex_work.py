@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import doubling
 
 import gitckpt
 
@@ -89,7 +90,7 @@ def _cost(p: re.Pattern, anchored: str | None, text: str | bytes, runs: int = 3)
 
 
 def _text(p: re.Pattern, pump: str, n: int) -> str | bytes:
-    text = (pump * (n // len(pump) + 1))[:n]
+    text = _run(pump)(n)
     return text.encode("utf-8") if isinstance(p.pattern, bytes) else text
 
 
@@ -123,17 +124,9 @@ def test_each_pattern_costs_linear_work(key):
         assert big < 3 * 64 * worst, (where, worst_pump, worst, big)
 
 
-def _doubling(f, pump: str) -> float:
-    """CPU spent by `f` on a run of `pump` 32 KB long over that on 16 KB (linear: 2)."""
-    def spent(n: int) -> float:
-        text = (pump * (n // len(pump) + 1))[:n]
-        best = float("inf")
-        for _ in range(3):
-            began = time.thread_time()
-            f(text)
-            best = min(best, time.thread_time() - began)
-        return max(best, 1e-3)
-    return spent(32768) / spent(16384)
+def _run(pump: str):
+    """Texts of `pump` repeated to a given length."""
+    return lambda n: (pump * (n // len(pump) + 1))[:n]
 
 
 @pytest.mark.parametrize("pump", [*PUMPS, "key", "token", "password=", "ghp_", "AKIA", "eyJ",
@@ -145,5 +138,5 @@ def test_the_secret_rules_cost_linear_work(pump):
     from gitckpt.safety.file_secrets import credential_in
     from gitckpt.safety.redact import redact
 
-    assert _doubling(redact, pump) < 3, pump
-    assert _doubling(lambda t: credential_in(t.encode()), pump) < 3, pump
+    assert doubling(redact, _run(pump), floor=1e-3) < 3, pump
+    assert doubling(lambda t: credential_in(t.encode()), _run(pump), floor=1e-3) < 3, pump

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import REPO, git, make_plain, make_repo
+from conftest import REPO, doubling, git, make_plain, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,21 +224,6 @@ def test_a_dir_store_reads_a_git_repack_of_itself(tmp_path, hermetic):
         fresh.object_size(hash_object("blob", b"never written"))
 
 
-def _doubling(f, text) -> float:
-    """How much more CPU `f` spends on `text(2n)` than on `text(n)` (2 for a linear scan, 4
-    for a quadratic one): work compared with work in one process, not seconds."""
-    import time
-
-    def spent(t: str) -> float:
-        best = float("inf")
-        for _ in range(3):
-            began = time.thread_time()
-            f(t)
-            best = min(best, time.thread_time() - began)
-        return max(best, 1e-4)
-    return spent(text(2 * 16384)) / spent(text(16384))
-
-
 @pytest.mark.parametrize("text", [
     lambda n: "a" * n + " x=1 http://",  # a scheme's letters, each a start before
     lambda n: "token" * (n // 5) + " x=1",  # a credential's name, backtracked over before
@@ -248,13 +233,13 @@ def _doubling(f, text) -> float:
 def test_taking_credentials_out_of_a_text_is_linear_in_it(text):
     """A text from elsewhere (a fetched note, a remote's message) of any length costs `scrub`
     linear work: doubling it doubles the work, and a megabyte of it is one pass."""
-    assert _doubling(scrub, text) < 3
+    assert doubling(scrub, text) < 3
     scrub(text(1_000_000))
 
 
 def test_a_bare_user_and_password_are_found_in_linear_time():
-    assert _doubling(scrub, lambda n: "\\" * n + "@h") < 3
-    assert _doubling(scrub, lambda n: "@h " + "a:" * (n // 2)) < 3  # many colons, one run
+    assert doubling(scrub, lambda n: "\\" * n + "@h") < 3
+    assert doubling(scrub, lambda n: "@h " + "a:" * (n // 2)) < 3  # many colons, one run
     scrub("x" * 1_000_000 + "@h")
 
 
