@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitckpt.core import limits
+from gitckpt.safety.redact import clean
 
 if TYPE_CHECKING:
     from gitckpt.core.ops.fields import Voice
@@ -41,15 +42,12 @@ class Event:
 
     def __post_init__(self) -> None:
         # What a host sends is data from elsewhere: the names it gives are kept as a save's
-        # titles are, cut and without control characters (a prompt and a command are cut
-        # where they are kept, after redaction)
+        # titles are, cleaned and cut (a prompt and a command are cut where they are kept,
+        # after redaction)
         for key in ("session", "tool", "source", "model"):
             value = getattr(self, key)
             if value is not None:
-                object.__setattr__(self, key, _CONTROL.sub("", value)[: limits.TITLE] or None)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+                object.__setattr__(self, key, clean(value, one_line=True)[: limits.TITLE] or None)
 
 
 def _text(data: dict[str, Any], *keys: str) -> str | None:
