@@ -41,10 +41,10 @@ from gitckpt.safety.scope import Scope
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
 from gitckpt.store.git.config import filters_possible, trust_exec
 from gitckpt.store.git.loose import loose_problem, loose_size
-from gitckpt.store.git.refwalk import unlisted
 from gitckpt.store.git.scan import Scanner
 from gitckpt.store.lines import split_lines
 from gitckpt.store.packs.write import PackWriter
+from gitckpt.store.reflist import list_refs
 from gitckpt.store.state import StateDir, unsafe
 
 if TYPE_CHECKING:
@@ -305,19 +305,9 @@ class GitStore(Store):
         return None if ref is None else ObjectId(str(ref.target))
 
     def list_refs(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
-        out = {}
-        try:
-            for ref in self.repo.references.iterator():
-                if ref.name.startswith(prefix):
-                    out[ref.name] = ObjectId(str(ref.target))
-        except (pygit2.GitError, ValueError) as e:
-            if damaged is None:
-                raise StoreCorrupt(f"Cannot list the refs: {e}",
-                                   "Check the repository with `git fsck`.") from e
-            damaged.append(f"{prefix}* ({e})")
-        # libgit2 passes over a loose ref it cannot parse, and refs change meanwhile
-        made, broken = unlisted(self.common_dir, prefix, out)
-        out.update(made)
+        # read from the files, not libgit2's iterator: that one reads every ref of the
+        # repository and passes over a loose ref it cannot parse
+        out, broken = list_refs(self.common_dir, prefix)
         if broken and damaged is None:
             raise StoreCorrupt(f"The ref {broken[0]} cannot be read (damaged).",
                                "Check the repository with `git fsck`; `gitckpt doctor` names "

@@ -3,13 +3,13 @@ someone ran `git pack-refs` on the store), replaced by fsync-and-rename under th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from gitckpt.core.errors import CHECK_STORE, RefMoved, StoreCorrupt, StoreNotWritable
 from gitckpt.core.ids import ObjectId
 from gitckpt.store.files import make_dir, write_file
+from gitckpt.store.reflist import list_refs
 from gitckpt.store.state import unsafe
 
 
@@ -48,25 +48,14 @@ class RefFiles:
         return out
 
     def list(self, prefix: str, damaged: list[str] | None = None) -> dict[str, ObjectId]:
-        out = {k: v for k, v in self._packed().items() if k.startswith(prefix)}
         top = self.path / "refs"
         if top.is_symlink():
             raise unsafe(top)
-        for folder, _, files in os.walk(top):
-            for f in files:
-                if f.startswith(".") or f.endswith(".lock"):
-                    continue
-                name = Path(folder, f).relative_to(self.path).as_posix()
-                if name.startswith(prefix):
-                    try:
-                        oid = self.get(name)
-                    except StoreCorrupt:
-                        if damaged is None:
-                            raise
-                        damaged.append(name)
-                        continue
-                    if oid:
-                        out[name] = oid
+        out, broken = list_refs(self.path, prefix)
+        if broken and damaged is None:
+            raise StoreCorrupt(f"{broken[0]} in {self.path} is damaged", CHECK_STORE)
+        if damaged is not None:
+            damaged += broken
         return out
 
     def _set(self, name: str, oid: ObjectId) -> None:
