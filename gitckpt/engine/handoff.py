@@ -113,7 +113,8 @@ def _plan(info: TaskInfo, items: int, voice: Voice) -> list[str]:
 
 def _steps(steps: list[StepRecord], full: int, titles: int, verified: bool, width: int,
            voice: Voice) -> list[str]:
-    real = [s for s in steps if s.n > 0]
+    first = next((i for i, s in enumerate(steps) if s.note.step > 0), len(steps))
+    real = steps[first:]  # oldest first: after step 0
     if not real:
         return ["", "No step saved yet (only the baseline, step 0)."]
     out = ["", "Latest steps:"]

@@ -103,7 +103,7 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-@dataclass
+@dataclass(slots=True)
 class Note:
     """Everything structured about one timeline commit. Unknown keys are kept, not dropped."""
 

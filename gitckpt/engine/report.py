@@ -87,8 +87,9 @@ def gather(tl: Timeline, tid: TaskId, diffs: bool = True) -> Facts:
                                          c.tree == head.tree)
     out: list[StepFacts] = []
     budget = DIFF_TOTAL
+    by_n = {s.n: s for s in steps}
     for s in reversed(steps[1:]):  # the newest first get a diff while the budget lasts
-        parent = next((p for p in steps if p.n == s.n - 1), steps[0])
+        parent = by_n.get(s.n - 1, steps[0])
         files, chunks = [], []
         for d, a, b in file_diffs(store.read_tree, store.read_blob, parent.tree, s.tree):
             files.append(d)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitckpt.core.errors import GitckptError
+from gitckpt.core.ids import TaskId
 from gitckpt.core.switches import watch_enabled
 from gitckpt.core.values import RestoreMarker
 from gitckpt.engine.handoff import Handoff
-from gitckpt.engine.memory import CommandRun, checks, recall, touched
+from gitckpt.engine.memory import CommandRun, checks, touched
+from gitckpt.engine.records import StepRecord
 from gitckpt.engine.timeline import Timeline, step_ref
 
 
@@ -44,7 +46,8 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
                         f"{f' ({e.filename})' if e.filename else ''}")
     runs = [CommandRun(r.command, r.exit_code, r.tree, info.head.n, r.note, r.duration_s,
                        saved=False) for r in tl.runs(tid)]
-    memory = recall(steps, runs)
+    memory = tl.kept().memory(steps)
+    memory.commands += runs
     bound = checks(memory, live_tree, tl.store.diff_trees)
     files = touched(steps, memory)
     stuck = None
@@ -59,9 +62,9 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
             ("A restore to", "half-restored")
         problems.append(f"{what} {stuck.label} was interrupted; files may be {how}. Undo it "
                         f"with {undo}, or finish it with {finish}.")
-    missing = [s.n for s in steps if tl.store.get_ref(step_ref(tid, s.n)) is None]
-    if missing:
-        problems.append(f"refs steps/{missing[0]}.. are missing (a save was interrupted); the "
+    missing = _missing(tl, tid, steps)
+    if missing is not None:
+        problems.append(f"refs steps/{missing}.. are missing (a save was interrupted); the "
                         "next save re-creates them.")
     then = info.head.git_then
     git = tl.store.git_since(then.head if then else None)
@@ -70,6 +73,18 @@ def gather(tl: Timeline, task: str | None, voice: str, exact: bool = False) -> H
     watch = "on" if watch_enabled() else "off"
     return Handoff(info, steps, drifts, unsaved, since_step, git, watch, problems, memory,
                    bound, files)
+
+
+def _missing(tl: Timeline, tid: TaskId, steps: list[StepRecord]) -> int | None:
+    """The oldest step whose ref is missing, looked for from the newest back: a save writes
+    `head` first and the step's ref after it, so an interrupted save leaves the newest refs
+    missing, and the first ref found ends the search."""
+    oldest = None
+    for s in reversed(steps):
+        if tl.store.get_ref(step_ref(tid, s.n)) is not None:
+            break
+        oldest = s.n
+    return oldest
 
 
 class FirstLook(Exception):

@@ -29,6 +29,7 @@ from gitckpt.core.ids import ObjectId, TaskId, new_task_id
 from gitckpt.core.inputs import ToolCall
 from gitckpt.core.values import Changes, Snapshot
 from gitckpt.engine import prompts as prompting
+from gitckpt.engine.kept import Kept, current, kept
 from gitckpt.engine.notes import Note, merge_plan
 from gitckpt.engine.records import (
     DriftResult,
@@ -73,15 +74,29 @@ class Timeline:
     def __init__(self, store: Store, clock: Clock = time.time) -> None:
         self.store = store
         self.clock = clock
+        self._kept: Kept | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
+    def kept(self) -> Kept:
+        """What this process keeps of the store's timelines, checked against the notes at
+        the call's first read and after each notes write of its own."""
+        if self._kept is None:
+            self._kept = kept(self.store)
+        return current(self._kept, self.store)
+
     def record(self, commit: ObjectId) -> StepRecord:
+        k = self.kept()
+        found = k.record(commit)
+        if found is not None:
+            return found
         c = self.store.read_commit(commit)  # first: a missing commit says so
         text = self.store.read_note(commit)
         if text is None:
             raise StoreCorrupt(f"Timeline commit {commit} has no note", CHECK_STORE)
-        return StepRecord(commit, c.tree, Note.parse(text, commit), c.parents)
+        record = StepRecord(commit, c.tree, Note.parse(text, commit), c.parents)
+        k.keep(record)
+        return record
 
     def head(self, task: TaskId) -> StepRecord:
         commit = self.store.get_ref(head_ref(task))
@@ -99,13 +114,29 @@ class Timeline:
 
     def steps(self, task: TaskId, since: int = 0) -> list[StepRecord]:
         """Every step from `since` on, oldest first, following first parents from `head`."""
-        out = [self.head(task)]
-        while out[-1].n > since:
-            parents = out[-1].parents
-            if not parents:
-                raise StoreCorrupt(f"Step {out[-1].n} of {task} has no parent", CHECK_STORE)
-            out.append(self.record(parents[0]))
-        return out[::-1]
+        record = self.head(task)
+        kept = self.kept()
+        walked: list[StepRecord] = []
+        base: list[StepRecord] = []
+        while True:
+            chain = kept.chain(record.commit)
+            if chain is not None:  # the steps up to there were walked by an earlier call
+                base = chain
+                break
+            walked.append(record)
+            if record.note.step <= since:
+                break
+            if not record.parents:
+                raise StoreCorrupt(f"Step {record.n} of {task} has no parent", CHECK_STORE)
+            parent = record.parents[0]
+            record = kept.records.get(parent) or self.record(parent)
+        out = base + walked[::-1]
+        if out[0].note.step == 0:
+            kept.keep_chain(out)
+        first = 0
+        if since > 0:  # from the newest step at or before `since`
+            first = max((i for i, s in enumerate(out) if s.note.step <= since), default=0)
+        return out[first:] if first else list(out)
 
     def tip(self, task: TaskId, head: StepRecord | None = None) -> StepRecord:
         """The newest commit of the task: the newest drift after the newest step, or that step."""

@@ -32,6 +32,10 @@ from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 NOTES_REF = "refs/notes/checkpoints"
 DEFAULT_LOCK_TIMEOUT = 30.0
 STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds: an older one was left behind
+#: Decoded notes fan-out trees by id, shared by every store of the process (see Backend._fan);
+#: at most _FANS_KEPT (256 per notes commit: a warm service keeps a few stores' worth).
+_FANS: dict[ObjectId, dict[bytes, TreeEntry]] = {}
+_FANS_KEPT = 2048
 
 
 def lock_timeout() -> float:
@@ -328,16 +332,68 @@ class Backend(ABC):
             cached = self.__dict__["_notes"] = (head, entries)
         return cached
 
-    def read_note(self, oid: ObjectId) -> str | None:
-        """The note attached to commit `oid`, or None."""
+    def _fan(self, oid: ObjectId) -> dict[bytes, TreeEntry]:
+        """A notes fan-out tree's entries by name, decoded once per process (an object's id
+        names the same content in every repository, so the table is shared)."""
+        got = _FANS.get(oid)
+        if got is None:
+            got = {e.name: e for e in self.read_tree(oid)}
+            if len(_FANS) >= _FANS_KEPT:
+                del _FANS[next(iter(_FANS))]  # the oldest out
+            _FANS[oid] = got
+        return got
+
+    def note_id(self, oid: ObjectId) -> ObjectId | None:
+        """The blob of the note attached to commit `oid`, or None."""
         _, root = self._notes_root()
         fan = root.get(oid[:2].encode())
         if fan is not None and fan.mode == Mode.TREE:
-            for e in self.read_tree(fan.id):
-                if e.name == oid[2:].encode():
-                    return self.read_blob(e.id).decode("utf-8", "replace")
+            leaf = self._fan(fan.id).get(oid[2:].encode())
+            if leaf is not None:
+                return leaf.id
         flat = root.get(oid.encode())
-        return None if flat is None else self.read_blob(flat.id).decode("utf-8", "replace")
+        return None if flat is None else flat.id
+
+    def read_note(self, oid: ObjectId) -> str | None:
+        """The note attached to commit `oid`, or None."""
+        blob = self.note_id(oid)
+        return None if blob is None else self.read_blob(blob).decode("utf-8", "replace")
+
+    def notes_head(self, again: bool = True) -> ObjectId | None:
+        """The notes commit: read from the ref again, or (`again` False) as this store last
+        read or wrote it (the ref is read only if it never was)."""
+        cached = None if again else self.__dict__.get("_notes")
+        return (cached or self._notes_root())[0]
+
+    def changed_notes(self, old: ObjectId | None, new: ObjectId | None
+                      ) -> set[ObjectId] | None:
+        """The commits whose notes differ (added, changed or removed) from notes commit `old`
+        to `new`; None if that cannot be told (either is unknown or unreadable). Costs what
+        changed: unchanged fan-out trees are passed over by id."""
+        if old == new:
+            return set()
+        if old is None or new is None:
+            return None
+        try:
+            a, b = ({e.name: e for e in self.read_tree(self.read_commit(c).tree)}
+                    for c in (old, new))
+        except (StoreCorrupt, KeyError, ValueError):
+            return None
+        out: set[ObjectId] = set()
+        for name in a.keys() | b.keys():
+            x, y = a.get(name), b.get(name)
+            if x == y:
+                continue
+            fans = [e for e in (x, y) if e is not None and e.mode == Mode.TREE]
+            if len(name) != 2 or len(fans) != len([e for e in (x, y) if e is not None]):
+                out.add(ObjectId(name.decode("ascii", "replace")))  # a flat note
+                continue
+            fx = self._fan(x.id) if x is not None else {}
+            fy = self._fan(y.id) if y is not None else {}
+            for leaf in fx.keys() | fy.keys():
+                if fx.get(leaf) != fy.get(leaf):
+                    out.add(ObjectId((name + leaf).decode("ascii", "replace")))
+        return out
 
     def write_note(self, oid: ObjectId, text: str) -> None:
         """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock
@@ -358,7 +414,7 @@ class Backend(ABC):
             by_fan.setdefault(oid[:2].encode(), {})[oid[2:].encode()] = text
         for fan_name, leaves_changed in by_fan.items():
             fan = root.get(fan_name)
-            leaves = {e.name: e for e in self.read_tree(fan.id)} if fan else {}
+            leaves = dict(self._fan(fan.id)) if fan and fan.mode == Mode.TREE else {}
             for leaf, text in leaves_changed.items():
                 if text is None:
                     leaves.pop(leaf, None)

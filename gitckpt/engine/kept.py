@@ -1,0 +1,123 @@
+"""What a long-lived process keeps of each store's timelines between calls: the step records
+read (commit, tree, parsed note) and the task memory folded at recent steps, so a resume of a
+long task reads what changed since the last call, not the whole history.
+
+Commits are immutable; a note is not, so what is kept is checked against the notes ref at
+each call: the notes that changed since (a diff of two notes trees, costing what changed)
+drop their records, and a changed note of a step already kept drops the memories too (a
+memory folds every step before it). A new step's note is new, not changed: memories stay."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from gitckpt.core.ids import ObjectId
+from gitckpt.engine.memory import Memory, recall
+from gitckpt.engine.records import StepRecord
+from gitckpt.store.base import Store
+
+#: Stores kept at once (the newest used); per store: records, memories, step lists.
+STORES = 16
+RECORDS = 20_000
+MEMORIES = 64
+CHAINS = 8
+
+
+@dataclass
+class Kept:
+    """One store's kept records and memories, valid under notes commit `notes`."""
+
+    notes: ObjectId | None = None
+    records: OrderedDict[ObjectId, StepRecord] = field(default_factory=OrderedDict)
+    memories: OrderedDict[ObjectId, Memory] = field(default_factory=OrderedDict)
+    chains: OrderedDict[ObjectId, list[StepRecord]] = field(default_factory=OrderedDict)
+    #: Work done, for tests that count it instead of timing it.
+    folded: int = 0
+    parsed: int = 0
+
+    def sync(self, store: Store, head: ObjectId | None) -> None:
+        """Drop what notes commit `head` changed since the one kept."""
+        if head == self.notes:
+            return
+        changed = store.changed_notes(self.notes, head) if self.notes is not None else None
+        if changed is None:
+            self.records.clear()
+            self.memories.clear()
+            self.chains.clear()
+        else:
+            if any(c in self.records for c in changed):
+                self.memories.clear()
+                self.chains.clear()
+            for c in changed:
+                self.records.pop(c, None)
+        self.notes = head
+
+    def record(self, commit: ObjectId) -> StepRecord | None:
+        return self.records.get(commit)
+
+    def keep(self, record: StepRecord) -> None:
+        self.parsed += 1
+        self.records[record.commit] = record
+        if len(self.records) > RECORDS:
+            self.records.popitem(last=False)
+            self.memories.clear()  # their steps must stay checked against their notes
+            self.chains.clear()
+
+    def chain(self, commit: ObjectId) -> list[StepRecord] | None:
+        """The steps from step 0 through step commit `commit`, oldest first, if kept."""
+        return self.chains.get(commit)
+
+    def keep_chain(self, steps: list[StepRecord]) -> None:
+        """Keep `steps` (from step 0, oldest first; the caller's list is not changed later)."""
+        self.chains[steps[-1].commit] = steps
+        self.chains.move_to_end(steps[-1].commit)
+        if len(self.chains) > CHAINS:
+            self.chains.popitem(last=False)
+
+    def memory(self, steps: list[StepRecord]) -> Memory:
+        """The memory folded through `steps` (a task's steps, oldest first): from the newest
+        step whose memory is kept, only the steps after it are folded."""
+        start, at = None, 0
+        for i in range(len(steps) - 1, -1, -1):
+            kept = self.memories.get(steps[i].commit)
+            if kept is not None:
+                start, at = _copy(kept), i + 1
+                break
+        self.folded += len(steps) - at
+        m = recall(steps[at:], start=start)
+        if steps:
+            self.memories[steps[-1].commit] = _copy(m)
+            self.memories.move_to_end(steps[-1].commit)
+            if len(self.memories) > MEMORIES:
+                self.memories.popitem(last=False)
+        return m
+
+
+def _copy(m: Memory) -> Memory:
+    """A memory whose lists the next fold may change (their items are frozen)."""
+    return Memory(list(m.decisions), list(m.gotchas), list(m.questions), list(m.answered),
+                  list(m.commands), list(m.files))
+
+
+_KEPT: OrderedDict[str, Kept] = OrderedDict()
+
+
+def kept(store: Store) -> Kept:
+    """The kept records of `store` (by where its objects live), checked against its notes."""
+    key = f"{type(store).__name__}:{store.location}"
+    found = _KEPT.get(key)
+    if found is None:
+        found = _KEPT[key] = Kept()
+        if len(_KEPT) > STORES:
+            _KEPT.popitem(last=False)
+    _KEPT.move_to_end(key)
+    found.sync(store, store.notes_head())
+    return found
+
+
+def current(found: Kept, store: Store) -> Kept:
+    """`found` brought up to the notes this store last read or wrote (no read of the ref):
+    a call that rewrote notes reads its own writes."""
+    found.sync(store, store.notes_head(again=False))
+    return found
