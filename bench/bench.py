@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gitckpt.service import api as service
+from ops import service
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from watchbench import QUIET, bench_watch

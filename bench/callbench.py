@@ -28,8 +28,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from ops import service  # noqa: E402
+
 from bench import ENV, GitPlumbing, git, make_workspace, touch_files  # noqa: E402
-from gitckpt.service import api as service  # noqa: E402
 
 PY = sys.executable
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",

@@ -108,8 +108,9 @@ def progress_cost(base: Path, n: int, rounds: int = 3) -> tuple[float, float]:
     alternating, each on a fresh copy of the same workspace; medians."""
     import shutil
 
+    from ops import service
+
     from gitckpt.core import progress
-    from gitckpt.service import api as service
 
     source = base / "progress-source"
     make_workspace(source, n)

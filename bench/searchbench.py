@@ -93,8 +93,9 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
 def save_cost(base: Path, repeat: int) -> tuple[float, float]:
     """Saves of a 1,000-file workspace, one file changed: without an index, and with one (the
     save adds its step to it), interleaved; medians."""
+    from ops import service
+
     from gitckpt.engine import search
-    from gitckpt.service import api as service
 
     root = base / "saves"
     files = make_workspace(root, 1000)
@@ -138,8 +139,9 @@ def answered_cost(base: Path, steps: int, repeat: int) -> tuple[float, float]:
     """Saves of a task of `steps` steps (each opened a question), one file changed: plain,
     and answering one of the open questions, interleaved; medians. The first answered save
     folds every step into the kept open items; it is made before the timing."""
+    from ops import service
+
     from gitckpt.engine.notes import Note
-    from gitckpt.service import api as service
 
     root = base / "answers"
     files = make_workspace(root, 100)

@@ -41,7 +41,7 @@ def timed(cmd: list[str], cwd: Path) -> float:
 def history(base: Path, lines: int, checkpoints: int) -> tuple[Path, list[bytes]]:
     """A repository whose task has `checkpoints` checkpoints of one file (four drifts, then
     a step, over and over), each a few lines changed or added; the file's versions."""
-    from gitckpt.service import api as service
+    from ops import service
 
     root = base / "ws"
     root.mkdir()
@@ -92,9 +92,10 @@ def save_cost(base: Path, repeat: int) -> tuple[float, float, float]:
     `config transcripts on`, which keeps that segment redacted."""
     import json
 
+    from ops import service
+
     from bench import make_workspace
     from gitckpt.engine import prompts, sessions
-    from gitckpt.service import api as service
 
     root = base / "saves"
     files = make_workspace(root, 1000)
