@@ -267,8 +267,10 @@ def render_import(r: ImportResult) -> str:
 def render_compress(r: CompressResult) -> str:
     verb = "Would drop" if r.dry_run else "Dropped"
     chains = r.eligible if r.dry_run else r.dropped
+    packed = (f"Packed {r.packed_objects} loose object(s) and {r.packed_refs} loose ref(s) "
+              "of the checkpoints.\n") if r.packed_objects or r.packed_refs else ""
     if not chains and not r.transcripts:
-        return f"Nothing to drop: {r.why_nothing}.\n"
+        return f"{packed}Nothing to drop: {r.why_nothing}.\n"
     lines = [f"{verb} {len(chains)} drift chain(s), {sum(c.drifts for c in chains)} drift(s):"]
     lines += [f"  {c.task} after step {c.after_step}: {c.drifts} drift(s), newest {c.newest}"
               for c in chains[:20]]
@@ -280,12 +282,15 @@ def render_compress(r: CompressResult) -> str:
         lines.append(f"{r.bytes_freeable / 2**20:.1f} MiB of objects are only reachable from "
                      f"these drifts{'' if r.dry_run else '; your own git gc reclaims them'}.")
     lines.append(f"Kept {len(r.kept)} chain(s); steps are never touched.")
-    return "\n".join(lines) + "\n"
+    return packed + "\n".join(lines) + "\n"
 
 
 def render_doctor(r: DoctorResult) -> str:
     lines = [f"Store {r.store} ({r.kind}, {r.tasks} task(s)); checked "
              f"{', '.join(r.checked)}; watcher {r.watch}."]
+    if r.loose is not None:
+        lines.append(f"Objects: {r.loose:,} loose, {r.packs} pack(s); the checkpoints' loose "
+                     f"ones are packed past {r.pack_at:,} (and by `gitckpt compress`).")
     for f in r.findings:
         mark = "fixed" if f.fixed else "!"
         lines += [f"  {mark} [{f.check}] {f.problem}", f"      fix: {f.fix}"]

@@ -61,6 +61,8 @@ class CompressResult(Shaped):
     bytes_freed: int = 0
     bytes_freeable: int = 0
     why_nothing: str = ""
+    packed_objects: int = 0  # loose objects moved into a pack
+    packed_refs: int = 0  # loose refs moved into packed-refs
 
 
 def _age(created_at: str, now: float) -> float:
@@ -108,6 +110,8 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         out.eligible, out.kept = plan(tl, keep_seconds, min_steps, now)
         old_transcripts = _old_transcripts(tl, keep_seconds, min_steps, now)
         out.transcripts = len(old_transcripts)
+        if not dry_run:  # what stays is packed first: the prune below reads fewer files
+            out.packed_objects, out.packed_refs = store.pack()
         if not out.eligible and not old_transcripts:
             out.why_nothing = ("no drift chains at all" if not out.kept else
                                "every drift chain is kept: " + "; ".join(

@@ -287,9 +287,11 @@ def compress(r: CompressResult) -> str:
     if r.dry_run:
         return (f"Would drop {len(r.eligible)} old drift chain(s), freeing about "
                 f"{r.bytes_freeable} bytes; nothing changed.")
+    packed = (f"Packed {r.packed_objects} loose object(s), {r.packed_refs} loose ref(s). "
+              if r.packed_objects or r.packed_refs else "")
     if not r.dropped:
-        return f"Nothing to drop: {r.why_nothing or 'no old drifts'}."
-    return f"Dropped {len(r.dropped)} old drift chain(s); {r.bytes_freed} bytes freed."
+        return f"{packed}Nothing to drop: {r.why_nothing or 'no old drifts'}."
+    return f"{packed}Dropped {len(r.dropped)} old drift chain(s); {r.bytes_freed} bytes freed."
 
 
 def full_results() -> bool:

@@ -4,6 +4,7 @@ the docstrings are the contract tests/store/test_contract.py checks on each stor
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shlex
@@ -14,7 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitckpt.core.errors import InvalidArgument, StoreBusy, StoreCorrupt, StoreNotWritable
+from gitckpt.core.errors import (
+    InvalidArgument,
+    StoreBusy,
+    StoreCorrupt,
+    StoreNotWritable,
+)
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Commit, Mode, TreeEntry, diff_entries
 from gitckpt.core.values import Changes
@@ -30,6 +36,7 @@ from gitckpt.store import flock
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 
 NOTES_REF = "refs/notes/checkpoints"
+CHECKPOINT_REFS = "refs/checkpoints/"  # every ref of the timelines lies below
 DEFAULT_LOCK_TIMEOUT = 30.0
 STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds: an older one was left behind
 #: Decoded notes fan-out trees by id, shared by every store of the process (see Backend._fan);
@@ -112,8 +119,63 @@ class Backend(ABC):
             ) from e
         try:
             yield
+            if lock.level() == 1:  # the outermost hold: what it wrote is done
+                self._tidy()
         finally:
             lock.release()
+
+    def loose_objects_dir(self) -> str | None:
+        """The folder of this store's loose objects that `_tidy` may pack, or None (a store
+        whose objects must stay loose, or that has none)."""
+        return None
+
+    def _tidy(self) -> None:
+        """Past `repack.AUTO` loose objects, pack the checkpoints' own (see pack()); never
+        fails the call that held the lock: a failure is logged and retried next time."""
+        folder = self.loose_objects_dir()
+        if folder is None:
+            return
+        from gitckpt.store.packs import repack
+
+        try:
+            if repack.estimate(folder) >= repack.AUTO:
+                self.pack()
+        except Exception:  # the call's work is done and kept: this is tidying only
+            logging.getLogger("gitckpt").exception("packing the loose objects failed")
+
+    def pack(self) -> tuple[int, int]:
+        """Pack the checkpoints' loose objects (packs/repack.py) and move their loose refs
+        into packed-refs (reflist.pack_refs), touching nothing else; (objects, refs) moved.
+        The caller holds the lock."""
+        folder = self.loose_objects_dir()
+        if folder is None:
+            return 0, 0
+        from gitckpt.store.packs import repack
+        from gitckpt.store.reflist import pack_refs
+
+        objects = repack.pack_loose(folder, self.pack_tips())
+        return objects, pack_refs(self.refs_folder, CHECKPOINT_REFS)
+
+    def loose_count(self) -> tuple[int, int] | None:
+        """(loose objects, packs) in the store's object folder, or None for a store whose
+        objects stay loose."""
+        folder = self.loose_objects_dir()
+        if folder is None:
+            return None
+        from gitckpt.store.packs import repack
+
+        try:
+            packs = sum(1 for n in os.listdir(os.path.join(folder, "pack"))
+                        if n.endswith(".pack"))
+        except OSError:
+            packs = 0
+        return len(repack.loose_ids(folder)), packs
+
+    def pack_tips(self) -> list[str]:
+        """What the checkpoints' objects are reached from: their refs and the notes ref."""
+        tips: list[str] = list(self.list_refs(CHECKPOINT_REFS, damaged=[]).values())
+        notes = self.get_ref(NOTES_REF)
+        return tips + ([notes] if notes else [])
 
     @contextmanager
     def staging(self) -> Iterator[Callable[[], None]]:

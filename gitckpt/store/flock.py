@@ -91,6 +91,10 @@ class FileLock:
             raise Timeout(self.path) from None
         self._mine.fd, self._mine.count = None, 1
 
+    def level(self) -> int:
+        """How many holds of this thread's are open (1: releasing now unlocks)."""
+        return int(getattr(self._mine, "count", 0))
+
     def release(self) -> None:
         """Undo one acquire of this thread's; the last one unlocks (a no-op if not held)."""
         if not self.is_locked:

@@ -98,3 +98,73 @@ def packed_refs(path: Path, prefix: str) -> dict[str, ObjectId]:
         if _OID.fullmatch(oid):
             out[name.decode("utf-8", "surrogateescape")] = ObjectId(oid.decode())
     return out
+
+
+def pack_refs(common_dir: Path, prefix: str) -> int:
+    """Move the loose refs under `prefix` into `packed-refs` (as `git pack-refs` does, for
+    these refs only: every other ref, loose or packed, stays as it is); how many were moved.
+
+    git's protocol: `packed-refs.lock` taken (a git holding it makes this a no-op until the
+    next time), the new file renamed into place, then each moved loose file removed under its
+    own `.lock` and only if it still holds what was packed. The caller holds the store lock,
+    so no checkpoint ref moves meanwhile."""
+    loose, broken = _loose(common_dir, prefix)
+    if not loose:
+        return 0
+    path = common_dir / "packed-refs"
+    lock = path.with_name("packed-refs.lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return 0
+    try:
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = b""
+        with os.fdopen(fd, "wb") as out:
+            fd = -1
+            out.write(_merged(old, loose, set(broken)))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(lock, path)
+    finally:
+        if fd != -1:
+            os.close(fd)
+        lock.unlink(missing_ok=True)
+    moved = 0
+    for name, oid in loose.items():
+        ref = common_dir / name
+        ref_lock = ref.with_name(ref.name + ".lock")
+        try:
+            os.close(os.open(ref_lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except OSError:
+            continue  # held by someone: it stays loose (and wins over the packed value)
+        try:
+            if _read_loose(str(ref)) == oid:
+                ref.unlink()
+                moved += 1
+        finally:
+            ref_lock.unlink(missing_ok=True)
+    return moved
+
+
+def _merged(old: bytes, loose: dict[str, ObjectId], broken: set[str]) -> bytes:
+    """packed-refs' text with `loose` written in (sorted by name, as git keeps it; the peeled
+    lines of other refs kept under them)."""
+    header = b"# pack-refs with: peeled fully-peeled sorted \n"
+    entries: dict[bytes, list[bytes]] = {}
+    last: bytes | None = None
+    for line in old.split(b"\n"):
+        if line.startswith(b"#"):
+            header = line + b"\n"
+        elif line.startswith(b"^") and last is not None:
+            entries[last].append(line)
+        elif line:
+            last = line.partition(b" ")[2]
+            entries[last] = [line]
+    for name, oid in loose.items():
+        if name not in broken:
+            entries[name.encode()] = [f"{oid} {name}".encode()]
+    body = b"".join(b"\n".join(entries[n]) + b"\n" for n in sorted(entries))
+    return header + body

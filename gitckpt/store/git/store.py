@@ -155,6 +155,9 @@ class GitStore(Store):
             raise StoreNotWritable(f"Cannot write to the repository's objects: {e}.",
                                    "Check the permissions of the .git folder.") from e
 
+    def loose_objects_dir(self) -> str | None:
+        return self.objects_dir
+
     def _hold(self, held: Held) -> None:
         from gitckpt.store.staging import staging_odb
 

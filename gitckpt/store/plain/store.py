@@ -269,6 +269,9 @@ class DirStore(Store):
     #: False for stores whose objects must all be loose (a handoff package).
     packs_new_objects = True
 
+    def loose_objects_dir(self) -> str | None:
+        return str(self.path / "objects") if self.packs_new_objects else None
+
     def _new_packer(self) -> PackWriter | None:
         if not self.packs_new_objects:
             return None

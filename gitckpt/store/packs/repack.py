@@ -1,0 +1,120 @@
+"""The checkpoints' loose objects gathered into one pack, as `git gc` would, touching only
+what the checkpoints reach: every step writes a few small objects (a commit, trees, its note
+and the notes trees), each a file of at least one disk block, so a long task left thousands.
+
+From the checkpoint refs and the notes ref, the walk follows only loose objects: a packed
+object's own objects were packed with it or before. What it reaches is written to one pack
+(published and made durable first), and only then are those loose files removed. Nothing
+else in the object folder is read or moved, so the user's own objects keep whatever
+reachability and expiry git gives them. Killed at any moment, it leaves either the loose
+files, or the pack beside them (a duplicate git tolerates), never neither."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterable
+
+from gitckpt.core.ids import ObjectId
+from gitckpt.core.objects import Mode, decode_commit, decode_tree
+from gitckpt.store.git.loose import loose_problem
+from gitckpt.store.packs.write import PackWriter
+
+#: Loose objects (estimated) past which a writer packs the checkpoints' own, under the lock.
+AUTO = 1000
+#: Fan-out folders counted for the estimate (`git gc --auto` counts objects/17 alone).
+_SAMPLE = tuple(f"{i:x}{i:x}" for i in range(16))
+_NAME = frozenset("0123456789abcdef")
+
+
+def estimate(objects_dir: str) -> int:
+    """About how many loose objects the folder holds, from 16 of its 256 fan-out folders."""
+    found = 0
+    for fan in _SAMPLE:
+        try:
+            found += sum(1 for n in os.listdir(os.path.join(objects_dir, fan))
+                         if len(n) in (38, 62) and _NAME.issuperset(n))
+        except OSError:
+            continue
+    return found * 256 // len(_SAMPLE)
+
+
+def loose_ids(objects_dir: str) -> set[str]:
+    """Every loose object's id in the folder (a walk of its 256 fan-out folders)."""
+    out: set[str] = set()
+    for fan in os.listdir(objects_dir) if os.path.isdir(objects_dir) else ():
+        if len(fan) != 2 or not _NAME.issuperset(fan):
+            continue
+        try:
+            names = os.listdir(os.path.join(objects_dir, fan))
+        except OSError:
+            continue
+        out.update(fan + n for n in names if len(n) in (38, 62) and _NAME.issuperset(n))
+    return out
+
+
+def _read(objects_dir: str, oid: str) -> tuple[str, bytes] | None:
+    """(kind, body) of a sound loose object, or None (damaged: left where it is)."""
+    if loose_problem(objects_dir, oid, verify=True) is not None:
+        return None
+    with open(os.path.join(objects_dir, oid[:2], oid[2:]), "rb") as f:
+        raw = zlib.decompress(f.read())
+    head, _, body = raw.partition(b"\0")
+    return head.partition(b" ")[0].decode(), body
+
+
+def pack_loose(objects_dir: str, tips: Iterable[str]) -> int:
+    """Pack the loose objects that `tips` reach through loose objects, then remove their
+    loose files; how many were packed. The caller holds the store lock."""
+    loose = loose_ids(objects_dir)
+    todo = [t for t in tips if t in loose]
+    if not todo:
+        return 0
+    pack = PackWriter(objects_dir, lambda kind, body: "", threshold=0)
+    packed: list[str] = []
+    seen: set[str] = set()
+    try:
+        while todo:
+            oid = todo.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            got = _read(objects_dir, oid)
+            if got is None:
+                continue
+            kind, body = got
+            pack.add(kind, body, oid)
+            packed.append(oid)
+            if kind == "commit":
+                c = decode_commit(ObjectId(oid), body)
+                nxt = [c.tree, *c.parents]
+            elif kind == "tree":
+                nxt = [e.id for e in decode_tree(body) if e.mode != Mode.GITLINK]
+            else:
+                nxt = []
+            todo += [x for x in nxt if x in loose and x not in seen]
+    except BaseException:
+        pack.abort()
+        raise
+    if not packed:
+        pack.abort()
+        return 0
+    pack.close()
+    _sync_folder(os.path.join(objects_dir, "pack"))  # the pack's names durable first
+    # the newest found last: every object still loose after a kill is reached from a tip
+    # through loose objects (each was found through one found before it), so the next run
+    # finds it again
+    for oid in reversed(packed):
+        try:
+            os.unlink(os.path.join(objects_dir, oid[:2], oid[2:]))
+        except OSError:
+            continue  # a read-only file system or a file gone: a duplicate, harmless
+    return len(packed)
+
+
+def _sync_folder(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
