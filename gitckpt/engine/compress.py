@@ -21,6 +21,7 @@ from gitckpt.core.shape import Shaped
 from gitckpt.engine.reach import commits, reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, drift_ref, step_ref
 from gitckpt.store.base import Store
+from gitckpt.store.packs import repack
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -111,7 +112,7 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         old_transcripts = _old_transcripts(tl, keep_seconds, min_steps, now)
         out.transcripts = len(old_transcripts)
         if not dry_run:  # what stays is packed first: the prune below reads fewer files
-            out.packed_objects, out.packed_refs = store.pack()
+            out.packed_objects, out.packed_refs = repack.pack(store)
         if not out.eligible and not old_transcripts:
             out.why_nothing = ("no drift chains at all" if not out.kept else
                                "every drift chain is kept: " + "; ".join(

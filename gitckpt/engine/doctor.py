@@ -27,7 +27,7 @@ from gitckpt.engine.restore import interrupted, undo_calls
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref, step_ref
 from gitckpt.store import quarantine
 from gitckpt.store.base import STALE_LOCK_SECONDS, Store
-from gitckpt.store.packs.repack import AUTO
+from gitckpt.store.packs import repack
 from gitckpt.store.state import not_a_file
 
 
@@ -52,7 +52,7 @@ class DoctorResult(Shaped):
     watch: str = "on"
     loose: int | None = None  # loose objects in the store's object folder (None: not counted)
     packs: int | None = None
-    pack_at: int = AUTO  # loose objects past which a save packs the checkpoints' own
+    pack_at: int = repack.AUTO  # loose objects past which a save packs the checkpoints' own
     derived = ("healthy",)
 
     @property
@@ -152,7 +152,7 @@ def doctor(tl: Timeline, fix: bool = False) -> DoctorResult:
                           ["links", "refs", "notes", "steps", "objects", "caches", "search",
                            "restore", "locks", "quarantine"],
                           watch="on" if watch_enabled() else "off")
-    counted = store.loose_count()
+    counted = repack.loose_count(store)
     if counted is not None:
         result.loose, result.packs = counted
     _run(result, fix, lambda add: _check_links(store, add))

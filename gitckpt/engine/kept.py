@@ -10,8 +10,10 @@ memory folds every step before it). A new step's note is new, not changed: memor
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gitckpt.core.errors import CHECK_STORE, StoreCorrupt
 from gitckpt.core.ids import ObjectId
 from gitckpt.engine.memory import Memory, recall
 from gitckpt.engine.records import StepRecord
@@ -64,16 +66,34 @@ class Kept:
             self.memories.clear()  # their steps must stay checked against their notes
             self.chains.clear()
 
-    def chain(self, commit: ObjectId) -> list[StepRecord] | None:
-        """The steps from step 0 through step commit `commit`, oldest first, if kept."""
-        return self.chains.get(commit)
-
-    def keep_chain(self, steps: list[StepRecord]) -> None:
-        """Keep `steps` (from step 0, oldest first; the caller's list is not changed later)."""
-        self.chains[steps[-1].commit] = steps
-        self.chains.move_to_end(steps[-1].commit)
-        if len(self.chains) > CHAINS:
-            self.chains.popitem(last=False)
+    def walk(self, head: StepRecord, since: int,
+             record: Callable[[ObjectId], StepRecord]) -> list[StepRecord]:
+        """The steps from the newest at or before `since` to `head`, oldest first, following
+        first parents (`record` reads one): the part walked before is taken as kept."""
+        walked: list[StepRecord] = []
+        base: list[StepRecord] = []
+        at = head
+        while True:
+            chain = self.chains.get(at.commit)
+            if chain is not None:  # the steps up to there were walked by an earlier call
+                base = chain
+                break
+            walked.append(at)
+            if at.note.step <= since:
+                break
+            if not at.parents:
+                raise StoreCorrupt(f"Step {at.n} of {at.note.task} has no parent", CHECK_STORE)
+            at = self.records.get(at.parents[0]) or record(at.parents[0])
+        out = base + walked[::-1]
+        if out[0].note.step == 0:
+            self.chains[out[-1].commit] = out
+            self.chains.move_to_end(out[-1].commit)
+            if len(self.chains) > CHAINS:
+                self.chains.popitem(last=False)
+        first = 0
+        if since > 0:  # from the newest step at or before `since`
+            first = max((i for i, s in enumerate(out) if s.note.step <= since), default=0)
+        return out[first:] if first else list(out)
 
     def memory(self, steps: list[StepRecord]) -> Memory:
         """The memory folded through `steps` (a task's steps, oldest first): from the newest

@@ -28,7 +28,7 @@ from gitckpt.core.errors import InvalidArgument
 from gitckpt.core.ids import ObjectId, TaskId
 from gitckpt.core.shape import Shaped
 from gitckpt.engine.notes import Note
-from gitckpt.store.base import NOTES_REF
+from gitckpt.store.notes import NOTES_REF
 
 if TYPE_CHECKING:
     import sqlite3

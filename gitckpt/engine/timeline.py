@@ -81,14 +81,12 @@ class Timeline:
     def kept(self) -> Kept:
         """What this process keeps of the store's timelines, checked against the notes at
         the call's first read and after each notes write of its own."""
-        if self._kept is None:
-            self._kept = kept(self.store)
+        self._kept = self._kept or kept(self.store)
         return current(self._kept, self.store)
 
     def record(self, commit: ObjectId) -> StepRecord:
         k = self.kept()
-        found = k.record(commit)
-        if found is not None:
+        if (found := k.record(commit)) is not None:
             return found
         c = self.store.read_commit(commit)  # first: a missing commit says so
         text = self.store.read_note(commit)
@@ -114,29 +112,7 @@ class Timeline:
 
     def steps(self, task: TaskId, since: int = 0) -> list[StepRecord]:
         """Every step from `since` on, oldest first, following first parents from `head`."""
-        record = self.head(task)
-        kept = self.kept()
-        walked: list[StepRecord] = []
-        base: list[StepRecord] = []
-        while True:
-            chain = kept.chain(record.commit)
-            if chain is not None:  # the steps up to there were walked by an earlier call
-                base = chain
-                break
-            walked.append(record)
-            if record.note.step <= since:
-                break
-            if not record.parents:
-                raise StoreCorrupt(f"Step {record.n} of {task} has no parent", CHECK_STORE)
-            parent = record.parents[0]
-            record = kept.records.get(parent) or self.record(parent)
-        out = base + walked[::-1]
-        if out[0].note.step == 0:
-            kept.keep_chain(out)
-        first = 0
-        if since > 0:  # from the newest step at or before `since`
-            first = max((i for i, s in enumerate(out) if s.note.step <= since), default=0)
-        return out[first:] if first else list(out)
+        return self.kept().walk(self.head(task), since, self.record)
 
     def tip(self, task: TaskId, head: StepRecord | None = None) -> StepRecord:
         """The newest commit of the task: the newest drift after the newest step, or that step."""

@@ -4,7 +4,6 @@ the docstrings are the contract tests/store/test_contract.py checks on each stor
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import shlex
@@ -22,8 +21,9 @@ from gitckpt.core.errors import (
     StoreNotWritable,
 )
 from gitckpt.core.ids import ObjectId
-from gitckpt.core.objects import Commit, Mode, TreeEntry, diff_entries
+from gitckpt.core.objects import Commit, TreeEntry, diff_entries
 from gitckpt.core.values import Changes
+from gitckpt.store.notes import Notes
 from gitckpt.store.working_copy import WorkingCopy
 
 if TYPE_CHECKING:
@@ -35,14 +35,8 @@ if TYPE_CHECKING:
 from gitckpt.store import flock
 from gitckpt.store.state import StateDir, lock_unusable, not_a_file, unsafe
 
-NOTES_REF = "refs/notes/checkpoints"
-CHECKPOINT_REFS = "refs/checkpoints/"  # every ref of the timelines lies below
 DEFAULT_LOCK_TIMEOUT = 30.0
 STALE_LOCK_SECONDS = 10  # git holds a ref lock for milliseconds: an older one was left behind
-#: Decoded notes fan-out trees by id, shared by every store of the process (see Backend._fan);
-#: at most _FANS_KEPT (256 per notes commit: a warm service keeps a few stores' worth).
-_FANS: dict[ObjectId, dict[bytes, TreeEntry]] = {}
-_FANS_KEPT = 2048
 
 
 def lock_timeout() -> float:
@@ -54,7 +48,7 @@ def lock_timeout() -> float:
     return timeout if math.isfinite(timeout) and timeout >= 0 else DEFAULT_LOCK_TIMEOUT
 
 
-class Backend(ABC):
+class Backend(Notes, ABC):
     """Where checkpoints are kept: objects, refs with compare-and-swap, notes, the lock, and
     the small state files of its workspaces.
 
@@ -130,52 +124,11 @@ class Backend(ABC):
         return None
 
     def _tidy(self) -> None:
-        """Past `repack.AUTO` loose objects, pack the checkpoints' own (see pack()); never
-        fails the call that held the lock: a failure is logged and retried next time."""
-        folder = self.loose_objects_dir()
-        if folder is None:
-            return
-        from gitckpt.store.packs import repack
+        """Past a threshold of loose objects, pack the checkpoints' own (packs/repack.py)."""
+        if self.loose_objects_dir() is not None:
+            from gitckpt.store.packs import repack
 
-        try:
-            if repack.estimate(folder) >= repack.AUTO:
-                self.pack()
-        except Exception:  # the call's work is done and kept: this is tidying only
-            logging.getLogger("gitckpt").exception("packing the loose objects failed")
-
-    def pack(self) -> tuple[int, int]:
-        """Pack the checkpoints' loose objects (packs/repack.py) and move their loose refs
-        into packed-refs (reflist.pack_refs), touching nothing else; (objects, refs) moved.
-        The caller holds the lock."""
-        folder = self.loose_objects_dir()
-        if folder is None:
-            return 0, 0
-        from gitckpt.store.packs import repack
-        from gitckpt.store.reflist import pack_refs
-
-        objects = repack.pack_loose(folder, self.pack_tips())
-        return objects, pack_refs(self.refs_folder, CHECKPOINT_REFS)
-
-    def loose_count(self) -> tuple[int, int] | None:
-        """(loose objects, packs) in the store's object folder, or None for a store whose
-        objects stay loose."""
-        folder = self.loose_objects_dir()
-        if folder is None:
-            return None
-        from gitckpt.store.packs import repack
-
-        try:
-            packs = sum(1 for n in os.listdir(os.path.join(folder, "pack"))
-                        if n.endswith(".pack"))
-        except OSError:
-            packs = 0
-        return len(repack.loose_ids(folder)), packs
-
-    def pack_tips(self) -> list[str]:
-        """What the checkpoints' objects are reached from: their refs and the notes ref."""
-        tips: list[str] = list(self.list_refs(CHECKPOINT_REFS, damaged=[]).values())
-        notes = self.get_ref(NOTES_REF)
-        return tips + ([notes] if notes else [])
+            repack.tidy(self)
 
     @contextmanager
     def staging(self) -> Iterator[Callable[[], None]]:
@@ -216,7 +169,7 @@ class Backend(ABC):
 
         def forget_scans(self) -> None: ...
 
-    def _hold(self, held: Held) -> None:  # noqa: B027 (optional hook, not abstract)
+    def _hold(self, held: Held) -> None:
         """Start sending object writes to `held`, beyond what `_held` does (a store whose
         writes all pass a method that looks at `_held` needs nothing more)."""
 
@@ -280,7 +233,7 @@ class Backend(ABC):
     def refs_folder(self) -> Path:
         """The folder holding the store's loose refs (`refs/...`)."""
 
-    def flush(self) -> None:  # noqa: B027 (optional hook, not abstract)
+    def flush(self) -> None:
         """Make every object written so far durable and readable by git (a no-op where
         objects are written in place)."""
 
@@ -379,119 +332,6 @@ class Backend(ABC):
         """Delete `name` only if it still points at `old` (else RefMoved). The caller holds
         the lock."""
 
-    # -- notes: one JSON text per commit, under refs/notes/checkpoints --------------------
-    # Written here, on top of objects and refs, for every store: a notes commit whose tree
-    # fans out by the first two hex digits (as git does for large notes trees), so adding a
-    # note rewrites two small trees however many notes there are. Flat trees are read too.
-
-    def _notes_root(self) -> tuple[ObjectId | None, dict[bytes, TreeEntry]]:
-        head = self.get_ref(NOTES_REF)
-        cached = self.__dict__.get("_notes")
-        if cached is None or cached[0] != head:
-            entries = {}
-            if head is not None:
-                entries = {e.name: e for e in self.read_tree(self.read_commit(head).tree)}
-            cached = self.__dict__["_notes"] = (head, entries)
-        return cached
-
-    def _fan(self, oid: ObjectId) -> dict[bytes, TreeEntry]:
-        """A notes fan-out tree's entries by name, decoded once per process (an object's id
-        names the same content in every repository, so the table is shared)."""
-        got = _FANS.get(oid)
-        if got is None:
-            got = {e.name: e for e in self.read_tree(oid)}
-            if len(_FANS) >= _FANS_KEPT:
-                del _FANS[next(iter(_FANS))]  # the oldest out
-            _FANS[oid] = got
-        return got
-
-    def note_id(self, oid: ObjectId) -> ObjectId | None:
-        """The blob of the note attached to commit `oid`, or None."""
-        _, root = self._notes_root()
-        fan = root.get(oid[:2].encode())
-        if fan is not None and fan.mode == Mode.TREE:
-            leaf = self._fan(fan.id).get(oid[2:].encode())
-            if leaf is not None:
-                return leaf.id
-        flat = root.get(oid.encode())
-        return None if flat is None else flat.id
-
-    def read_note(self, oid: ObjectId) -> str | None:
-        """The note attached to commit `oid`, or None."""
-        blob = self.note_id(oid)
-        return None if blob is None else self.read_blob(blob).decode("utf-8", "replace")
-
-    def notes_head(self, again: bool = True) -> ObjectId | None:
-        """The notes commit: read from the ref again, or (`again` False) as this store last
-        read or wrote it (the ref is read only if it never was)."""
-        cached = None if again else self.__dict__.get("_notes")
-        return (cached or self._notes_root())[0]
-
-    def changed_notes(self, old: ObjectId | None, new: ObjectId | None
-                      ) -> set[ObjectId] | None:
-        """The commits whose notes differ (added, changed or removed) from notes commit `old`
-        to `new`; None if that cannot be told (either is unknown or unreadable). Costs what
-        changed: unchanged fan-out trees are passed over by id."""
-        if old == new:
-            return set()
-        if old is None or new is None:
-            return None
-        try:
-            a, b = ({e.name: e for e in self.read_tree(self.read_commit(c).tree)}
-                    for c in (old, new))
-        except (StoreCorrupt, KeyError, ValueError):
-            return None
-        out: set[ObjectId] = set()
-        for name in a.keys() | b.keys():
-            x, y = a.get(name), b.get(name)
-            if x == y:
-                continue
-            fans = [e for e in (x, y) if e is not None and e.mode == Mode.TREE]
-            if len(name) != 2 or len(fans) != len([e for e in (x, y) if e is not None]):
-                out.add(ObjectId(name.decode("ascii", "replace")))  # a flat note
-                continue
-            fx = self._fan(x.id) if x is not None else {}
-            fy = self._fan(y.id) if y is not None else {}
-            for leaf in fx.keys() | fy.keys():
-                if fx.get(leaf) != fy.get(leaf):
-                    out.add(ObjectId((name + leaf).decode("ascii", "replace")))
-        return out
-
-    def write_note(self, oid: ObjectId, text: str) -> None:
-        """Attach `text` to commit `oid`, replacing any earlier note. The caller holds the lock
-        (git notes lose concurrent writes: the notes ref moves by compare-and-swap)."""
-        self.update_notes({oid: text})
-
-    def update_notes(self, changes: dict[ObjectId, str | None],
-                     message: str = "Notes added by 'gitckpt'\n") -> None:
-        """Set (text) or remove (None) the notes of many commits in one notes commit. The
-        caller holds the lock."""
-        if not changes:
-            return
-        head, root = self._notes_root()
-        root = dict(root)
-        by_fan: dict[bytes, dict[bytes, str | None]] = {}
-        for oid, text in changes.items():
-            root.pop(oid.encode(), None)  # a flat entry from another writer: fanned out now
-            by_fan.setdefault(oid[:2].encode(), {})[oid[2:].encode()] = text
-        for fan_name, leaves_changed in by_fan.items():
-            fan = root.get(fan_name)
-            leaves = dict(self._fan(fan.id)) if fan and fan.mode == Mode.TREE else {}
-            for leaf, text in leaves_changed.items():
-                if text is None:
-                    leaves.pop(leaf, None)
-                else:
-                    leaves[leaf] = TreeEntry(leaf, Mode.FILE, self.write_blob(text.encode()))
-            if leaves:
-                root[fan_name] = TreeEntry(fan_name, Mode.TREE,
-                                           self.write_tree(list(leaves.values())))
-            else:
-                root.pop(fan_name, None)
-        commit = self.write_commit(self.write_tree(list(root.values())),
-                                   [head] if head else [], message, int(time.time()))
-        self.cas_ref(NOTES_REF, commit, head)
-        self.__dict__["_notes"] = (commit, root)  # the next read need not fetch it again
-
     def diff_trees(self, old: ObjectId, new: ObjectId) -> Changes:
         """Paths added, modified (content, mode or type) and deleted from tree `old` to `new`.
 
@@ -505,7 +345,7 @@ class Backend(ABC):
                 os.fsdecode(path))
         return Changes(tuple(sorted(added)), tuple(sorted(modified)), tuple(sorted(deleted)))
 
-    def prepare(self) -> None:  # noqa: B027 (optional hook, not abstract)
+    def prepare(self) -> None:
         """Create what the store needs before its first write (a no-op where it exists)."""
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gitckpt.core.ids import ObjectId
 
+CHECKPOINT_REFS = "refs/checkpoints/"  # every ref of the timelines lies below
 #: A loose ref's content: an object id (SHA-1 or SHA-256), its newline stripped.
 _OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 #: How often a loose ref that does not parse is read again before it is called damaged: refs

@@ -32,7 +32,8 @@ from gitckpt.engine.notes import Note, json_text
 from gitckpt.engine.reach import reachable
 from gitckpt.engine.timeline import REF_ROOT, Timeline, head_ref
 from gitckpt.safety.scope import max_file_size
-from gitckpt.store.base import NOTES_REF, Store
+from gitckpt.store.base import Store
+from gitckpt.store.notes import NOTES_REF
 from gitckpt.store.package import PackageStore
 from gitckpt.transfer.verify import TASK_REF, Foreign, Refused, verify
 

@@ -26,8 +26,9 @@ from gitckpt.core.objects import (
     hash_object,
 )
 from gitckpt.safety.scope import Scope
-from gitckpt.store.base import NOTES_REF, Store
+from gitckpt.store.base import Store
 from gitckpt.store.discover import open_store
+from gitckpt.store.notes import NOTES_REF
 from gitckpt.store.package import PackageStore
 from gitckpt.store.plain.store import CONFIG_TEXT, DirStore
 

@@ -59,7 +59,7 @@ def test_packing_moves_only_the_checkpoints_own(tmp_path, monkeypatch):
     assert user_loose
     store = open_store(root)
     with store.lock():
-        moved, refs = store.pack()
+        moved, refs = repack.pack(store)
     after = _loose(objects)
     assert moved > 12 * 4
     assert refs >= 12
@@ -118,7 +118,7 @@ elif point == "refs":
     pathlib.Path.unlink = die_after(pathlib.Path.unlink)
 store = open_store(sys.argv[1])
 with store.lock():
-    store.pack()
+    repack.pack(store)
 """
 
 
@@ -140,7 +140,7 @@ def test_a_kill_at_any_point_of_packing_loses_nothing(tmp_path, point, after):
     fsck(root)
     store = open_store(root)
     with store.lock():
-        store.pack()
+        repack.pack(store)
     assert _everything(root) == read
     assert len(_loose(root / ".git" / "objects")) < 15
     fsck(root)

@@ -11,14 +11,19 @@ files, or the pack beside them (a duplicate git tolerates), never neither."""
 
 from __future__ import annotations
 
+import logging
 import os
 import zlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, decode_commit, decode_tree
 from gitckpt.store.git.loose import loose_problem
 from gitckpt.store.packs.write import PackWriter
+
+if TYPE_CHECKING:
+    from gitckpt.store.base import Backend
 
 #: Loose objects (estimated) past which a writer packs the checkpoints' own, under the lock.
 AUTO = 1000
@@ -118,3 +123,42 @@ def _sync_folder(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def tidy(store: Backend) -> None:
+    """At the end of a write hold: past AUTO loose objects, `pack`. Never fails the call that
+    held the lock (its work is done and kept): a failure is logged and retried next time."""
+    folder = store.loose_objects_dir()
+    try:
+        if folder is not None and estimate(folder) >= AUTO:
+            pack(store)
+    except Exception:
+        logging.getLogger("gitckpt").exception("packing the loose objects failed")
+
+
+def pack(store: Backend) -> tuple[int, int]:
+    """Pack the checkpoints' loose objects and move their loose refs into packed-refs,
+    touching nothing else; (objects, refs) moved. The caller holds the store lock."""
+    from gitckpt.store.notes import NOTES_REF
+    from gitckpt.store.reflist import CHECKPOINT_REFS, pack_refs
+
+    folder = store.loose_objects_dir()
+    if folder is None:
+        return 0, 0
+    tips: list[str] = list(store.list_refs(CHECKPOINT_REFS, damaged=[]).values())
+    notes = store.get_ref(NOTES_REF)
+    objects = pack_loose(folder, tips + ([notes] if notes else []))
+    return objects, pack_refs(store.refs_folder, CHECKPOINT_REFS)
+
+
+def loose_count(store: Backend) -> tuple[int, int] | None:
+    """(loose objects, packs) in the store's object folder; None for a store whose objects
+    stay loose."""
+    folder = store.loose_objects_dir()
+    if folder is None:
+        return None
+    try:
+        packs = sum(1 for n in os.listdir(os.path.join(folder, "pack")) if n.endswith(".pack"))
+    except OSError:
+        packs = 0
+    return len(loose_ids(folder)), packs
