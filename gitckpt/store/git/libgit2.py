@@ -67,6 +67,40 @@ def entry_path(index: pygit2.Index, position: int) -> bytes:
     return ffi.string(C.git_index_get_byindex(index._index, position).path)  # type: ignore[no-any-return]
 
 
+def stat_moved(index: pygit2.Index, position: int, workdir: bytes) -> tuple[bytes, bool]:
+    """(path, whether its file in `workdir` differs in stat from the entry at `position`):
+    mtime, ctime, size and inode, as libgit2 compares them (a file gone or not a regular
+    file or link counts as moved: the scan that takes it again decides)."""
+    entry = C.git_index_get_byindex(index._index, position)
+    path = ffi.string(entry.path)
+    if entry.mode == 0o160000:
+        return path, False  # a nested repository: its HEAD is looked at elsewhere
+    try:
+        st = os.lstat(os.path.join(workdir, path))
+    except OSError:
+        return path, True
+    return path, (entry.mtime.seconds != st.st_mtime_ns // 1_000_000_000
+                  or entry.mtime.nanoseconds != st.st_mtime_ns % 1_000_000_000
+                  or entry.ctime.seconds != st.st_ctime_ns // 1_000_000_000
+                  or entry.ctime.nanoseconds != st.st_ctime_ns % 1_000_000_000
+                  or entry.file_size != st.st_size & 0xFFFFFFFF
+                  or entry.ino != st.st_ino & 0xFFFFFFFF)
+
+
+def thread_reads() -> int | None:
+    """Bytes this thread has read with read(2) so far (Linux's /proc/thread-self/io), or None
+    where that is not known: what a diff read tells whether libgit2 hashed files whose
+    stat moved but whose content did not (it reports nothing of them)."""
+    try:
+        with open("/proc/thread-self/io", "rb") as f:
+            for line in f:
+                if line.startswith(b"rchar:"):
+                    return int(line[6:])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def add_entry(index: pygit2.Index, path: str, oid: str, mode: int, st: os.stat_result | None,
               racy: bool) -> None:
     """Add an entry with the stat data libgit2 compares on the next scan.

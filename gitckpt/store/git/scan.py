@@ -38,7 +38,7 @@ from gitckpt.store.git.config import (
     trust_exec,
 )
 from gitckpt.store.git.diff import Differ
-from gitckpt.store.git.libgit2 import bind, nested_head
+from gitckpt.store.git.libgit2 import bind, nested_head, stat_moved
 from gitckpt.store.git.scanpass import ScanPass, dirs_of, dirs_with, lstat
 from gitckpt.store.git.split import objects_dir, scan_deltas
 from gitckpt.store.git.trees import index_trees, workspace_tree
@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 RACY_NS = 2_000_000_000
 # Index changes kept pending (re-found by the next scan) rather than written at once.
 PENDING_MAX = 100
+#: A full diff that read this much more than the files it reported (and twice the index
+#: file) hashed unchanged files whose stat moved: their cache entries are then refreshed.
+REFRESH_BYTES = 4 << 20
 # Outside a watcher's journal (a hook's or the CLI's own process, which keeps nothing in
 # memory) changes stay pending only in an index of at least this many entries: below it, a
 # write (about 3 ms per 10,000 entries) costs less than every later process re-reading them
@@ -179,11 +182,15 @@ class Scanner:
                          *p.skipped]
             new_repo_dirs = self._repo_paths(changed)
         else:
-            deltas = self._all_deltas(p, index, opened, base, parallel=memo is None)
+            reads: list[int] = []
+            deltas = self._all_deltas(p, index, opened, base, parallel=memo is None,
+                                      reads=reads)
             p.filters = p.filters or any(
                 d.new_file.raw_path.endswith(b".gitattributes") for d in deltas)
             for delta in deltas:
                 recheck.discard(self._visit(p, delta, progress))
+            if update_cache and reads and self._hashed_unchanged(deltas, sum(reads)):
+                self._refresh(p)
             new_repo_dirs = state.get("dirs", [])
         for path in sorted(recheck):  # unchanged since, or libgit2 would have reported them
             if path in index:
@@ -213,12 +220,52 @@ class Scanner:
         return sorted({f"{self.prefix}/{r}" if self.prefix else r for r in changed})
 
     def _all_deltas(self, p: ScanPass, index: pygit2.Index, opened: Stamp | None,
-                    base: str | None, parallel: bool = True) -> list[pygit2.DiffDelta]:
+                    base: str | None, parallel: bool = True, reads: list[int] | None = None
+                    ) -> list[pygit2.DiffDelta]:
         """Everything libgit2 finds changed between the cache and the work tree (`parallel`:
-        the second half may be diffed from the index file, which holds `index`)."""
+        the second half may be diffed from the index file, which holds `index`; `reads`
+        gets the bytes the diffs read)."""
         return self.differ.whole(p, lambda first: scan_deltas(
             self.repo, index, self.index_path, opened, base, self.workdir, self.prefix,
-            _FLAGS, self.parallel and parallel and first))
+            _FLAGS, self.parallel and parallel and first, reads))
+
+    def _hashed_unchanged(self, deltas: list[pygit2.DiffDelta], read: int) -> bool:
+        """Whether the diff read far more than the files it reported and the index file: it
+        then hashed files whose stat moved but whose content did not (a checkout, a
+        formatter, a `touch`), and would hash them again at every scan."""
+        try:
+            index_size = os.stat(self.index_path).st_size
+        except OSError:
+            index_size = 0
+        reported = sum(d.new_file.size for d in deltas)
+        return read - reported > max(REFRESH_BYTES, 2 * index_size)
+
+    def _refresh(self, p: ScanPass) -> None:
+        """Take again the stat of every cached file whose stat moved, where its content
+        hashes as cached (git refreshes its index entries so): its content was kept before
+        and is the same, so no content check runs; a file that changed meanwhile is taken
+        as any changed file is. Racily clean entries are smudged as `_take` smudges them."""
+        index, workdir = p.index, os.fsencode(self.workdir)
+        moved = [os.fsdecode(path) for path, stale in
+                 (stat_moved(index, i, workdir) for i in range(len(index))) if stale]
+        for path in moved:
+            if path in p.changes or path in p.racy:
+                continue  # taken in this scan already, or re-read by the next one anyway
+            full = os.path.join(self.workdir, path)
+            st = lstat(full)
+            try:
+                entry = index[path]
+            except KeyError:
+                entry = None
+            if st is None or entry is None or stat.S_ISDIR(st.st_mode):
+                self._take(p, path, self._rel(path))
+                continue
+            oid = file_blob(self.repo, self._pack, path, full, st, p.filters)
+            if oid is not None and str(oid) == str(entry.id) and lstat(full) == st:
+                p.put(path, str(oid), int(entry.mode), st,
+                      racy=p.now - st.st_mtime_ns < RACY_NS)
+            else:
+                self._take(p, path, self._rel(path))
 
     def _finish(self, p: ScanPass, index: pygit2.Index, base: str | None, tree: ObjectId,
                 state: dict[str, Any], update_cache: bool, ignores: str, filters: str,

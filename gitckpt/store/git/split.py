@@ -12,6 +12,7 @@ import functools
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -20,7 +21,7 @@ import pygit2
 from gitckpt.core.errors import StoreCorrupt
 from gitckpt.core.objects import Mode, decode_tree
 from gitckpt.store.git.config import Stamp, stamp
-from gitckpt.store.git.libgit2 import bind, entry_path, index_diff, open_index
+from gitckpt.store.git.libgit2 import bind, entry_path, index_diff, open_index, thread_reads
 from gitckpt.store.git.loose import loose_problem
 
 PARALLEL_MIN = 4000  # below this many cached entries a second thread does not pay
@@ -148,26 +149,29 @@ def slices(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Pat
 
 def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
                 opened: Stamp | None, tree: str | None, workdir: Path, prefix: str, flags: int,
-                parallel: bool = True) -> list[pygit2.DiffDelta]:
+                parallel: bool = True, reads: list[int] | None = None
+                ) -> list[pygit2.DiffDelta]:
     """What changed between the cache and the work tree: one libgit2 diff, or for a large
     workspace two halves at once (this thread on `index`, a second on its own objects, since
     libgit2 objects are not shared between threads; cffi releases the GIL during the calls).
 
     `opened` is the stat of the index file `index` was read from; `tree` its workspace tree.
     The second half holds a second copy of the index: `parallel=False` saves that memory.
+    `reads` gets the bytes each thread read during its diff (thread_reads), where known.
     """
     big = tree is not None and len(index) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
     sides = split(repo, index, tree, workdir, prefix) \
         if parallel and big and tree is not None else None  # (`big` says it is not None)
     if sides is None:
-        return list(index_diff(repo, index, flags, prefix).deltas)
+        return _counted(reads, lambda: list(index_diff(repo, index, flags, prefix).deltas))
 
     def other_half() -> list[pygit2.DiffDelta] | None:
         own_repo = pygit2.Repository(repo.path)
         own = open_index(str(index_path))
         if stamp(index_path) != opened:
             return None  # the file was replaced after we read it: not the same cache
-        return list(index_diff(own_repo, bind(own, own_repo), flags, sides[1]).deltas)
+        return _counted(reads, lambda: list(index_diff(own_repo, bind(own, own_repo), flags,
+                                                       sides[1]).deltas))
 
     # a plain thread, not concurrent.futures: that module and the logging it imports cost a
     # hook's start 3 ms
@@ -182,15 +186,26 @@ def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
     worker = threading.Thread(target=half, name="gitckpt-diff-half", daemon=True)
     worker.start()
     try:
-        mine = list(index_diff(repo, index, flags, sides[0]).deltas)
+        mine = _counted(reads, lambda: list(index_diff(repo, index, flags, sides[0]).deltas))
     finally:
         worker.join()
     if "error" in got:
         raise cast(BaseException, got["error"])
     rest = cast("list[pygit2.DiffDelta] | None", got["deltas"])
     if rest is None:
-        rest = list(index_diff(repo, index, flags, sides[1]).deltas)
+        rest = _counted(reads, lambda: list(index_diff(repo, index, flags, sides[1]).deltas))
     return mine + rest
+
+
+def _counted(reads: list[int] | None, diff: Callable[[], list[pygit2.DiffDelta]]
+             ) -> list[pygit2.DiffDelta]:
+    """`diff()`, with the bytes this thread read meanwhile added to `reads`."""
+    before = thread_reads() if reads is not None else None
+    out = diff()
+    after = thread_reads() if before is not None else None
+    if reads is not None and before is not None and after is not None:
+        reads.append(after - before)
+    return out
 
 
 @functools.lru_cache(maxsize=16)
