@@ -11,9 +11,11 @@ exception: the lines it brings back keep the origin they had in the version it r
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -72,7 +74,23 @@ class WhyResult(Shaped):
 class _Version:
     record: StepRecord | None  # None: the file on disk
     path: str | None
-    data: bytes | None
+    blob: bytes | ObjectId | None  # the content, or the blob that holds it (read on use)
+    read: Callable[[ObjectId], bytes] | None = None
+
+    @property
+    def data(self) -> bytes | None:
+        """The file's content (a blob is read at each use: the versions of a long task are
+        not all held at once)."""
+        if self.blob is None or isinstance(self.blob, bytes):
+            return self.blob
+        assert self.read is not None  # given with every blob id
+        return self.read(self.blob)
+
+    def same(self, other: _Version) -> bool:
+        """The same content (two blobs by their ids, without reading them)."""
+        if isinstance(self.blob, str) and isinstance(other.blob, str):
+            return self.blob == other.blob
+        return self.data == other.data
 
 
 def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
@@ -86,7 +104,7 @@ def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
     store = tl.store
     disk = _read_disk(os.path.join(store.root, path)) if on_disk else None
     versions = _versions(TreeReader(store), records, path, disk, on_disk)
-    if all(v.data is None for v in versions):
+    if all(v.blob is None for v in versions):
         raise InvalidArgument(f"{path} is in no checkpoint of task {task} and not on disk.",
                               "Pass a workspace-relative path of a file the task holds.")
     final = versions[-1].data
@@ -97,7 +115,7 @@ def why(tl: Timeline, task: TaskId, path: str, first: int | None = None,
         raise InvalidArgument(f"{path} is a binary file; it has no lines.",
                               "Ask about a text file.")
     runs = _runs(records)
-    origins, alive = _blame(versions, records, {at for at, _, _ in runs})
+    origins, alive = _blame(versions, records)
     lines = split_lines(final)
     lo, hi = (first or 1), (last or len(lines))
     if lines and not 1 <= lo <= hi <= len(lines):
@@ -183,19 +201,16 @@ def _versions(trees: TreeReader, records: list[StepRecord], path: str,
     (where it differs from the newest checkpoint)."""
     out: list[_Version] = []
     at: str | None = path
-    blobs: dict[ObjectId, bytes] = {}
+    read = trees.store.read_blob
     for i in range(len(records) - 1, -1, -1):
         r = records[i]
         oid = trees.entry(r.tree, at) if at is not None else None
-        if oid is not None and oid not in blobs:
-            blobs[oid] = trees.store.read_blob(oid)
-        data = blobs[oid] if oid is not None else None
-        out.append(_Version(r, at if data is not None else None, data))
-        if at is not None and data is not None and i > 0 \
+        out.append(_Version(r, at if oid is not None else None, oid, read))
+        if at is not None and oid is not None and i > 0 \
                 and trees.entry(records[i - 1].tree, at) is None:
             # added here: renamed from another path, or (kept) deleted and made again, whose
             # older life a restore may bring back
-            at = _renamed_from(trees, records[i - 1], r, at, data) or at
+            at = _renamed_from(trees, records[i - 1], r, at, read(oid)) or at
     out.reverse()
     tip = out[-1].data if out else None
     if on_disk and disk != tip:
@@ -259,10 +274,28 @@ def _renamed_from(trees: TreeReader, before: StepRecord, now: StepRecord, path: 
     return best
 
 
-def _blame(versions: list[_Version], records: list[StepRecord], watched: set[int]
-           ) -> tuple[list[tuple[int, int]], dict[int, set[tuple[int, int]]]]:
+class Lives:
+    """When each line origin (version, line) was in the file: the versions where it came,
+    went and came back, recorded as the blame walks the versions (a cost that follows the
+    lines changed, not the file's length times its versions)."""
+
+    def __init__(self) -> None:
+        self.events: dict[tuple[int, int], list[tuple[int, bool]]] = {}
+
+    def set(self, origin: tuple[int, int], at: int, present: bool) -> None:
+        self.events.setdefault(origin, []).append((at, present))
+
+    def holds(self, origin: tuple[int, int], at: int) -> bool:
+        """Whether version `at` held the line `origin` wrote."""
+        events = self.events.get(origin, [])
+        k = bisect.bisect_right(events, (at, True))
+        return events[k - 1][1] if k else at >= origin[0]
+
+
+def _blame(versions: list[_Version], records: list[StepRecord]
+           ) -> tuple[list[tuple[int, int]], Lives]:
     """For each line of the last version, the version that wrote it and the line's index
-    there; and for each version in `watched` (a command ran on it), the origins it held."""
+    there; and when each origin was present (for the checks that ran on a version)."""
     index = {r.commit: i for i, r in enumerate(records)}
     back = {}  # version -> the version whose lines it brings back (restore, revert)
     for i, v in enumerate(versions):
@@ -271,34 +304,59 @@ def _blame(versions: list[_Version], records: list[StepRecord], watched: set[int
             back[i] = target
     keep = set(back.values())
     memo: dict[int, list[tuple[int, int]]] = {}
-    alive: dict[int, set[tuple[int, int]]] = {}
+    lives = Lives()
     origins: list[tuple[int, int]] = []
     prev: bytes | None = None
+    last: _Version | None = None  # the version `prev` is the content of
     for i, v in enumerate(versions):
-        if v.data is None or is_binary(v.data):  # gone, or no lines: the next are new
+        before = origins
+        if last is not None and prev is not None and v.blob is not None \
+                and i not in back and v.same(last):
+            pass  # the same content as the version before: the same lines
+        elif (data := v.data) is None or is_binary(data):  # gone, or no lines: next are new
             origins, prev = [], None
-        elif i in back and back[i] in memo and versions[back[i]].data == v.data:
+            _moved(lives, i, before, origins)
+        elif i in back and back[i] in memo and versions[back[i]].same(v):
             # the version it restored, whole: every line is that version's, as git blame
             # passes a merge's whole blame to a parent with the same file
-            origins, prev = list(memo[back[i]]), v.data
-        elif prev is None or v.data != prev:
-            runs, n_new = unchanged(prev or b"", v.data)
+            origins, prev = list(memo[back[i]]), data
+            _moved(lives, i, before, origins)
+        elif prev is None or data != prev:
+            runs, n_new = unchanged(prev or b"", data)
             mine: list[tuple[int, int]] = []
+            gone = 0  # old lines before the next run that it drops
             for o, n, length in runs:  # the lines between runs are this version's own
+                for dead in before[gone:o]:
+                    lives.set(dead, i, False)
+                gone = o + length
                 mine += [(i, j) for j in range(len(mine), n)]
-                mine += origins[o:o + length]
+                mine += before[o:o + length]
+            for dead in before[gone:]:
+                lives.set(dead, i, False)
             mine += [(i, j) for j in range(len(mine), n_new)]
             source = memo.get(back[i]) if i in back else None
             if source:  # lines it brought back keep their first origin
-                again = kept(versions[back[i]].data or b"", v.data)
+                again = kept(versions[back[i]].data or b"", data)
                 mine = [source[a] if m[0] == i and a is not None else m
                         for m, a in zip(mine, again, strict=True)]
-            origins, prev = mine, v.data
+                for m in mine:
+                    if m[0] != i:
+                        lives.set(m, i, True)  # back (a line kept is set again: harmless)
+            origins, prev = mine, data
+        last = v
         if i in keep:
             memo[i] = origins
-        if i in watched:
-            alive[i] = set(origins)
-    return origins, alive
+    return origins, lives
+
+
+def _moved(lives: Lives, at: int, before: list[tuple[int, int]],
+           after: list[tuple[int, int]]) -> None:
+    """Version `at` replaced the whole file: what left and what came back."""
+    old, new = set(before), set(after)
+    for o in old - new:
+        lives.set(o, at, False)
+    for o in new - old:
+        lives.set(o, at, True)
 
 
 def _brought_back(r: StepRecord, index: dict[ObjectId, int], records: list[StepRecord]
@@ -333,7 +391,7 @@ class _Context:
 
     def __init__(self, tl: Timeline, records: list[StepRecord], versions: list[_Version],
                  runs: list[tuple[int, dict[str, Any], int]] | None = None,
-                 alive: dict[int, set[tuple[int, int]]] | None = None) -> None:
+                 alive: Lives | None = None) -> None:
         self.tl, self.records, self.versions = tl, records, versions
         self.alive = alive  # None: a line is taken to stand from its origin on
         self.steps = {r.n: r for r in records if r.note.kind in ("init", "step")}
@@ -373,7 +431,7 @@ class _Context:
         """The newest command that ran on a version holding this line (written by version
         `i` as its line `j`)."""
         ran = [(at, n, k, c) for k, (at, c, n) in enumerate(self.runs) if at >= i
-               and (self.alive is None or (i, j) in self.alive.get(at, ()))]
+               and (self.alive is None or self.alive.holds((i, j), at))]
         if not ran:
             return "nothing was run after it changed"
         # the newest: on the newest version, recorded by the newest step, and of two runs on

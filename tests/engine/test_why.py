@@ -133,6 +133,15 @@ def test_each_line_is_where_git_blame_puts_it(kind, ops, back, tmp_path, hermeti
         index[None] = len(versions)
         versions.append(disk)
     assert [index[o.commit] for o in got.lines] == _oracle(base, versions, brought)
+    # when each line was there (what a check on a version vouches for): as a blame of the
+    # versions up to that one finds it
+    from gitckpt.engine.why import TreeReader, _blame, _versions
+
+    vs = _versions(TreeReader(tl.store), records, "f.txt", disk, True)
+    final, lives = _blame(vs, records)
+    for w in range(len(vs)):
+        held = set(_blame(vs[:w + 1], records)[0])
+        assert [lives.holds(o, w) for o in final] == [o in held for o in final], w
 
 
 def _file(tl, tree) -> bytes | None:
