@@ -195,7 +195,9 @@ def render_restore(r: RestoreResult, again: list[str], paths: tuple[str, ...]) -
     if r.applied and r.safety is None:
         lines.append("The workspace already matches; nothing was written.")
     elif r.applied and r.safety is not None:  # (not None: the branch above took that)
-        lines.append(f"Safety copy: {r.safety}")
+        covers = (f" (holds {', '.join(p.paths)} exactly as they were; other files as "
+                  "last seen)") if p.paths else ""
+        lines.append(f"Safety copy: {r.safety}{covers}")
         lines.append(f"Undo with: {undo_command(again, r.safety)}")
         if r.blocked:
             lines.append("Some paths were not written (above); everything else was restored.")

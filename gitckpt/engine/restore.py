@@ -188,7 +188,7 @@ def preview(tl: Timeline, target: Target, meta: Note, paths: tuple[str, ...] = (
     snapshot, no lock): what `apply` would do, obstacles included."""
     store = tl.store
     scope = tl.scope(meta)
-    live = store.snapshot(scope, update_cache=False, exact=True)
+    live = store.snapshot(scope, update_cache=False, exact=not paths, exactly=paths)
     with Workdir(str(store.root)) as wd:
         return check_obstacles(plan_for(store, target, live, scope, paths), wd)
 
@@ -218,7 +218,9 @@ def apply(tl: Timeline, target: Target, paths: tuple[str, ...] = (),
     with store.lock():
         head, meta = tl.writable(target.task)
         scope = tl.scope(meta)
-        live = store.snapshot(scope, exact=True)
+        # a restore of some paths reads those as they are and takes the rest as a watcher
+        # last saw it: the safety copy holds exactly what the restore may overwrite
+        live = store.snapshot(scope, exact=not paths, exactly=paths)
         plan = plan_for(store, target, live, scope, paths)
         with Workdir(str(store.root)) as wd:
             plan = check_obstacles(plan, wd)

@@ -104,6 +104,9 @@ def restore(r: RestoreResult) -> str:
     if r.applied:
         if r.safety:
             lines.append(_undo(r.safety, t.task))
+            if p.paths:
+                lines.append(f"The safety copy holds {', '.join(_clip(x, 60) for x in p.paths)}"
+                             " exactly as they were.")
         else:
             lines.append("The workspace already matched; nothing was written.")
     elif any(counts.get(k) for k in ("create", "modify", "delete", "mode")):

@@ -53,8 +53,10 @@ CLIENT_ONLY = ("GITCKPT_ROOT", "GITCKPT_EXPORT_DIR", "GITCKPT_SERVICE", "GITCKPT
 
 
 #: The CLI commands the service serves (cli/relayed.py): each is idempotent (a save saved twice
-#: is "nothing new", a capture taken twice "no change", the rest only read), so a client whose
-#: service died mid-command may run it again. `restore` only as a preview (no --apply).
+#: is "nothing new", a capture taken twice "no change", a restore applied twice finds the files
+#: restored, the rest only read), so a client whose service died mid-command may run it again.
+#: A restore applied there plans on the watcher's view of the workspace, with the paths it
+#: restores read as they are.
 SERVED = ("save", "capture", "resume", "log", "diff", "why", "blame", "explain", "search",
           "restore")
 #: Of those, the ones whose output is paged on a terminal: there they run in the client,
@@ -68,8 +70,9 @@ _VALUED = ("-C", "--color")
 
 def served(argv: list[str], tty: bool) -> bool:
     """Whether a command line may go to the service: its command (the first word after the
-    global options) is SERVED, no help, no --apply, and no pager on a terminal."""
-    if any(a in ("-h", "--help", "--version", "--apply") for a in argv):
+    global options) is SERVED, no help, and no pager on a terminal (an applied restore's
+    output is not paged)."""
+    if any(a in ("-h", "--help", "--version") for a in argv):
         return False
     words = iter(argv)
     command = None
@@ -81,7 +84,8 @@ def served(argv: list[str], tty: bool) -> bool:
             break
     if command not in SERVED:
         return False
-    return not (tty and command in PAGED and "--no-pager" not in argv and "--json" not in argv)
+    paged = command in PAGED and not (command == "restore" and "--apply" in argv)
+    return not (tty and paged and "--no-pager" not in argv and "--json" not in argv)
 
 
 def hook_message(host: str, event: str, raw: str, here: str, voice: str,

@@ -66,7 +66,8 @@ class WorkingCopy(ABC):
         return journal is not None and not journal.looked
 
     def snapshot(self, scope: Scope, *, update_cache: bool = True,
-                 progress: Progress | None = None, exact: bool = False) -> Snapshot:
+                 progress: Progress | None = None, exact: bool = False,
+                 exactly: tuple[str, ...] = ()) -> Snapshot:
         """Write the tree of the in-scope workspace now and return it.
 
         Left-out files are never read; those that exist and are sensitive, too large,
@@ -78,16 +79,18 @@ class WorkingCopy(ABC):
         `exact`: the snapshot a restore, revert or checkout plans against, or a push or export
         sends: a stat of every file, never narrowed to what a watcher saw (events miss writes
         through mmap or a hard link from outside), so its tree is the files as they are.
+        `exactly`: workspace-relative paths (files or folders) read as they are, whatever a
+        watcher saw, the rest as it last saw it (a restore of a few files plans on those).
         """
         memo: _Scans | None = self.__dict__.get("_scans")
-        if memo is not None:
+        if memo is not None and not exactly:
             hit = memo.get(scope)
             if hit is not None and (hit[1] or not update_cache) and (hit[2] or not exact):
                 return hit[0]  # a snapshot that left the cache stale cannot stand for one
         if progress is None and progressing.active():  # a front end shows long scans
             with progressing.Meter("Scanning files", "files", self.estimate) as meter:
                 return self.snapshot(scope, update_cache=update_cache, progress=meter.tick,
-                                     exact=exact)
+                                     exact=exact, exactly=exactly)
         if self._held is not None:
             update_cache = False  # staging writes nothing, the stat cache included
             # and its scan may find what a watcher's cache in memory missed: that cache
@@ -104,6 +107,8 @@ class WorkingCopy(ABC):
             snap = self.scan(scope, update_cache=update_cache, progress=progress)
             exact = True
         else:  # a watcher runs in this process: visit what it saw, if it can be trusted
+            if exactly:  # as if it had seen them change: a visit re-reads each
+                journal.saw(os.path.join(str(self.root), p) for p in exactly)
             grant = journal.begin(full=exact)
             try:
                 snap = self.scan(scope, update_cache=update_cache, progress=progress,

@@ -51,7 +51,9 @@ def test_only_a_served_command_goes_to_the_service():
     assert client.served(["log", "--no-pager"], tty=True)
     assert not client.served(["service", "log"], tty=False)
     assert not client.served(["-C", "save", "init", "x"], tty=False)
-    assert not client.served(["restore", "3", "--apply"], tty=False)
+    assert client.served(["restore", "3", "--apply"], tty=False)
+    assert client.served(["restore", "3", "--apply"], tty=True)  # not paged: served
+    assert not client.served(["restore", "3"], tty=True)  # a preview, paged
     assert not client.served(["save", "--help"], tty=False)
     assert not client.served([], tty=False)
 
