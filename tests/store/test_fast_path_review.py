@@ -462,23 +462,35 @@ def test_a_folder_no_watch_covers_is_visited_by_every_snapshot(watched, monkeypa
 
 def test_every_file_the_full_scan_saw_is_rechecked_within_the_bound(watched, monkeypatch):
     """Any RECHECK_SAVES narrowed saves in a row re-check every file the last full scan saw,
-    files being added between them."""
+    files being added between them; each compares a range of the cached entries with
+    their files (counted): a round compares each entry once, whatever the tree's shape."""
     from gitckpt.store.git import hinted
 
     root, _journal = watched
     for i in range(40):
         (root / "pkg" / f"n{i:02d}.py").write_text(f"n = {i}\n")
     aged(root)
-    checked: list[list[bytes]] = []
-    recheck = hinted.recheck
+    checked: list[tuple[bytes, bytes | None]] = []  # the ranges re-checked: [from, to)
+    stats: list[int] = []  # the entries each re-check compared with their files
+    sizes: list[int] = []  # the cached entries then
+    recheck, compare = hinted.recheck, hinted.stat_moved
+
+    def counted(index, position, workdir):
+        stats[-1] += 1
+        return compare(index, position, workdir)
 
     def spy(scanner, p, memo, progress):
+        stats.append(0)
         rotation = recheck(scanner, p, memo, progress)
+        sizes.append(len(p.index))
         if rotation.slices:
-            checked.append(rotation.slices[rotation.cursor - 1])
+            k = rotation.cursor - 1
+            checked.append((rotation.slices[k], rotation.slices[k + 1]
+                            if k + 1 < len(rotation.slices) else None))
         return rotation
 
     monkeypatch.setattr(hinted, "recheck", spy)
+    monkeypatch.setattr(hinted, "stat_moved", counted)
     seen_by_full = set(git(root, "ls-tree", "-r", "--name-only",
                            service.save(root, "full").tree).split())
     for n in range(3):  # into the round
@@ -489,9 +501,12 @@ def test_every_file_the_full_scan_saw_is_rechecked_within_the_bound(watched, mon
             (root / "pkg" / f"a{n}{k}.py").write_text(f"a = {n}{k}\n")
         service.save(root, f"window {n}")
     assert len(checked) == hinted.RECHECK_SAVES
-    covered = [os.fsdecode(q) for part in checked for q in part]
+    # a window of RECHECK_SAVES re-checks spans at most two rounds: each entry compared
+    # at most twice, never a whole tree per save
+    assert sum(stats[-hinted.RECHECK_SAVES:]) <= 2 * sizes[-1], (stats, sizes)
     missed = sorted(f for f in seen_by_full
-                    if not any(f == c or f.startswith(c + "/") for c in covered))
+                    if not any(lo <= os.fsencode(f) and (hi is None or os.fsencode(f) < hi)
+                               for lo, hi in checked))
     assert not missed, missed
 
 

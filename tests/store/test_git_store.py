@@ -340,41 +340,6 @@ def test_the_folders_kept_with_the_cache_are_those_of_its_entries(repo, monkeypa
         assert state["dirs"] == folders, change
 
 
-def test_the_recheck_slices_cover_every_file_in_about_equal_shares(tmp_path):
-    """The rotating re-check of the watcher's fast path stats one slice per save: together
-    the slices hold every cached file and every name on disk, each about a tenth."""
-    import pygit2
-
-    from gitckpt.store.git.split import slices
-
-    root = tmp_path / "w"
-    for d in range(3):  # heavy folders cut inside, a flat folder cut by count, loose files
-        for s in range(30):
-            (root / f"big{d}" / f"s{s}").mkdir(parents=True)
-            for f in range(10):
-                (root / f"big{d}" / f"s{s}" / f"f{f}").write_text("x")
-    (root / "flat").mkdir()
-    for f in range(300):
-        (root / "flat" / f"n{f}").write_text("y")
-    for f in range(5):
-        (root / f"top{f}.txt").write_text("z")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    repo = pygit2.Repository(str(root))
-    index = repo.index
-    tree = str(index.write_tree())
-    (root / "new-on-disk").mkdir()  # not cached yet: still in a slice
-    parts = slices(repo, index, tree, root, "", 10)
-    paths = [p.decode() for group in parts for p in group]
-    for e in [*index, "new-on-disk"]:
-        name = e if isinstance(e, str) else e.path
-        assert any(name == p or name.startswith(p + "/") for p in paths), name
-    sizes = [sum(1 for e in index if any(e.path == p.decode() or e.path.startswith(
-        p.decode() + "/") for p in group)) for group in parts]
-    assert 9 <= len(parts) <= 12, sizes
-    assert max(sizes) <= 2 * len(index) // 10, sizes
-
-
 def test_a_cut_counts_index_entries_by_their_bytes(tmp_path):
     """The binary search of the two-thread cut reads each entry's stored path: every key,
     names that are not UTF-8 among them, lands where a search of the sorted bytes would."""
@@ -382,7 +347,7 @@ def test_a_cut_counts_index_entries_by_their_bytes(tmp_path):
 
     import pygit2
 
-    from gitckpt.store.git.split import _lower_bound, _weight
+    from gitckpt.store.git.split import _weight, lower_bound
 
     root = tmp_path / "w"
     names = [b"a-b", b"a.c", b"a/x", b"a/y/z", b"a0", b"caf\xe9.txt", b"caf\xe9/deep", b"z\xff"]
@@ -395,7 +360,7 @@ def test_a_cut_counts_index_entries_by_their_bytes(tmp_path):
     index = pygit2.Repository(str(root)).index
     stored = sorted(os.fsencode(e.path) for e in index)
     for key in [b"", b"a", b"a/", b"a\0", b"a0", b"b", b"caf\xe9", b"caf\xe9/", b"z", b"\xff"]:
-        assert _lower_bound(index, key) == bisect.bisect_left(stored, key), key
+        assert lower_bound(index, key) == bisect.bisect_left(stored, key), key
     assert _weight(index, b"a") == 2  # a/x, a/y/z; not a-b, a.c or a0
     assert _weight(index, b"caf\xe9") == 1
 

@@ -22,8 +22,9 @@ import pygit2
 from gitckpt.core.values import Progress
 from gitckpt.safety.scope import MAX_DEPTH
 from gitckpt.store.git.config import Stamp
+from gitckpt.store.git.libgit2 import entry_path, stat_moved
 from gitckpt.store.git.scanpass import ScanPass, lstat
-from gitckpt.store.git.split import slices
+from gitckpt.store.git.split import lower_bound
 
 if TYPE_CHECKING:
     from gitckpt.store.git.scan import Scanner
@@ -35,12 +36,11 @@ RECHECK_SAVES = 10
 
 @dataclass
 class Rotation:
-    """Where the rotating re-check stands: the slices of this round, the next one's position,
-    and a repository of its own whose ignore and attribute caches stay warm (libgit2 fills
-    them again in every new Repository: about 70 ms per 10,000 files). It is used only by
-    watched scans, which the journal runs one at a time."""
+    """Where the rotating re-check stands: the ranges of this round (`slices`: the first
+    path of each range of cached entries, the last range running to the end), the next one's
+    position, and a repository of its own kept warm for the scans that use one."""
 
-    slices: list[list[bytes]] = field(default_factory=list)
+    slices: list[bytes] = field(default_factory=list)
     cursor: int = 0
     repo: pygit2.Repository | None = None
 
@@ -200,25 +200,35 @@ def too_deep_folder(path: str, is_dir: bool = False) -> str | None:
 
 def recheck(scanner: Scanner, p: ScanPass, memo: Memo, progress: Progress | None
             ) -> Rotation:
-    """Re-check the stat of the next of RECHECK_SAVES slices of the workspace; where the next
-    scan goes on from.
+    """Re-check the stat of the next of RECHECK_SAVES ranges of the cached entries; where the
+    next scan goes on from.
 
     Events are not complete (a write through mmap or through a hard link from outside the
-    workspace raises none), so each narrowed scan also asks libgit2 about one slice of the
-    rest, in turn. The slices are cut once after each full scan and kept, round after round,
-    until the next: a change no event named is found within RECHECK_SAVES narrowed scans in a
-    file the last full scan saw, and by the next full scan (journal.VERIFY_EVERY) in one made
-    since."""
-    was = memo.rotation
-    repo = was.repo if was.repo is not None else pygit2.Repository(scanner.repo.path)
-    parts, cursor = was.slices, was.cursor
-    if not parts:
-        parts = slices(repo, p.index, memo.tree, scanner.workdir, scanner.prefix,
-                       RECHECK_SAVES) if len(p.index) else []
+    workspace raises none, though the file's stat moves), so each narrowed scan also compares
+    one range of the cached entries with their files' stat, in turn, and takes again those
+    that moved. The ranges are cut by path once a round and kept (entries added or removed
+    meanwhile move no boundary): a change no event named is found within RECHECK_SAVES
+    narrowed scans in a file the cache held, and by the next full scan (journal.VERIFY_EVERY)
+    in one made since. A range costs a stat per entry in it, whatever the tree's shape."""
+    was, index = memo.rotation, p.index
+    keys, cursor = was.slices, was.cursor
+    if not keys:
+        n = len(index)
+        if not n:
+            return Rotation([], 0, was.repo)
+        keys = sorted({b"", *(entry_path(index, k * n // RECHECK_SAVES)
+                              for k in range(1, RECHECK_SAVES))})
         cursor = 0
-    if not parts:
-        return Rotation([], 0, repo)
-    cursor %= len(parts)
-    for delta in scanner.differ.under(p, parts[cursor], repo):
-        scanner._visit(p, delta, progress)
-    return Rotation(parts, cursor + 1, repo)
+    cursor %= len(keys)
+    lo = lower_bound(index, keys[cursor])
+    hi = lower_bound(index, keys[cursor + 1]) if cursor + 1 < len(keys) else len(index)
+    workdir = os.fsencode(scanner.workdir)
+    moved = [os.fsdecode(path) for path, stale in
+             (stat_moved(index, i, workdir) for i in range(lo, hi)) if stale]
+    for path in moved:
+        if path in p.changes or path in p.racy:
+            continue  # taken in this scan already, or re-read at its end
+        scanner._take(p, path, scanner._rel(path))
+        if progress:
+            progress(scanner._rel(path))
+    return Rotation(keys, cursor + 1, was.repo)

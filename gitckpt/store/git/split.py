@@ -28,7 +28,7 @@ PARALLEL_MIN = 4000  # below this many cached entries a second thread does not p
 _MAX_DEPTH = 6
 
 
-def _lower_bound(index: pygit2.Index, key: bytes) -> int:
+def lower_bound(index: pygit2.Index, key: bytes) -> int:
     """The position of the first index entry whose path is >= `key` (bytewise, as git sorts)."""
     lo, hi = 0, len(index)
     while lo < hi:
@@ -42,8 +42,8 @@ def _lower_bound(index: pygit2.Index, key: bytes) -> int:
 
 def _weight(index: pygit2.Index, path: bytes) -> int:
     """How many cached entries are `path` itself or lie under `path/`."""
-    own = _lower_bound(index, path + b"\0") - _lower_bound(index, path)
-    return own + _lower_bound(index, path + b"0") - _lower_bound(index, path + b"/")
+    own = lower_bound(index, path + b"\0") - lower_bound(index, path)
+    return own + lower_bound(index, path + b"0") - lower_bound(index, path + b"/")
 
 
 def _children(repo: pygit2.Repository, tree: str, workdir: Path, folder: bytes
@@ -101,50 +101,6 @@ def split(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Path
         else:
             return None
     return None
-
-
-#: Above this many names a folder is cut by the count of its names, without weighing each.
-_WEIGH_MAX = 64
-
-
-def slices(repo: pygit2.Repository, index: pygit2.Index, tree: str, workdir: Path,
-           prefix: str, parts: int) -> list[list[bytes]]:
-    """About `parts` lists of literal work-tree paths (files and folders) that together cover
-    the workspace `prefix`, on disk or in the cache, each holding about an equal share of the
-    cached entries: what a rotating re-check stats one list at a time.
-
-    `tree` is the workspace tree of what `index` holds. A folder heavier than a share is cut
-    inside (down to a few levels); a folder of very many names is cut by their count."""
-    share = max(1, -(-len(index) // parts))
-    groups: list[list[bytes]] = [[]]
-    weight = 0.0
-
-    def add(path: bytes, w: float) -> None:
-        nonlocal weight
-        groups[-1].append(path)
-        weight += w
-        if weight >= share:
-            groups.append([])
-            weight = 0.0
-
-    def visit(folder: bytes, subtree: str, depth: int) -> None:
-        names, subtrees = _children(repo, subtree, workdir, folder)
-        base = folder + b"/" if folder else b""
-        if len(names) > _WEIGH_MAX:
-            total = len(index) if folder == os.fsencode(prefix) else _weight(index, folder)
-            for name in names:
-                add(base + name, total / len(names))
-            return
-        for name in names:
-            w = _weight(index, base + name)
-            if w > share and name in subtrees and depth < _MAX_DEPTH \
-                    and _real_dir(workdir, base + name):
-                visit(base + name, subtrees[name], depth + 1)
-            else:
-                add(base + name, w)
-
-    visit(os.fsencode(prefix), tree, 0)
-    return [g for g in groups if g]
 
 
 def scan_deltas(repo: pygit2.Repository, index: pygit2.Index, index_path: Path,
