@@ -144,3 +144,30 @@ def test_a_kill_at_any_point_of_packing_loses_nothing(tmp_path, point, after):
     assert _everything(root) == read
     assert len(_loose(root / ".git" / "objects")) < 15
     fsck(root)
+
+
+def test_the_users_own_loose_objects_do_not_make_every_save_pack(tmp_path, monkeypatch):
+    """A repository holding thousands of the user's loose objects: saves do not pack until
+    the checkpoints' own loose objects grew by the threshold (counted runs)."""
+    monkeypatch.setattr(repack, "AUTO", 128)
+    root = make_repo(tmp_path / "repo")
+    for i in range(1500):
+        (root / "many" / f"d{i % 30}").mkdir(parents=True, exist_ok=True)
+        (root / "many" / f"d{i % 30}" / f"f{i}.txt").write_text(f"{i}\n")
+    git(root, "add", "-A")  # 1,500 loose blobs of the user's, staged
+    runs: list[int] = []
+    real = repack.pack
+
+    def counted(store):
+        runs.append(1)
+        return real(store)
+
+    monkeypatch.setattr(repack, "pack", counted)
+    service.init(root, "many loose")
+    for i in range(3):
+        (root / "f.txt").write_text(f"{i}\n")
+        service.save(root, f"step {i}")
+    assert runs == []
+    _many_steps(root, 25)  # about 200 loose objects of the checkpoints' own
+    assert runs
+    fsck(root)

@@ -25,8 +25,10 @@ from gitckpt.store.packs.write import PackWriter
 if TYPE_CHECKING:
     from gitckpt.store.base import Backend
 
-#: Loose objects (estimated) past which a writer packs the checkpoints' own, under the lock.
+#: Loose objects (estimated) a writer lets pile up before it packs the checkpoints' own.
 AUTO = 1000
+#: The store's state file holding the loose objects counted after the last pack.
+BASELINE = "loose-baseline"
 #: Fan-out folders counted for the estimate (`git gc --auto` counts objects/17 alone).
 _SAMPLE = tuple(f"{i:x}{i:x}" for i in range(16))
 _NAME = frozenset("0123456789abcdef")
@@ -126,12 +128,25 @@ def _sync_folder(path: str) -> None:
 
 
 def tidy(store: Backend) -> None:
-    """At the end of a write hold: past AUTO loose objects, `pack`. Never fails the call that
-    held the lock (its work is done and kept): a failure is logged and retried next time."""
+    """At the end of a write hold: once the loose objects grew by AUTO since the last pack
+    (or since the store first looked: a repository full of the user's own loose objects
+    does not make every save pack), `pack`. Never fails the call that held the lock (its
+    work is done and kept): a failure is logged and retried next time."""
     folder = store.loose_objects_dir()
+    if folder is None:
+        return
     try:
-        if folder is not None and estimate(folder) >= AUTO:
+        now = estimate(folder)
+        try:
+            base = int(store.shared.read(BASELINE) or b"-1")
+        except ValueError:
+            base = -1
+        packed = 0 <= base <= now - AUTO
+        if packed:
             pack(store)
+            now = estimate(folder)  # what is left loose: the user's own
+        if base < 0 or packed or now < base:  # (fewer: the user's `git gc` ran)
+            store.shared.write(BASELINE, str(now).encode())
     except Exception:
         logging.getLogger("gitckpt").exception("packing the loose objects failed")
 
