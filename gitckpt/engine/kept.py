@@ -5,10 +5,12 @@ long task reads what changed since the last call, not the whole history.
 Commits are immutable; a note is not, so what is kept is checked against the notes ref at
 each call: the notes that changed since (a diff of two notes trees, costing what changed)
 drop their records, and a changed note of a step already kept drops the memories too (a
-memory folds every step before it). A new step's note is new, not changed: memories stay."""
+memory folds every step before it). A new step's note is new, not changed: memories stay.
+The service's calls run in threads: every change of what is kept holds one lock."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ STORES = 16
 RECORDS = 20_000
 MEMORIES = 64
 CHAINS = 8
+_LOCK = threading.RLock()
 
 
 @dataclass
@@ -43,6 +46,10 @@ class Kept:
         if head == self.notes:
             return
         changed = store.changed_notes(self.notes, head) if self.notes is not None else None
+        with _LOCK:
+            self._drop(changed, head)
+
+    def _drop(self, changed: set[ObjectId] | None, head: ObjectId | None) -> None:
         if changed is None:
             self.records.clear()
             self.memories.clear()
@@ -58,7 +65,14 @@ class Kept:
     def record(self, commit: ObjectId) -> StepRecord | None:
         return self.records.get(commit)
 
-    def keep(self, record: StepRecord) -> None:
+    def keep(self, record: StepRecord, under: ObjectId | None) -> None:
+        """Keep `record`, read under notes commit `under` (a record read under other notes
+        than the ones kept, while another call moved them, is not kept)."""
+        with _LOCK:
+            if under == self.notes:
+                self._keep(record)
+
+    def _keep(self, record: StepRecord) -> None:
         self.parsed += 1
         self.records[record.commit] = record
         if len(self.records) > RECORDS:
@@ -86,10 +100,11 @@ class Kept:
             at = self.records.get(at.parents[0]) or record(at.parents[0])
         out = base + walked[::-1]
         if out[0].note.step == 0:
-            self.chains[out[-1].commit] = out
-            self.chains.move_to_end(out[-1].commit)
-            if len(self.chains) > CHAINS:
-                self.chains.popitem(last=False)
+            with _LOCK:
+                self.chains[out[-1].commit] = out
+                self.chains.move_to_end(out[-1].commit)
+                if len(self.chains) > CHAINS:
+                    self.chains.popitem(last=False)
         first = 0
         if since > 0:  # from the newest step at or before `since`
             first = max((i for i, s in enumerate(out) if s.note.step <= since), default=0)
@@ -107,10 +122,11 @@ class Kept:
         self.folded += len(steps) - at
         m = recall(steps[at:], start=start)
         if steps:
-            self.memories[steps[-1].commit] = _copy(m)
-            self.memories.move_to_end(steps[-1].commit)
-            if len(self.memories) > MEMORIES:
-                self.memories.popitem(last=False)
+            with _LOCK:
+                self.memories[steps[-1].commit] = _copy(m)
+                self.memories.move_to_end(steps[-1].commit)
+                if len(self.memories) > MEMORIES:
+                    self.memories.popitem(last=False)
         return m
 
 
@@ -126,12 +142,13 @@ _KEPT: OrderedDict[str, Kept] = OrderedDict()
 def kept(store: Store) -> Kept:
     """The kept records of `store` (by where its objects live), checked against its notes."""
     key = f"{type(store).__name__}:{store.location}"
-    found = _KEPT.get(key)
-    if found is None:
-        found = _KEPT[key] = Kept()
-        if len(_KEPT) > STORES:
-            _KEPT.popitem(last=False)
-    _KEPT.move_to_end(key)
+    with _LOCK:
+        found = _KEPT.get(key)
+        if found is None:
+            found = _KEPT[key] = Kept()
+            if len(_KEPT) > STORES:
+                _KEPT.popitem(last=False)
+        _KEPT.move_to_end(key)
     found.sync(store, store.notes_head())
     return found
 

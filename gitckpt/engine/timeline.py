@@ -93,7 +93,7 @@ class Timeline:
         if text is None:
             raise StoreCorrupt(f"Timeline commit {commit} has no note", CHECK_STORE)
         record = StepRecord(commit, c.tree, Note.parse(text, commit), c.parents)
-        k.keep(record)
+        k.keep(record, self.store.notes_head(again=False))
         return record
 
     def head(self, task: TaskId) -> StepRecord:
