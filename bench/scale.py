@@ -516,7 +516,9 @@ class Files:
             now = time.time()
             for f in every_file(self.root):
                 os.utime(f, (now, now))
-            time.sleep(1.1)  # past the racy window of both (a file read twice within 0.1 s)
+            # past the racy window of both (gitckpt re-reads a file changed within 2 s of
+            # the scan that cached it; git one as new as its index): the steady state
+            time.sleep(2.5)
             for k, op in TOUCHED.items():
                 self.time(op, [self.b.ck("save", f"touched {r} {k}")])
             settle(self.b)

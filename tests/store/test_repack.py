@@ -97,7 +97,7 @@ def test_a_long_task_packs_itself_and_compress_packs_the_rest(ws, monkeypatch):
 KILLER = r"""
 import os, signal, sys
 from gitckpt.store.discover import open_store
-from gitckpt.store.packs import repack, write
+from gitckpt.store.packs import repack
 point, n = sys.argv[2], int(sys.argv[3])
 count = [0]
 def die_after(fn):
@@ -107,10 +107,10 @@ def die_after(fn):
             os.kill(os.getpid(), signal.SIGKILL)
         return fn(*a, **kw)
     return wrapped
-if point == "add":
-    write.PackWriter._write = die_after(write.PackWriter._write)
-elif point == "publish":
-    os.replace = die_after(os.replace)
+if point == "read":
+    repack._read = die_after(repack._read)
+elif point == "synced":
+    repack._sync_folder = die_after(repack._sync_folder)
 elif point == "unlink":
     os.unlink = die_after(os.unlink)
 elif point == "refs":
@@ -122,13 +122,13 @@ with store.lock():
 """
 
 
-@pytest.mark.parametrize(("point", "after"), [("add", 0), ("add", 30), ("publish", 0),
-                                              ("publish", 1), ("unlink", 0), ("unlink", 25),
-                                              ("refs", 0), ("refs", 5)])
+@pytest.mark.parametrize(("point", "after"), [("read", 0), ("read", 30), ("synced", 0),
+                                              ("unlink", 0), ("unlink", 25), ("refs", 0),
+                                              ("refs", 5)])
 def test_a_kill_at_any_point_of_packing_loses_nothing(tmp_path, point, after):
-    """Killed while writing the pack, between its two renames, while removing loose files
-    or loose refs: every checkpoint object and ref reads as before, fsck is clean, and the
-    next packing finishes the work."""
+    """Killed while reading what to pack, once the pack is written but before it is made
+    durable, while removing loose files or loose refs: every checkpoint object and ref reads
+    as before, fsck is clean, and the next packing finishes the work."""
     root = make_repo(tmp_path / "repo")
     _many_steps(root, 15)
     read = _everything(root)

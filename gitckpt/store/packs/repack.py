@@ -4,7 +4,8 @@ and the notes trees), each a file of at least one disk block, so a long task lef
 
 From the checkpoint refs and the notes ref, the walk follows only loose objects: a packed
 object's own objects were packed with it or before. What it reaches is written to one pack
-(published and made durable first), and only then are those loose files removed. Nothing
+by libgit2 (with deltas among them; published and made durable first), and only then are
+those loose files removed. Nothing
 else in the object folder is read or moved, so the user's own objects keep whatever
 reachability and expiry git gives them. Killed at any moment, it leaves either the loose
 files, or the pack beside them (a duplicate git tolerates), never neither."""
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING
 from gitckpt.core.ids import ObjectId
 from gitckpt.core.objects import Mode, decode_commit, decode_tree
 from gitckpt.store.git.loose import loose_problem
-from gitckpt.store.packs.write import PackWriter
 
 if TYPE_CHECKING:
     from gitckpt.store.base import Backend
@@ -77,37 +77,29 @@ def pack_loose(objects_dir: str, tips: Iterable[str]) -> int:
     todo = [t for t in tips if t in loose]
     if not todo:
         return 0
-    pack = PackWriter(objects_dir, lambda kind, body: "", threshold=0)
     packed: list[str] = []
     seen: set[str] = set()
-    try:
-        while todo:
-            oid = todo.pop()
-            if oid in seen:
-                continue
-            seen.add(oid)
-            got = _read(objects_dir, oid)
-            if got is None:
-                continue
-            kind, body = got
-            pack.add(kind, body, oid)
-            packed.append(oid)
-            if kind == "commit":
-                c = decode_commit(ObjectId(oid), body)
-                nxt = [c.tree, *c.parents]
-            elif kind == "tree":
-                nxt = [e.id for e in decode_tree(body) if e.mode != Mode.GITLINK]
-            else:
-                nxt = []
-            todo += [x for x in nxt if x in loose and x not in seen]
-    except BaseException:
-        pack.abort()
-        raise
+    while todo:
+        oid = todo.pop()
+        if oid in seen:
+            continue
+        seen.add(oid)
+        got = _read(objects_dir, oid)  # sound: libgit2 never meets a damaged one
+        if got is None:
+            continue
+        kind, body = got
+        packed.append(oid)
+        if kind == "commit":
+            c = decode_commit(ObjectId(oid), body)
+            nxt = [c.tree, *c.parents]
+        elif kind == "tree":
+            nxt = [e.id for e in decode_tree(body) if e.mode != Mode.GITLINK]
+        else:
+            nxt = []
+        todo += [x for x in nxt if x in loose and x not in seen]
     if not packed:
-        pack.abort()
         return 0
-    pack.close()
-    _sync_folder(os.path.join(objects_dir, "pack"))  # the pack's names durable first
+    _write_pack(objects_dir, packed)
     # the newest found last: every object still loose after a kill is reached from a tip
     # through loose objects (each was found through one found before it), so the next run
     # finds it again
@@ -117,6 +109,28 @@ def pack_loose(objects_dir: str, tips: Iterable[str]) -> int:
         except OSError:
             continue  # a read-only file system or a file gone: a duplicate, harmless
     return len(packed)
+
+
+def _write_pack(objects_dir: str, ids: list[str]) -> None:
+    """One pack of objects `ids`, deltas found by libgit2 among them (a file changed a
+    little at every step is kept as one version and its changes), made durable."""
+    import pygit2
+
+    folder = os.path.join(objects_dir, "pack")
+    os.makedirs(folder, exist_ok=True)
+    before = set(os.listdir(folder))
+    builder = pygit2.PackBuilder(pygit2.Repository(os.path.dirname(objects_dir)))
+    for oid in ids:
+        builder.add(pygit2.Oid(hex=oid))
+    builder.write(folder)
+    for name in sorted(set(os.listdir(folder)) - before):
+        if name.startswith("pack-") and name.endswith((".pack", ".idx")):
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _sync_folder(folder)
 
 
 def _sync_folder(path: str) -> None:
