@@ -291,8 +291,9 @@ def render_doctor(r: DoctorResult) -> str:
     lines = [f"Store {r.store} ({r.kind}, {r.tasks} task(s)); checked "
              f"{', '.join(r.checked)}; watcher {r.watch}."]
     if r.loose is not None:
-        lines.append(f"Objects: {r.loose:,} loose, {r.packs} pack(s); the checkpoints' loose "
-                     f"ones are packed past {r.pack_at:,} (and by `gitckpt compress`).")
+        lines.append(f"Objects: {r.loose:,} loose, {r.packs} pack(s); the checkpoints' own "
+                     f"are packed each time {r.pack_at:,} more pile up (and by "
+                     "`gitckpt compress`).")
     for f in r.findings:
         mark = "fixed" if f.fixed else "!"
         lines += [f"  {mark} [{f.check}] {f.problem}", f"      fix: {f.fix}"]
