@@ -1,9 +1,9 @@
 """CLI commands the service runs for a client (gitckpt/entry.py is the asking side): `save`,
-`resume`, `log`, a restore preview and the rest of service/client.py SERVED, served warm, so
-they cost what the service's watcher saw change, not a cold start and a scan of every file.
+`resume`, `log`, `restore` and the rest of service/client.py SERVED, served warm, so they
+cost what the service's watcher saw change, not a cold start and a scan of every file.
 
-Contract: a call (CommandCall) is served only when its command is SERVED (a restore without
---apply), its command line parses, and the client's git environment (GIT_*) equals the
+Contract: a call (CommandCall) is served only when its command is SERVED, its command
+line parses, and the client's git environment (GIT_*) equals the
 service's (the listener has checked the peer's uid and the GITCKPT_* settings). Anything else
 is refused before anything is done, and the client runs the command itself, so a usage error,
 `--help` or a command not served always reads as it would have. The answer is the command's
@@ -79,7 +79,7 @@ def serve(cli: click.Group, call: CommandCall) -> dict[str, Any]:
     try:
         with cli.make_context("gitckpt", list(argv), obj=context) as ctx:
             rest = getattr(ctx, "_protected_args", None) or ctx.protected_args
-            if not rest or rest[0] not in SERVED or "--apply" in argv:
+            if not rest or rest[0] not in SERVED:
                 return {"refused": "not a command served here"}
             cli.invoke(ctx)
     except (click.ClickException, click.exceptions.Exit, click.Abort):

@@ -93,6 +93,24 @@ def test_a_save_and_a_capture_are_served_by_the_running_watcher(served, tmp_path
     assert (here.code, here.out) == (0, p.stdout)
 
 
+def test_a_restore_of_a_file_is_applied_there_and_says_what_its_copy_holds(served, tmp_path):
+    """`restore N --apply -- FILE` is served (this client has no engine): the file is the
+    step's again, its safety copy holds the file as it was, and undoing it puts it back."""
+    root, _ = served
+    (root / "src" / "app.py").write_text("print('step one')\n")
+    service.save(root, "one")
+    (root / "src" / "app.py").write_text("print('unsaved edit')\n")
+    env = no_engine(tmp_path)
+    p = cli(root, "restore", "1", "--apply", "--", "src/app.py", env=env)
+    assert p.returncode == 0, p.stderr
+    assert (root / "src" / "app.py").read_text() == "print('step one')\n"
+    assert "holds src/app.py exactly as they were" in p.stdout
+    copy = p.stdout.split("Safety copy: ")[1].split()[0]
+    u = cli(root, "restore", copy[:12], "--apply", "--", "src/app.py", env=env)
+    assert u.returncode == 0, u.stderr
+    assert (root / "src" / "app.py").read_text() == "print('unsaved edit')\n"
+
+
 def test_an_error_there_reads_as_it_does_here(served, tmp_path):
     root, _ = served
     env = no_engine(tmp_path)
