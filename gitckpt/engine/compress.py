@@ -111,9 +111,9 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
         out.eligible, out.kept = plan(tl, keep_seconds, min_steps, now)
         old_transcripts = _old_transcripts(tl, keep_seconds, min_steps, now)
         out.transcripts = len(old_transcripts)
-        if not dry_run:  # what stays is packed first: the prune below reads fewer files
-            out.packed_objects, out.packed_refs = repack.pack(store)
         if not out.eligible and not old_transcripts:
+            if not dry_run:
+                out.packed_objects, out.packed_refs = repack.pack(store)
             out.why_nothing = ("no drift chains at all" if not out.kept else
                                "every drift chain is kept: " + "; ".join(
                                    sorted({c.reason for c in out.kept})))
@@ -141,6 +141,8 @@ def compress(tl: Timeline, keep_seconds: float, min_steps: int, now: float,
             out.bytes_freeable = size  # left to the repository's own `git gc`
         else:
             out.bytes_freed = freed
+        # what stays is packed after the drop: a packed object is never pruned
+        out.packed_objects, out.packed_refs = repack.pack(store)
     return out
 
 

@@ -44,6 +44,9 @@ ANSWER_WAIT = 1.5  # a hook, after its request is sent; GITCKPT_SERVICE_WAIT set
 COMMAND_WAIT = 120.0  # the same for a CLI command: a person waits for its answer
 START_WAIT = 15.0  # how long an MCP bridge waits for a service it started to answer
 SEND_WAIT = 5.0  # the service's side: reading a request, writing an answer
+#: How long a client whose connection was cut looks for the service's death: the kernel
+#: closes a killed process's sockets before the process shows as dead.
+DEATH_WAIT = 2.0
 
 #: What a client's environment may hold that is its own, not the service's: the session's
 #: workspace, the client's waits and switches. Every other GITCKPT_* setting is in the key.
@@ -222,14 +225,18 @@ def ask(request: dict[str, Any], wait: float | None = None,
     payload = (json.dumps({**request, "settings": settings(), "claim": token}) + "\n").encode()
     wait = answer_wait() if wait is None else wait
     reply = None
+    cut = False  # the connection ended before the wait did: the service closed or died
     try:
         s.settimeout(wait)
         try:
             s.sendall(payload)
             with s.makefile("rb") as answer:
                 reply = _reply(answer)
-        except OSError:
+            cut = reply is None
+        except TimeoutError:
             reply = None  # it may have the request: the claim below settles it
+        except OSError:
+            reply, cut = None, True
     finally:
         s.close()
     mine = os.path.join(claims_dir(path), token)
@@ -246,6 +253,10 @@ def ask(request: dict[str, Any], wait: float | None = None,
             return None  # the service never took it and now never will: the caller acts
     except OSError:
         return None  # no claims folder (a service gone or closing): it cannot act either
+    if serving is not None and cut:  # a process's sockets close before it is seen dead
+        deadline = time.monotonic() + DEATH_WAIT
+        while alive(serving) and time.monotonic() < deadline:
+            time.sleep(0.005)
     if serving is None or not alive(serving):  # it took the request, then died
         return {"log": "the service took the request and stopped before it answered",
                 "pid": serving, "socket": path, "waited": wait, "died": True}

@@ -242,9 +242,8 @@ class Scanner:
 
     def _refresh(self, p: ScanPass) -> None:
         """Take again the stat of every cached file whose stat moved, where its content
-        hashes as cached (git refreshes its index entries so): its content was kept before
-        and is the same, so no content check runs; a file that changed meanwhile is taken
-        as any changed file is. Racily clean entries are smudged as `_take` smudges them."""
+        hashes as cached (git refreshes its index so; the content was kept before, so no
+        content check runs); a file that changed meanwhile is taken as any changed file."""
         index, workdir = p.index, os.fsencode(self.workdir)
         moved = [os.fsdecode(path) for path, stale in
                  (stat_moved(index, i, workdir) for i in range(len(index))) if stale]
