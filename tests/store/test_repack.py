@@ -83,6 +83,11 @@ def test_a_long_task_packs_itself_and_compress_packs_the_rest(ws, monkeypatch):
     users = _loose(objects)
     _many_steps(ws.root, 40)
     assert len(_loose(objects)) < 40 * 6  # each step writes about 8
+    monkeypatch.setattr(repack, "AUTO", 10**9)  # what the next saves write stays loose
+    for i in range(3):
+        (ws.root / "g.txt").write_text(f"after {i}\n")
+        service.save(ws.root, f"after {i}")
+    assert _loose(objects) - users
     out = run_cli("compress", cwd=ws.root, env={"GITCKPT_SERVICE": "off"})
     assert out.code == 0, out.err
     assert "Packed " in out.out
