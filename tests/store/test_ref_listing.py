@@ -152,3 +152,26 @@ def test_a_busy_writer_is_never_damage(tmp_path, kind):
     finally:
         stop.touch()
         writer.wait(60)
+
+
+def test_packing_the_checkpoint_refs_keeps_every_other_ref_and_its_peeled_line(tmp_path):
+    """The checkpoint refs move into packed-refs beside the user's packed refs, an annotated
+    tag's peeled line kept: every ref, peeled or not, reads as before; fsck is clean."""
+    from conftest import fsck
+
+    root = make_repo(tmp_path / "repo")
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "v9", "-m", "v9")
+    git(root, "branch", "later")
+    git(root, "pack-refs", "--all")
+    git(root, "branch", "loose-one")
+    for n in range(4):
+        git(root, "update-ref", f"refs/checkpoints/t/steps/{n}", head)
+    before = git(root, "show-ref", "-d")
+    moved = reflist.pack_refs(root / ".git", "refs/checkpoints/")
+    assert moved == 4
+    assert git(root, "show-ref", "-d") == before
+    assert not (root / ".git" / "refs" / "checkpoints" / "t" / "steps" / "0").exists()
+    assert (root / ".git" / "refs" / "heads" / "loose-one").is_file()  # the user's, loose
+    assert "^" in (root / ".git" / "packed-refs").read_text()  # the tag's peeled line
+    fsck(root)

@@ -134,6 +134,8 @@ def _write_pack(objects_dir: str, ids: list[str]) -> None:
 
 
 def _sync_folder(path: str) -> None:
+    """fsync a folder, raising on failure (files.fsync_dir forgives one): the loose files
+    go only once the pack's names are durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
